@@ -1,0 +1,60 @@
+// Error types and their process exit codes (documented in README and docs/cli.md).
+#pragma once
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace fedsilo {
+
+enum class ExitCode : int { Ok = 0, Other = 1, Config = 2, Data = 3 };
+
+class Error : public std::runtime_error {
+ public:
+  Error(ExitCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  ExitCode code() const { return code_; }
+
+ private:
+  ExitCode code_;
+};
+
+// Bad command line or configuration value (exit code 2).
+class ConfigError : public Error {
+ public:
+  explicit ConfigError(const std::string& what) : Error(ExitCode::Config, what) {}
+};
+
+// Bad or missing input data (exit code 3).
+class DataError : public Error {
+ public:
+  explicit DataError(const std::string& what) : Error(ExitCode::Data, what) {}
+};
+
+// Numerical failure: NaN/Inf loss or update (exit code 1).
+class NumericError : public Error {
+ public:
+  explicit NumericError(const std::string& what) : Error(ExitCode::Other, what) {}
+};
+
+// Anything else detected at run time: I/O, MPI, internal (exit code 1).
+class RuntimeError : public Error {
+ public:
+  explicit RuntimeError(const std::string& what) : Error(ExitCode::Other, what) {}
+};
+
+// Builds a message from stream pieces: fmt("bad lr ", lr, ", expected > 0").
+template <typename... Args>
+std::string fmt(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+
+}  // namespace fedsilo
+
+// Invariant checks that stay on in release builds: a broken invariant is a bug, reported as RuntimeError.
+#define FEDSILO_ASSERT(cond, ...)                                                                \
+  do {                                                                                           \
+    if (!(cond))                                                                                 \
+      throw ::fedsilo::RuntimeError(::fedsilo::fmt("internal error at ", __FILE__, ":", __LINE__, \
+                                                   ": ", #cond, " ", ##__VA_ARGS__));            \
+  } while (0)

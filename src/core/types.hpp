@@ -1,0 +1,33 @@
+// Basic numeric types shared by every module.
+#pragma once
+#include <Eigen/Core>
+#include <cstdint>
+#include <vector>
+
+namespace fedsilo {
+
+using Index = std::int64_t;
+
+// Activations are column-major: one column per sample (features x batch).
+using Mat = Eigen::MatrixXf;
+using MatMap = Eigen::Map<Mat>;
+using CMatMap = Eigen::Map<const Mat>;
+using Vec = Eigen::VectorXf;
+using VecMap = Eigen::Map<Vec>;
+using CVecMap = Eigen::Map<const Vec>;
+// Row-major view, used for weights stored in PyTorch order [out][in].
+using MatRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatRMMap = Eigen::Map<MatRM>;
+using CMatRMMap = Eigen::Map<const MatRM>;
+
+using IndexList = std::vector<Index>;
+
+// Per-sample input shape: channels x height x width (tabular data: c = features, h = w = 1;
+// token sequences: c = 1, h = 1, w = sequence length).
+struct Shape {
+  int c = 1, h = 1, w = 1;
+  int size() const { return c * h * w; }
+  bool operator==(const Shape& o) const { return c == o.c && h == o.h && w == o.w; }
+};
+
+}  // namespace fedsilo

@@ -1,0 +1,1 @@
+// data module: loaders are added in their own files

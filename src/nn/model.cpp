@@ -1,0 +1,176 @@
+#include "nn/model.hpp"
+
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace fedsilo {
+
+template <typename T>
+ModelT<T>::ModelT(Shape input, int numClasses) : input_(input), classes_(numClasses) {
+  FEDSILO_ASSERT(input.size() > 0 && numClasses > 0);
+}
+
+template <typename T>
+LayerT<T>& ModelT<T>::add(std::unique_ptr<LayerT<T>> layer, const std::string& blockName) {
+  FEDSILO_ASSERT(!finalized_, "cannot add layers after finalize()");
+  const bool hasParams = !layer->paramSpecs().empty();
+  FEDSILO_ASSERT(hasParams == !blockName.empty(), "layer ", layer->kind(),
+                 hasParams ? " has parameters and needs a block name" : " has no parameters");
+  if (hasParams) FEDSILO_ASSERT(blockIndex(blockName) < 0, "duplicate block name ", blockName);
+  if (hasParams) blocks_.push_back(LayerBlock{blockName, 0, 0, {}});
+  layerBlock_.push_back(blockName);
+  outShapes_.push_back(layer->outputShape());
+  layers_.push_back(std::move(layer));
+  return *layers_.back();
+}
+
+template <typename T>
+void ModelT<T>::setLoss(std::unique_ptr<LossT<T>> loss) {
+  loss_ = std::move(loss);
+}
+
+template <typename T>
+int ModelT<T>::blockIndex(const std::string& name) const {
+  for (std::size_t i = 0; i < blocks_.size(); ++i)
+    if (blocks_[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+template <typename T>
+void ModelT<T>::finalize() {
+  FEDSILO_ASSERT(!finalized_);
+  FEDSILO_ASSERT(!layers_.empty(), "model has no layers");
+  FEDSILO_ASSERT(outShapes_.back().size() == classes_, "last layer outputs ", outShapes_.back().size(),
+                 " values, expected ", classes_, " classes");
+  if (!loss_) loss_ = std::make_unique<SoftmaxCrossEntropyT<T>>();
+  Index off = 0;
+  std::size_t b = 0;
+  layerParamOffset_.assign(layers_.size(), 0);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    layerParamOffset_[i] = off;
+    if (layerBlock_[i].empty()) continue;
+    LayerBlock& blk = blocks_[b++];
+    blk.offset = off;
+    for (const auto& spec : layers_[i]->paramSpecs()) {
+      blk.tensors.push_back(ParamTensor{blk.name + "." + spec.name, off, spec.size, spec.isBias});
+      off += spec.size;
+    }
+    blk.size = off - blk.offset;
+  }
+  params_.assign(static_cast<std::size_t>(off), T(0));
+  grads_.assign(static_cast<std::size_t>(off), T(0));
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    layers_[i]->bind(params_.data() + layerParamOffset_[i], grads_.data() + layerParamOffset_[i]);
+  finalized_ = true;
+}
+
+template <typename T>
+void ModelT<T>::initialize(Rng& rng) {
+  FEDSILO_ASSERT(finalized_);
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    if (!layerBlock_[i].empty()) layers_[i]->initParams(rng, params_.data() + layerParamOffset_[i]);
+}
+
+template <typename T>
+void ModelT<T>::reserve(int maxBatch) {
+  FEDSILO_ASSERT(finalized_ && maxBatch > 0);
+  if (maxBatch <= maxBatch_) return;
+  maxBatch_ = maxBatch;
+  acts_.resize(layers_.size());
+  std::size_t widest = static_cast<std::size_t>(input_.size());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    acts_[i].assign(static_cast<std::size_t>(outShapes_[i].size()) * maxBatch, T(0));
+    widest = std::max<std::size_t>(widest, outShapes_[i].size());
+    layers_[i]->reserve(maxBatch);
+  }
+  gradA_.assign(widest * maxBatch, T(0));
+  gradB_.assign(widest * maxBatch, T(0));
+  dlogits_.assign(static_cast<std::size_t>(classes_) * maxBatch, T(0));
+}
+
+template <typename T>
+void ModelT<T>::setRandomContext(std::uint64_t seed, std::int64_t client, std::int64_t round) {
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    layers_[i]->setRandomContext(seed, client, round, static_cast<int>(i));
+}
+
+template <typename T>
+CMapT<T> ModelT<T>::forward(const T* x, int batch, bool training) {
+  FEDSILO_ASSERT(batch > 0 && batch <= maxBatch_, "batch ", batch, " exceeds reserved ", maxBatch_);
+  lastInput_ = x;
+  lastBatch_ = batch;
+  const T* in = x;
+  int inRows = input_.size();
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    CMapT<T> xin(in, inRows, batch);
+    MapT<T> y(acts_[i].data(), outShapes_[i].size(), batch);
+    layers_[i]->forward(xin, y, training);
+    in = acts_[i].data();
+    inRows = outShapes_[i].size();
+  }
+  return CMapT<T>(acts_.back().data(), classes_, batch);
+}
+
+template <typename T>
+void ModelT<T>::backward(const T* dLogits, int batch, T* dInput) {
+  FEDSILO_ASSERT(batch == lastBatch_ && lastInput_ != nullptr, "backward without matching forward");
+  const T* dy = dLogits;
+  T* bufs[2] = {gradA_.data(), gradB_.data()};
+  int which = 0;
+  for (std::size_t ii = layers_.size(); ii-- > 0;) {
+    const int inRows = ii == 0 ? input_.size() : outShapes_[ii - 1].size();
+    const T* xin = ii == 0 ? lastInput_ : acts_[ii - 1].data();
+    CMapT<T> x(xin, inRows, batch);
+    CMapT<T> y(acts_[ii].data(), outShapes_[ii].size(), batch);
+    CMapT<T> dyMap(dy, outShapes_[ii].size(), batch);
+    if (ii == 0) {
+      if (dInput) {
+        MapT<T> dx(dInput, inRows, batch);
+        layers_[ii]->backward(x, y, dyMap, &dx);
+      } else {
+        layers_[ii]->backward(x, y, dyMap, nullptr);
+      }
+    } else {
+      MapT<T> dx(bufs[which], inRows, batch);
+      layers_[ii]->backward(x, y, dyMap, &dx);
+      dy = bufs[which];
+      which ^= 1;
+    }
+  }
+}
+
+template <typename T>
+double ModelT<T>::lossAndGradient(const T* x, const std::int32_t* labels, int batch) {
+  CMapT<T> logits = forward(x, batch, true);
+  MapT<T> dl(dlogits_.data(), classes_, batch);
+  const double loss = loss_->forwardBackward(logits, labels, dl);
+  backward(dlogits_.data(), batch, nullptr);
+  return loss;
+}
+
+template <typename T>
+double ModelT<T>::evaluate(const T* x, const std::int32_t* labels, int batch, std::int32_t* predictions) {
+  CMapT<T> logits = forward(x, batch, false);
+  if (predictions) {
+    for (int j = 0; j < batch; ++j) {
+      Index arg = 0;
+      logits.col(j).maxCoeff(&arg);
+      predictions[j] = static_cast<std::int32_t>(arg);
+    }
+  }
+  return loss_->lossSum(logits, labels);
+}
+
+template <typename T>
+std::string ModelT<T>::summary() const {
+  std::ostringstream os;
+  for (const auto& b : blocks_) os << b.name << "(" << b.size << ") ";
+  os << "total " << params_.size() << " parameters";
+  return os.str();
+}
+
+template class ModelT<float>;
+template class ModelT<double>;
+
+}  // namespace fedsilo

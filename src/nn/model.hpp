@@ -1,0 +1,100 @@
+// Model: a stack of layers over ONE flat parameter buffer (and one gradient buffer) with named
+// layer blocks. A "layer block" is what PLayer-FL, FedBABU and FedLP federate: a conv or dense layer
+// (weight + bias), an LSTM layer (all its gates), an embedding table. Blocks are contiguous in the
+// buffer, in model order, so "the first p layers" is a prefix of the buffer.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/layer.hpp"
+#include "nn/loss.hpp"
+
+namespace fedsilo {
+
+struct ParamTensor {
+  std::string name;  // "fc1.weight"
+  Index offset = 0;  // into the flat buffer
+  Index size = 0;
+  bool isBias = false;
+};
+
+struct LayerBlock {
+  std::string name;  // "fc1"
+  Index offset = 0;
+  Index size = 0;
+  std::vector<ParamTensor> tensors;
+};
+
+template <typename T>
+class ModelT {
+ public:
+  ModelT(Shape input, int numClasses);
+  ModelT(const ModelT&) = delete;
+  ModelT& operator=(const ModelT&) = delete;
+
+  // --- building -----------------------------------------------------------------------------
+  // Appends a layer whose input is the previous layer's output. A layer with parameters must get a
+  // unique block name; a parameterless layer passes "".
+  LayerT<T>& add(std::unique_ptr<LayerT<T>> layer, const std::string& blockName = "");
+  void setLoss(std::unique_ptr<LossT<T>> loss);
+  // Allocates the flat buffers and binds every layer. No layer can be added afterwards.
+  void finalize();
+  // Initialises all parameters from `rng` (one stream for the whole model, layers in order).
+  void initialize(Rng& rng);
+  // Preallocates activation/gradient workspaces for batches up to maxBatch.
+  void reserve(int maxBatch);
+  void setRandomContext(std::uint64_t seed, std::int64_t client, std::int64_t round);
+
+  // --- layout -------------------------------------------------------------------------------
+  Index numParams() const { return static_cast<Index>(params_.size()); }
+  T* params() { return params_.data(); }
+  const T* params() const { return params_.data(); }
+  T* grads() { return grads_.data(); }
+  const T* grads() const { return grads_.data(); }
+  std::vector<T>& paramVector() { return params_; }
+  const std::vector<LayerBlock>& blocks() const { return blocks_; }
+  int blockIndex(const std::string& name) const;  // -1 if absent
+  Shape inputShape() const { return input_; }
+  int inputSize() const { return input_.size(); }
+  int numClasses() const { return classes_; }
+  std::size_t numLayers() const { return layers_.size(); }
+  LayerT<T>& layer(std::size_t i) { return *layers_[i]; }
+  LossT<T>& loss() { return *loss_; }
+  int maxBatch() const { return maxBatch_; }
+  std::string summary() const;
+
+  // --- compute ------------------------------------------------------------------------------
+  // Forward pass on x (inputSize x batch, column-major). Returns the logits (numClasses x batch),
+  // valid until the next call.
+  CMapT<T> forward(const T* x, int batch, bool training);
+  // Forward (training mode) + loss + backward: fills grads(), returns the mean batch loss.
+  double lossAndGradient(const T* x, const std::int32_t* labels, int batch);
+  // Evaluation-mode forward; writes argmax predictions, returns the summed loss.
+  double evaluate(const T* x, const std::int32_t* labels, int batch, std::int32_t* predictions);
+  // Backward from a given dL/dlogits (after forward(training=true) on the same batch); fills grads().
+  // When dInput != nullptr, also writes dL/dx (inputSize x batch).
+  void backward(const T* dLogits, int batch, T* dInput = nullptr);
+
+ private:
+  Shape input_;
+  int classes_;
+  bool finalized_ = false;
+  int maxBatch_ = 0;
+  std::vector<std::unique_ptr<LayerT<T>>> layers_;
+  std::vector<std::string> layerBlock_;  // block name per layer ("" if none)
+  std::vector<Shape> outShapes_;
+  std::unique_ptr<LossT<T>> loss_;
+  std::vector<T> params_, grads_;
+  std::vector<LayerBlock> blocks_;
+  std::vector<Index> layerParamOffset_;
+  // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
+  std::vector<std::vector<T>> acts_;
+  std::vector<T> gradA_, gradB_, dlogits_;
+  const T* lastInput_ = nullptr;
+  int lastBatch_ = 0;
+};
+
+using Model = ModelT<float>;
+
+}  // namespace fedsilo
