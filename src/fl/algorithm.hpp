@@ -1,0 +1,138 @@
+// How an algorithm plugs into the round driver.
+//
+// Algorithms never call MPI. Per round the driver:
+//   1. asks selectClients() (identical on every rank),
+//   2. on every rank, for each selected local client: loads the global parameters into the working
+//      model and calls clientUpdate(), which trains (through the shared LocalTrainer) and fills a
+//      ClientUpdate: per-block weights for the vector to average, exact scalar sums, and a payload,
+//   3. reduces sum_k w_kb * v_k (per reduced block), sum_k w_kb and the sums exactly (order-independent,
+//      so results are identical at any rank count), gathers the payloads to rank 0 in client order,
+//   4. calls serverUpdate() on rank 0, then broadcasts the global parameters and serverState(),
+//   5. evaluates every client with evalParams() and the global model on the test set.
+// Personal state (Ditto's model, PLayer-FL's local layers) lives inside the algorithm, keyed by
+// client id, for the clients of this rank only.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/placement.hpp"
+#include "core/config.hpp"
+#include "core/exact_sum.hpp"
+#include "core/record_sink.hpp"
+#include "data/dataset.hpp"
+#include "fl/client.hpp"
+#include "fl/local_trainer.hpp"
+#include "nn/model.hpp"
+#include "nn/presets.hpp"
+
+namespace fedsilo {
+
+// Read-only facts about the experiment, identical on every rank.
+struct FlContext {
+  const ExperimentConfig& cfg;
+  const DataBundle& data;
+  const std::vector<ClientData>& clients;  // all K clients
+  const Placement& placement;
+  int rank = 0;
+  std::vector<LayerBlock> blocks;
+  Index numParams = 0;
+  InputSpec input;
+  bool isLocal(int client) const { return placement.owner(client) == rank; }
+  int numBlocks() const { return static_cast<int>(blocks.size()); }
+};
+
+// What one client sends.
+struct ClientUpdate {
+  std::vector<double> blockWeight;  // size L; weight of each block of `vector` (0: not sent)
+  const float* vector = nullptr;    // the vector averaged (default: the model's parameters after clientUpdate)
+  std::vector<double> sums;         // sumsSize() values, summed exactly over clients
+  std::vector<double> payload;      // payloadSize() values, gathered to rank 0
+  double trainLoss = 0.0;
+};
+
+// Everything clientUpdate may use. `model` holds the global parameters on entry.
+struct ClientContext {
+  const FlContext& fl;
+  const ClientData& client;
+  int round;
+  Model& model;
+  LocalTrainer& trainer;
+  const std::vector<float>& global;
+  // The stream for this client's local-epoch shuffles this round.
+  Rng shuffleRng() const { return Rng(fl.cfg.seed, client.id, round, Purpose::Shuffle); }
+  TrainOptions trainOptions() const { return TrainOptions::from(fl.cfg.train); }
+};
+
+// What the server step sees (rank 0 only).
+struct ServerInput {
+  int round = 0;
+  std::vector<int> participants;          // clients that sent an update, ascending
+  const ExactSum* acc = nullptr;          // packed sum_k w_kb v_k over reduced blocks
+  std::vector<Index> accOffset;           // per block: offset of its values in acc (-1: not reduced)
+  std::vector<double> blockWeightSum;     // per block: sum_k w_kb
+  std::vector<double> sums;               // sum over clients of ClientUpdate::sums
+  std::vector<int> payloadClients;        // client id of each payload row
+  std::vector<double> payloads;           // rows of payloadSize() values, ascending client id
+  // Per-block sensitivity of every participant after local training (rows follow payloadClients order
+  // of sensitivityClients), present in round 0 and the last round, else empty.
+  std::vector<int> sensitivityClients;
+  std::vector<double> sensitivity;        // rows of L values
+};
+
+// Sets each reduced block with a positive weight sum to the weighted mean (FedAvg's server step);
+// blocks nobody sent keep their value.
+void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, std::vector<float>& global);
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+  virtual std::string name() const = 0;
+  // Called once on every rank after the initial global model exists.
+  virtual void setup(const FlContext& ctx, std::vector<float>& global) {
+    (void)ctx;
+    (void)global;
+  }
+  virtual bool hasGlobalModel() const { return true; }
+  // Clients taking part in `round` (ascending, identical on every rank). Default: fl.clients_per_round
+  // drawn uniformly without replacement (all clients when 0 or >= K).
+  virtual std::vector<int> selectClients(const FlContext& ctx, int round) const;
+  // Blocks reduced this round (identical on every rank). Default: all.
+  virtual std::vector<char> reducedBlocks(const FlContext& ctx, int round) const;
+  virtual int sumsSize() const { return 0; }
+  virtual int payloadSize() const { return 0; }
+  // Whether layer sensitivity includes biases (PLayer-FL's option); default weights only.
+  virtual bool sensitivityIncludesBias() const { return false; }
+
+  virtual void clientUpdate(ClientContext& c, ClientUpdate& out) = 0;
+  virtual void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) = 0;
+  // Server state replicated on every rank after each round (broadcast from rank 0).
+  virtual std::vector<double> serverState() const { return {}; }
+  virtual void setServerState(const std::vector<double>& state) { (void)state; }
+
+  // Parameters client `client` would use (its personal model for personalised algorithms).
+  virtual void evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const;
+  // After the last round, for every local client (FedBABU's head fine-tuning, ...).
+  virtual void finishClient(ClientContext& c) { (void)c; }
+  // The algorithm's own records (collective: identical calls on every rank).
+  virtual void record(const FlContext& ctx, RecordSink& sink) const {
+    (void)ctx;
+    (void)sink;
+  }
+};
+
+using AlgorithmFactory = std::unique_ptr<Algorithm> (*)(const ExperimentConfig&);
+
+struct AlgorithmEntry {
+  const char* name;
+  AlgorithmFactory make;
+  const char* summary;
+  std::vector<OptionSpec> (*options)();  // declared options (may be nullptr)
+};
+
+// The one registry table (fl/registry.cpp).
+const std::vector<AlgorithmEntry>& algorithmRegistry();
+std::unique_ptr<Algorithm> makeAlgorithm(const ExperimentConfig& cfg);  // ConfigError on unknown names
+std::vector<OptionSpec> allAlgorithmOptions();
+
+}  // namespace fedsilo

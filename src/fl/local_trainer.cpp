@@ -1,0 +1,171 @@
+#include "fl/local_trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace fedsilo {
+
+double EvalStats::accuracy() const {
+  return n > 0 ? static_cast<double>(correct) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
+}
+
+double EvalStats::meanLoss() const {
+  return n > 0 ? lossSum / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
+}
+
+double EvalStats::macroF1() const {
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0.0;
+  int classes = 0;
+  for (std::size_t c = 0; c < truePos.size(); ++c) {
+    if (labelCount[c] == 0 && predCount[c] == 0) continue;
+    ++classes;
+    const double denom = static_cast<double>(labelCount[c] + predCount[c]);
+    sum += denom > 0 ? 2.0 * static_cast<double>(truePos[c]) / denom : 0.0;
+  }
+  return classes > 0 ? sum / classes : std::numeric_limits<double>::quiet_NaN();
+}
+
+LocalTrainer::LocalTrainer(const Dataset& train, int maxBatch) : train_(train), maxBatch_(maxBatch) {
+  FEDSILO_ASSERT(maxBatch > 0);
+  x_.assign(static_cast<std::size_t>(train.dim()) * maxBatch, 0.0f);
+  y_.assign(maxBatch, 0);
+  pred_.assign(maxBatch, 0);
+}
+
+const float* LocalTrainer::gatherBatch(const Dataset& data, const Index* idx, int count) {
+  FEDSILO_ASSERT(count <= maxBatch_ && data.dim() == train_.dim());
+  data.gather(idx, count, x_.data());
+  return x_.data();
+}
+
+const std::int32_t* LocalTrainer::gatherLabels(const Dataset& data, const Index* idx, int count) {
+  for (int i = 0; i < count; ++i) y_[i] = data.labels[static_cast<std::size_t>(idx[i])];
+  return y_.data();
+}
+
+TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const TrainOptions& opt, Rng& shuffle,
+                               int client, int round, const GradientHook* hook) {
+  TrainStats st;
+  if (indices.empty() || opt.epochs <= 0) return st;
+  FEDSILO_ASSERT(opt.batch <= maxBatch_ && opt.batch <= model.maxBatch());
+  Sgd sgd(opt.lr, opt.momentum, opt.weightDecay);
+  order_.assign(indices.begin(), indices.end());
+  const std::size_t n = order_.size();
+  const std::size_t P = static_cast<std::size_t>(model.numParams());
+  double lossSum = 0.0;
+  for (int e = 0; e < opt.epochs; ++e) {
+    // A fresh permutation of the client's samples each epoch, restarting from the sorted list so
+    // that the permutation depends only on (seed, client, round, epoch draws), not on history.
+    std::copy(indices.begin(), indices.end(), order_.begin());
+    shuffle.shuffle(order_);
+    for (std::size_t b = 0; b < n; b += static_cast<std::size_t>(opt.batch)) {
+      const int cnt = static_cast<int>(std::min<std::size_t>(opt.batch, n - b));
+      const float* x = gatherBatch(train_, order_.data() + b, cnt);
+      const std::int32_t* y = gatherLabels(train_, order_.data() + b, cnt);
+      const double loss = model.lossAndGradient(x, y, cnt);
+      if (!std::isfinite(loss))
+        throw NumericError(fmt("client ", client, " round ", round, ": training loss became ", loss,
+                               " at step ", st.steps, " (lr = ", opt.lr, "; try a smaller train.lr)"));
+      if (hook) (*hook)(model.params(), model.grads(), P);
+      sgd.step(model.params(), model.grads(), P);
+      lossSum += loss;
+      ++st.steps;
+      st.samples += cnt;
+      if (opt.maxSteps > 0 && st.steps >= opt.maxSteps) {
+        st.meanLoss = lossSum / static_cast<double>(st.steps);
+        return st;
+      }
+    }
+  }
+  st.meanLoss = lossSum / static_cast<double>(std::max<Index>(st.steps, 1));
+  return st;
+}
+
+double LocalTrainer::meanLossAndGradient(Model& model, const IndexList& indices, std::vector<float>& gradOut) {
+  const std::size_t P = static_cast<std::size_t>(model.numParams());
+  gradAcc_.assign(P, 0.0f);
+  double lossSum = 0.0;
+  const std::size_t n = indices.size();
+  if (n == 0) {
+    gradOut.assign(P, 0.0f);
+    return 0.0;
+  }
+  for (std::size_t b = 0; b < n; b += static_cast<std::size_t>(maxBatch_)) {
+    const int cnt = static_cast<int>(std::min<std::size_t>(maxBatch_, n - b));
+    if (cnt > model.maxBatch()) model.reserve(cnt);
+    const float* x = gatherBatch(train_, indices.data() + b, cnt);
+    const std::int32_t* y = gatherLabels(train_, indices.data() + b, cnt);
+    const double l = model.lossAndGradient(x, y, cnt);  // mean over the batch
+    lossSum += l * cnt;
+    const float w = static_cast<float>(cnt) / static_cast<float>(n);
+    const float* g = model.grads();
+    for (std::size_t i = 0; i < P; ++i) gradAcc_[i] += w * g[i];
+  }
+  gradOut = gradAcc_;
+  return lossSum / static_cast<double>(n);
+}
+
+EvalStats LocalTrainer::evaluate(Model& model, const Dataset& data, const IndexList& indices, int evalBatch) {
+  EvalStats st;
+  const int C = model.numClasses();
+  st.truePos.assign(C, 0);
+  st.predCount.assign(C, 0);
+  st.labelCount.assign(C, 0);
+  const int bs = std::min(evalBatch, maxBatch_);
+  const std::size_t n = indices.size();
+  for (std::size_t b = 0; b < n; b += static_cast<std::size_t>(bs)) {
+    const int cnt = static_cast<int>(std::min<std::size_t>(bs, n - b));
+    const float* x = gatherBatch(data, indices.data() + b, cnt);
+    const std::int32_t* y = gatherLabels(data, indices.data() + b, cnt);
+    st.lossSum += model.evaluate(x, y, cnt, pred_.data());
+    for (int i = 0; i < cnt; ++i) {
+      const int p = pred_[i], t = y[i];
+      st.labelCount[t]++;
+      st.predCount[p]++;
+      if (p == t) {
+        st.correct++;
+        st.truePos[t]++;
+      }
+    }
+    st.n += cnt;
+  }
+  return st;
+}
+
+std::vector<double> layerSensitivity(Model& model, LocalTrainer& trainer, const IndexList& indices, int batch,
+                                     std::uint64_t seed, int client, int round, bool includeBias) {
+  const auto& blocks = model.blocks();
+  std::vector<double> s(blocks.size(), std::numeric_limits<double>::quiet_NaN());
+  if (indices.empty()) return s;
+  Rng rng(seed, client, round, Purpose::Sensitivity);
+  const int cnt = std::min(batch, model.maxBatch());
+  IndexList pick(static_cast<std::size_t>(cnt));
+  for (auto& p : pick) p = indices[rng.below(indices.size())];
+  const float* x = trainer.gatherBatch(trainer.trainSet(), pick.data(), cnt);
+  const std::int32_t* y = trainer.gatherLabels(trainer.trainSet(), pick.data(), cnt);
+  model.lossAndGradient(x, y, cnt);
+  const float* th = model.params();
+  const float* g = model.grads();
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    double sum = 0.0;
+    int tensors = 0;
+    for (const auto& t : blocks[b].tensors) {
+      if (t.isBias && !includeBias) continue;
+      double acc = 0.0;
+      for (Index i = t.offset; i < t.offset + t.size; ++i) {
+        const double v = static_cast<double>(th[i]) * static_cast<double>(g[i]);
+        acc += v * v;
+      }
+      sum += acc / static_cast<double>(t.size);
+      ++tensors;
+    }
+    s[b] = tensors > 0 ? sum / tensors : std::numeric_limits<double>::quiet_NaN();
+  }
+  return s;
+}
+
+}  // namespace fedsilo

@@ -1,0 +1,80 @@
+// The one local training loop shared by every algorithm, and client/global evaluation.
+// Algorithms change the objective only through a GradientHook (FedProx's proximal term, Ditto's
+// regulariser, pFedMe's Moreau envelope, frozen heads), never by copying this loop.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/rng.hpp"
+#include "data/dataset.hpp"
+#include "nn/model.hpp"
+#include "optim/sgd.hpp"
+
+namespace fedsilo {
+
+// Called after each backward pass with the current parameters and the batch gradient (flat buffers
+// of length n); may modify the gradient in place.
+using GradientHook = std::function<void(const float* params, float* grads, std::size_t n)>;
+
+struct TrainStats {
+  double meanLoss = 0.0;  // mean of the batch losses
+  Index steps = 0;
+  Index samples = 0;
+};
+
+struct EvalStats {
+  Index n = 0;
+  Index correct = 0;
+  double lossSum = 0.0;
+  std::vector<Index> truePos, predCount, labelCount;  // per class, for macro-F1
+  double accuracy() const;
+  double meanLoss() const;
+  double macroF1() const;  // over classes present in labels or predictions
+};
+
+struct TrainOptions {
+  int epochs = 1;
+  int batch = 32;
+  double lr = 0.05;
+  double momentum = 0.0;
+  double weightDecay = 0.0;
+  int maxSteps = 0;  // > 0: stop after this many SGD steps (pFedMe/q-FedSGD style)
+  static TrainOptions from(const TrainConfig& t) { return {t.epochs, t.batch, t.lr, t.momentum, t.weightDecay, 0}; }
+};
+
+class LocalTrainer {
+ public:
+  LocalTrainer(const Dataset& train, int maxBatch);
+  // Runs `opt.epochs` epochs of mini-batch SGD over `indices` (a fresh permutation per epoch from
+  // `shuffle`; last partial batch kept), starting from the model's current parameters.
+  // Throws NumericError naming `client` and `round` if a loss becomes NaN or Inf.
+  TrainStats train(Model& model, const IndexList& indices, const TrainOptions& opt, Rng& shuffle, int client,
+                   int round, const GradientHook* hook = nullptr);
+  // Full-batch mean loss and gradient over `indices` (q-FFL's F_k, Fisher, ...). Leaves the mean
+  // gradient in model.grads().
+  double meanLossAndGradient(Model& model, const IndexList& indices, std::vector<float>& gradOut);
+  // Evaluation over `indices` of `data` in evaluation mode (dropout off).
+  EvalStats evaluate(Model& model, const Dataset& data, const IndexList& indices, int evalBatch = 1000);
+  // Gathers a batch into the internal buffer (dim x count), returning a pointer to it.
+  const float* gatherBatch(const Dataset& data, const Index* idx, int count);
+  const std::int32_t* gatherLabels(const Dataset& data, const Index* idx, int count);
+  const Dataset& trainSet() const { return train_; }
+
+ private:
+  const Dataset& train_;
+  int maxBatch_;
+  std::vector<float> x_;
+  std::vector<std::int32_t> y_, pred_;
+  IndexList order_;
+  std::vector<float> gradAcc_;
+};
+
+// PLayer-FL's federation sensitivity of every layer block, on one batch drawn with replacement
+// (size `batch`) from `indices` with Rng(seed, client, round, Sensitivity): per weight tensor
+// mean((theta * grad)^2), averaged over the block's tensors (biases only when includeBias).
+std::vector<double> layerSensitivity(Model& model, LocalTrainer& trainer, const IndexList& indices, int batch,
+                                     std::uint64_t seed, int client, int round, bool includeBias);
+
+}  // namespace fedsilo

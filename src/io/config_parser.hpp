@@ -1,0 +1,23 @@
+// Command line + INI configuration (Boost.Program_options). The same names work in both places:
+// `[train] lr = 0.05` in the file is `--train.lr 0.05` on the command line; the command line wins.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+
+namespace fedsilo {
+
+struct ParseOutcome {
+  enum class Action { Run, Help, Version } action = Action::Run;
+  ExperimentConfig config;
+  std::string text;  // help or version text
+};
+
+// Parses and validates. Throws ConfigError (exit code 2) with a one-line message naming the bad
+// option and value and what was expected.
+ParseOutcome parseCommandLine(int argc, const char* const* argv);
+// Same, from an argument vector without the program name (tests).
+ParseOutcome parseArguments(const std::vector<std::string>& args);
+
+}  // namespace fedsilo

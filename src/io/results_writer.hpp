@@ -1,0 +1,64 @@
+// The results file: parallel HDF5, written collectively (docs/results.md). The file is written as
+// <output>.partial and renamed to <output> by commit(); a writer destroyed without commit() removes
+// the partial file, so a failed run leaves no results file behind.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/placement.hpp"
+#include "core/record_sink.hpp"
+#include "io/h5.hpp"
+
+namespace fedsilo {
+
+class ResultsWriter : public RecordSink {
+ public:
+  // Collective. numClients/placement define the client rows; firstRows > 0 re-opens an existing
+  // partial file (resume) whose /rounds datasets already hold that many rows.
+  ResultsWriter(const std::string& path, const Communicator& comm, const Placement& placement, bool reopen = false);
+  ~ResultsWriter() override;
+
+  void writeRootAttribute(const std::string& name, const std::string& value);
+  void writeRootAttribute(const std::string& name, std::int64_t value);
+  // Closes the file and renames <output>.partial to <output> (collective).
+  void commit();
+  // Rows already in /rounds (resume).
+  std::uint64_t roundsWritten() const { return rows_; }
+  // Truncates the /rounds datasets to `rows` (resume after a checkpoint taken at that row count).
+  void truncateRounds(std::uint64_t rows);
+  const std::string& partialPath() const { return partial_; }
+
+  void appendRoundScalar(const std::string& name, double value) override;
+  void appendRoundClients(const std::string& name, const std::vector<double>& localValues) override;
+  void endRound() override;
+  void writeScalar(const std::string& path, double value) override;
+  void writeIntScalar(const std::string& path, std::int64_t value) override;
+  void writeArray(const std::string& path, const std::vector<double>& values, const std::vector<std::uint64_t>& dims) override;
+  void writeIntArray(const std::string& path, const std::vector<std::int64_t>& values,
+                     const std::vector<std::uint64_t>& dims) override;
+  void writeFloatArray(const std::string& path, const std::vector<float>& values,
+                       const std::vector<std::uint64_t>& dims) override;
+  void writeStrings(const std::string& path, const std::vector<std::string>& values) override;
+  void writeClientRows(const std::string& path, const std::vector<double>& localRows, std::uint64_t width) override;
+  void writeClientIntRows(const std::string& path, const std::vector<std::int64_t>& localRows, std::uint64_t width) override;
+  void writeClientFloatRows(const std::string& path, const std::vector<float>& localRows, std::uint64_t width) override;
+  void writeStringAttribute(const std::string& path, const std::string& name, const std::string& value) override;
+
+ private:
+  void writeReplicated(const std::string& path, hid_t memType, hid_t fileType, const void* data,
+                       const std::vector<std::uint64_t>& dims);
+  void writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data, std::uint64_t width);
+  hid_t roundDataset(const std::string& name, bool perClient);
+
+  const Communicator& comm_;
+  Placement placement_;
+  std::string path_, partial_;
+  h5::Handle file_, dxpl_, lcpl_;
+  std::map<std::string, h5::Handle> rounds_;
+  std::uint64_t rows_ = 0;
+  bool committed_ = false;
+};
+
+}  // namespace fedsilo
