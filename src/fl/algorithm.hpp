@@ -20,6 +20,7 @@
 #include "core/config.hpp"
 #include "core/exact_sum.hpp"
 #include "core/record_sink.hpp"
+#include "core/state_archive.hpp"
 #include "data/dataset.hpp"
 #include "fl/client.hpp"
 #include "fl/local_trainer.hpp"
@@ -114,6 +115,14 @@ class Algorithm {
   virtual void evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const;
   // After the last round, for every local client (FedBABU's head fine-tuning, ...).
   virtual void finishClient(ClientContext& c) { (void)c; }
+  // Saves or restores everything that persists across rounds (checkpoint/restart): personal models,
+  // local layers, algorithm state. Default: the replicated serverState(). Algorithms with per-client
+  // state must override and call Algorithm::checkpoint(ar) too.
+  virtual void checkpoint(StateArchive& ar) {
+    std::vector<double> s = serverState();
+    ar.doubles("server_state", s);
+    if (!ar.saving()) setServerState(s);
+  }
   // The algorithm's own records (collective: identical calls on every rank).
   virtual void record(const FlContext& ctx, RecordSink& sink) const {
     (void)ctx;
