@@ -1,0 +1,274 @@
+"""Reading one fedsilo results file (the layout is specified in docs/results.md).
+
+``load_run`` validates the file (exists, is HDF5, has a root attribute ``format`` starting with
+``fedsilo-results``, is not an interrupted ``.partial`` run) and reads everything the analysis needs
+into a :class:`Run`. The large ``/model`` group is never read.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .errors import InputError
+
+FORMAT_PREFIX = "fedsilo-results"
+
+
+def _text(value) -> str:
+    """An HDF5 string (fixed-length -> numpy.bytes_, variable-length -> str) as a Python str."""
+    if isinstance(value, np.ndarray):
+        if value.shape == ():
+            value = value[()]
+        elif value.size == 1:
+            value = value.reshape(-1)[0]
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).decode("utf-8", errors="replace").rstrip("\x00")
+    return str(value)
+
+
+def _texts(values) -> List[str]:
+    return [_text(v) for v in np.asarray(values).reshape(-1)]
+
+
+def _int(value) -> Optional[int]:
+    if value is None:
+        return None
+    arr = np.asarray(value).reshape(-1)
+    if arr.size == 0:
+        return None
+    try:
+        return int(arr[-1])
+    except (TypeError, ValueError):
+        return None
+
+
+def _float(value) -> float:
+    arr = np.asarray(value, dtype=float).reshape(-1)
+    return float(arr[-1]) if arr.size else float("nan")
+
+
+@dataclass
+class Run:
+    """What the analysis needs from one results file. Arrays are float64; K = number of clients."""
+
+    path: str
+    algorithm: str
+    dataset: str
+    model: str
+    seed: int
+    num_clients: int
+    num_ranks: Optional[int]
+    num_rounds: Optional[int]
+    version: str
+    format: str
+    config: str
+    # final round, per client [K]
+    client_accuracy: np.ndarray
+    client_f1: np.ndarray
+    client_loss: np.ndarray
+    num_train: Optional[np.ndarray]
+    global_accuracy: float
+    # /rounds: name -> array ([T] or [T, K])
+    rounds: Dict[str, np.ndarray] = field(default_factory=dict)
+    # /summary scalars as stored by fedsilo (for cross-checks; tables recompute them)
+    stored_summary: Dict[str, float] = field(default_factory=dict)
+    sensitivity_layers: Optional[List[str]] = None
+    sensitivity: Dict[str, np.ndarray] = field(default_factory=dict)  # stage -> [K, L]
+    split_layer: Optional[Tuple[int, str]] = None  # (p federated blocks, name)
+    alpha: Optional[float] = None  # /alpha_fedavg/alpha
+    gems_finetune: Optional[Tuple[np.ndarray, np.ndarray]] = None  # (samples, accuracy)
+
+    @property
+    def label(self) -> str:
+        return f"{self.algorithm} ({self.dataset}, seed {self.seed})"
+
+    @property
+    def seconds_per_round(self) -> float:
+        sec = self.rounds.get("seconds")
+        if sec is None or sec.size == 0:
+            return self.stored_summary.get("seconds_per_round", float("nan"))
+        sec = sec[np.isfinite(sec)]
+        return float(np.median(sec)) if sec.size else float("nan")
+
+    @property
+    def is_alpha_fedavg(self) -> bool:
+        return self.alpha is not None or normalise_algorithm(self.algorithm) == "alpha_fedavg"
+
+
+def normalise_algorithm(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
+def check_path(path: str) -> None:
+    """Raise InputError for a path that cannot be a complete fedsilo results file."""
+    if path.endswith(".partial"):
+        raise InputError(
+            path,
+            "interrupted run: a .partial file is renamed to its final name only when the run "
+            "completes, so its contents are incomplete",
+        )
+    if not os.path.exists(path):
+        raise InputError(path, "no such file")
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory, not a results file")
+
+
+def load_run(path) -> Run:
+    path = os.fspath(path)
+    check_path(path)
+    import h5py  # imported here so that `--help` stays fast
+
+    try:
+        if not h5py.is_hdf5(path):
+            raise InputError(path, "not a fedsilo results file (not an HDF5 file)")
+        f = h5py.File(path, "r")
+    except InputError:
+        raise
+    except OSError as exc:
+        raise InputError(path, f"cannot open: {exc.strerror or exc}")
+    try:
+        with f:
+            return _read(path, f)
+    except InputError:
+        raise
+    except (OSError, KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise InputError(path, f"malformed fedsilo results file ({type(exc).__name__}: {exc})")
+
+
+def _read(path: str, f) -> Run:
+    fmt = f.attrs.get("format")
+    if fmt is None:
+        raise InputError(path, "not a fedsilo results file (no root attribute 'format')")
+    fmt = _text(fmt)
+    if not fmt.startswith(FORMAT_PREFIX):
+        raise InputError(
+            path, f"not a fedsilo results file (root attribute format = {fmt!r}, expected '{FORMAT_PREFIX}-N')"
+        )
+
+    def attr(name, default=""):
+        v = f.attrs.get(name)
+        return default if v is None else v
+
+    rounds: Dict[str, np.ndarray] = {}
+    if "rounds" in f and hasattr(f["rounds"], "keys"):
+        for name, ds in f["rounds"].items():
+            if hasattr(ds, "shape") and ds.dtype.kind in "biuf":
+                rounds[name] = np.asarray(ds[()], dtype=float)
+
+    stored: Dict[str, float] = {}
+    per_client: Dict[str, np.ndarray] = {}
+    if "summary" in f:
+        for name, ds in f["summary"].items():
+            if not hasattr(ds, "shape") or ds.dtype.kind not in "biuf":
+                continue
+            if ds.shape == ():
+                stored[name] = float(ds[()])
+            else:
+                per_client[name] = np.asarray(ds[()], dtype=float).reshape(-1)
+
+    def final(name: str) -> Optional[np.ndarray]:
+        if name in per_client:
+            return per_client[name]
+        rows = rounds.get(name)
+        if rows is not None and rows.ndim == 2 and rows.shape[0] > 0:
+            return rows[-1].copy()
+        return None
+
+    acc = final("client_accuracy")
+    if acc is None:
+        raise InputError(
+            path,
+            "malformed fedsilo results file (neither /summary/client_accuracy nor a row of "
+            "/rounds/client_accuracy)",
+        )
+    k = acc.size
+    f1 = final("client_f1")
+    loss = final("client_loss")
+    nan_k = np.full(k, np.nan)
+    f1 = nan_k.copy() if f1 is None or f1.size != k else f1
+    loss = nan_k.copy() if loss is None or loss.size != k else loss
+
+    num_train = None
+    if "clients" in f and "num_train" in f["clients"]:
+        num_train = np.asarray(f["clients"]["num_train"][()], dtype=float).reshape(-1)
+        if num_train.size != k:
+            raise InputError(path, f"malformed fedsilo results file (/clients/num_train has "
+                                   f"{num_train.size} rows, /summary/client_accuracy has {k})")
+
+    if "global_accuracy" in stored:
+        gacc = stored["global_accuracy"]
+    elif "global_accuracy" in rounds and rounds["global_accuracy"].size:
+        gacc = float(rounds["global_accuracy"].reshape(-1)[-1])
+    else:
+        gacc = float("nan")
+
+    sens_layers = None
+    sens: Dict[str, np.ndarray] = {}
+    if "sensitivity" in f:
+        g = f["sensitivity"]
+        if "layers" in g:
+            sens_layers = _texts(g["layers"][()])
+        for stage in ("round0", "final"):
+            if stage in g:
+                sens[stage] = np.atleast_2d(np.asarray(g[stage][()], dtype=float))
+
+    split = None
+    if "playerfl" in f and "split_layer" in f["playerfl"]:
+        ds = f["playerfl"]["split_layer"]
+        p = _int(ds[()])
+        if p is not None:
+            name = ds.attrs.get("name")
+            split = (p, _text(name) if name is not None else "")
+
+    alpha = None
+    if "alpha_fedavg" in f:
+        g = f["alpha_fedavg"]
+        if "alpha" in g:
+            alpha = _float(g["alpha"][()])
+        elif "alpha" in g.attrs:
+            alpha = _float(g.attrs["alpha"])
+
+    gems = None
+    if "gems" in f and "finetune" in f["gems"]:
+        g = f["gems"]["finetune"]
+        if "samples" not in g or "accuracy" not in g:
+            raise InputError(path, "malformed /gems/finetune (needs datasets 'samples' and 'accuracy')")
+        s = np.asarray(g["samples"][()], dtype=float).reshape(-1)
+        a = np.asarray(g["accuracy"][()], dtype=float).reshape(-1)
+        if s.size != a.size:
+            raise InputError(path, f"malformed /gems/finetune (samples has {s.size} entries, accuracy {a.size})")
+        gems = (s, a)
+
+    return Run(
+        path=path,
+        algorithm=_text(attr("algorithm", "?")),
+        dataset=_text(attr("dataset", "?")),
+        model=_text(attr("model", "?")),
+        seed=_int(attr("seed", None)) if _int(attr("seed", None)) is not None else -1,
+        num_clients=_int(attr("num_clients", None)) or k,
+        num_ranks=_int(attr("num_ranks", None)),
+        num_rounds=_int(attr("num_rounds", None)),
+        version=_text(attr("version", "")),
+        format=fmt,
+        config=_text(attr("config", "")),
+        client_accuracy=acc,
+        client_f1=f1,
+        client_loss=loss,
+        num_train=num_train,
+        global_accuracy=gacc,
+        rounds=rounds,
+        stored_summary=stored,
+        sensitivity_layers=sens_layers,
+        sensitivity=sens,
+        split_layer=split,
+        alpha=alpha,
+        gems_finetune=gems,
+    )
+
+
+def load_runs(paths) -> List[Run]:
+    return [load_run(p) for p in paths]
