@@ -105,7 +105,7 @@ double LocalTrainer::meanLossAndGradient(Model& model, const IndexList& indices,
     const float* g = model.grads();
     for (std::size_t i = 0; i < P; ++i) gradAcc_[i] += w * g[i];
   }
-  gradOut = gradAcc_;
+  gradOut.assign(gradAcc_.begin(), gradAcc_.end());
   return lossSum / static_cast<double>(n);
 }
 

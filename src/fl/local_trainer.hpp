@@ -65,10 +65,10 @@ class LocalTrainer {
  private:
   const Dataset& train_;
   int maxBatch_;
-  std::vector<float> x_;
+  AlignedVector<float> x_;
   std::vector<std::int32_t> y_, pred_;
   IndexList order_;
-  std::vector<float> gradAcc_;
+  AlignedVector<float> gradAcc_;
 };
 
 // PLayer-FL's federation sensitivity of every layer block, on one batch drawn with replacement

@@ -251,7 +251,7 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   ParseOutcome out;
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).style(po::command_line_style::unix_style).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(all).positional(po::positional_options_description()).style(po::command_line_style::unix_style).run(), vm);
     if (vm.count("help")) {
       std::ostringstream os;
       os << "fedsilo " << FEDSILO_VERSION << ": cross-silo federated learning on MPI\n\n"

@@ -52,7 +52,7 @@ class ModelT {
   const T* params() const { return params_.data(); }
   T* grads() { return grads_.data(); }
   const T* grads() const { return grads_.data(); }
-  std::vector<T>& paramVector() { return params_; }
+  AlignedVector<T>& paramVector() { return params_; }
   const std::vector<LayerBlock>& blocks() const { return blocks_; }
   int blockIndex(const std::string& name) const;  // -1 if absent
   Shape inputShape() const { return input_; }
@@ -85,12 +85,12 @@ class ModelT {
   std::vector<std::string> layerBlock_;  // block name per layer ("" if none)
   std::vector<Shape> outShapes_;
   std::unique_ptr<LossT<T>> loss_;
-  std::vector<T> params_, grads_;
+  AlignedVector<T> params_, grads_;
   std::vector<LayerBlock> blocks_;
   std::vector<Index> layerParamOffset_;
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
-  std::vector<std::vector<T>> acts_;
-  std::vector<T> gradA_, gradB_, dlogits_;
+  std::vector<AlignedVector<T>> acts_;
+  AlignedVector<T> gradA_, gradB_, dlogits_;
   const T* lastInput_ = nullptr;
   int lastBatch_ = 0;
 };

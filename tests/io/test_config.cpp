@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/error.hpp"
+#include "io/config_parser.hpp"
+#include "support/test_support.hpp"
+
+using namespace fedsilo;
+
+namespace {
+
+std::string writeIni(const std::string& text) {
+  const std::string path = test::tempDir("cfg") + "/c.ini";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string errorOf(const std::vector<std::string>& args) {
+  try {
+    parseArguments(args);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, DefaultsMatchTheDocumentedValues) {
+  const ExperimentConfig c = parseArguments({}).config;
+  EXPECT_EQ(c.algorithm, "fedavg");
+  EXPECT_EQ(c.data.dataset, "fashion_mnist");
+  EXPECT_EQ(c.model.name, "mlp");
+  EXPECT_EQ(c.clients, 10);
+  EXPECT_EQ(c.rounds, 20);
+  EXPECT_EQ(c.train.batch, 32);
+  EXPECT_DOUBLE_EQ(c.train.lr, 0.05);
+  EXPECT_EQ(c.model.hidden, (std::vector<int>{200, 200}));
+  EXPECT_EQ(c.data.split, (std::vector<double>{0.8, 0.1, 0.1}));
+  EXPECT_EQ(c.fl.clientsPerRound, 0);
+}
+
+TEST(Config, IniSectionsAndCommandLineWins) {
+  const std::string ini = writeIni("algorithm = local\nclients = 4\n[train]\nlr = 0.01\nbatch = 64\n[partition]\nscheme = iid\n");
+  const ExperimentConfig c = parseArguments({"--config", ini, "--train.lr", "0.2"}).config;
+  EXPECT_EQ(c.algorithm, "local");
+  EXPECT_EQ(c.clients, 4);
+  EXPECT_EQ(c.train.batch, 64);
+  EXPECT_DOUBLE_EQ(c.train.lr, 0.2);  // command line wins over the file
+  EXPECT_EQ(c.partition.scheme, "iid");
+  EXPECT_NE(c.resolvedIni.find("[train]"), std::string::npos);
+  EXPECT_NE(c.resolvedIni.find("lr = 0.2"), std::string::npos);
+  EXPECT_NE(c.resolvedIni.find("algorithm = local"), std::string::npos);
+}
+
+TEST(Config, ShardsPerClientRange) {
+  const ExperimentConfig c = parseArguments({"--partition.shards_per_client", "1,30"}).config;
+  EXPECT_EQ(c.partition.shardsPerClientMin, 1);
+  EXPECT_EQ(c.partition.shardsPerClientMax, 30);
+  EXPECT_NE(errorOf({"--partition.shards_per_client", "5,2"}).find("min,max"), std::string::npos);
+}
+
+TEST(Config, BadValuesNameTheOptionAndTheValue) {
+  EXPECT_NE(errorOf({"--train.lr", "-0.1"}).find("train.lr = -0.1"), std::string::npos);
+  EXPECT_NE(errorOf({"--train.lr", "fast"}).find("fast"), std::string::npos);
+  EXPECT_NE(errorOf({"--clients", "0"}).find("clients = 0"), std::string::npos);
+  EXPECT_NE(errorOf({"--algorithm", "fedmagic"}).find("fedmagic"), std::string::npos);
+  EXPECT_NE(errorOf({"--model", "resnet"}).find("resnet"), std::string::npos);
+  EXPECT_NE(errorOf({"--data.split", "0.5,0.5"}).find("data.split"), std::string::npos);
+  EXPECT_NE(errorOf({"--data.split", "0.9,0.2,0.1"}).find("data.split"), std::string::npos);
+  EXPECT_NE(errorOf({"--partition.scheme", "random"}).find("random"), std::string::npos);
+  EXPECT_NE(errorOf({"--fl.skip_diverged", "maybe"}).find("maybe"), std::string::npos);
+  EXPECT_NE(errorOf({"--train.momentum", "1"}).find("train.momentum"), std::string::npos);
+  EXPECT_NE(errorOf({"--partition.scheme", "file"}).find("partition.file"), std::string::npos);
+}
+
+TEST(Config, UnknownAndDuplicatedOptionsAreErrors) {
+  EXPECT_NE(errorOf({"--train.lrr", "0.1"}).find("train.lrr"), std::string::npos);
+  EXPECT_FALSE(errorOf({"--config", writeIni("[train]\nfoo = 1\n")}).empty());
+  EXPECT_FALSE(errorOf({"--config", writeIni("clients = 3\nclients = 4\n")}).empty());
+  EXPECT_NE(errorOf({"--config", "/nonexistent/x.ini"}).find("/nonexistent/x.ini"), std::string::npos);
+  EXPECT_FALSE(errorOf({"stray"}).empty());
+}
+
+TEST(Config, HelpListsEveryOptionWithDefault) {
+  const ParseOutcome o = parseArguments({"--help"});
+  EXPECT_EQ(o.action, ParseOutcome::Action::Help);
+  for (const char* key : {"--train.lr", "--partition.alpha", "--data.split", "--eval.every", "--fl.clients_per_round",
+                          "--output.client_models", "fedavg", "local", "Exit codes"})
+    EXPECT_NE(o.text.find(key), std::string::npos) << key;
+  EXPECT_NE(o.text.find("0.05"), std::string::npos);
+  EXPECT_EQ(parseArguments({"--version"}).action, ParseOutcome::Action::Version);
+}
