@@ -44,6 +44,8 @@ struct DataBundle {
   int numNaturalClients = 0;
   // Token vocabulary for text datasets (index = token id), saved in the results file.
   std::vector<std::string> vocabulary;
+  // Number of token ids for token datasets (>= vocabulary.size()); 0 for non-token data.
+  int vocabSize = 0;
 };
 
 }  // namespace fedsilo

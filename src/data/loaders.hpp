@@ -18,6 +18,21 @@ IdxArray readIdx(const std::string& path);
 
 // Loads the dataset named by cfg.dataset (fashion_mnist, mnist, emnist, cifar10, leaf, synthetic, csv,
 // hdf5, sequence). Throws ConfigError for an unknown name, DataError for bad files.
+//  * fashion_mnist / mnist / emnist: IDX files in cfg.dir (fashion_mnist defaults to
+//    /usr/share/datasets/fashion-mnist), "[<prefix>-]{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]";
+//    cfg.file may name the prefix (EMNIST split, e.g. "emnist-balanced"). uint8, shape {1,28,28}.
+//    EMNIST images are transposed to MNIST's row-major orientation; classes = max label + 1.
+//  * cifar10: cfg.dir with data_batch_1..5.bin and test_batch.bin (binary version), {3,32,32} uint8.
+//  * leaf: cfg.dir/train/*.json and cfg.dir/test/*.json; natural clients = LEAF users (see
+//    leaf_loader.cpp for the numeric / word / character formats and the vocabulary).
+//  * csv, hdf5: cfg.file. Without a separate test set in the file (csv never has one), the last 20%
+//    (floor(n/5)) of a seeded shuffle of the rows, keyed (seed, Purpose::Split), is held out as the
+//    test set; both parts keep file order. CSV features are standardised with the TRAIN rows' mean/std.
+//  * synthetic: Synthetic(cfg.alpha, cfg.beta), cfg.users users, 60 features, per-user 90/10 split.
+//  * sequence: built-in token-sequence classification task (cfg.users, cfg.samplesPerUser train
+//    samples per user plus samplesPerUser/5 test samples, cfg.seqLength, cfg.vocabSize, numClasses or 4).
+// Loaders with a natural partition fill naturalClient / naturalClientTest / numNaturalClients; text
+// datasets fill vocabulary (0 = "<pad>", 1 = "<unk>").
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed);
 
 // Reads a .npy file of integers (int8/16/32/64, uint8/16/32, little-endian, C order, 1-D) into int64.

@@ -1,0 +1,206 @@
+// HDF5 tabular / image data (data.file), read serially with the default file-access property list:
+// every rank reads the whole file itself (DESIGN.md: "each rank reads the file"), so no collective
+// calls are involved and the parallel HDF5 build behaves like the serial one.
+//  * X       n x F (-> shape {F,1,1}), n x H x W (-> {1,H,W}) or n x C x H x W; float (any float
+//            width, read as float32) or uint8 (kept as uint8, scaled by 1/255 when gathered).
+//  * y       n integers (any integer type), >= 0; numClasses = max label + 1 (train and test).
+//  * client  optional, n integers: natural partition, distinct values mapped to 0..K-1 in order.
+//  * X_test / y_test  optional, both or neither (client_test optional with them); without them the
+//            last 20% of a seeded shuffle of the rows is held out as for CSV (detail::holdOutTest).
+// Features are used as stored (no standardisation: an HDF5 file is expected to be preprocessed).
+#include <hdf5.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "data/loader_util.hpp"
+
+namespace fedsilo::detail {
+
+namespace {
+
+// Closes an HDF5 identifier on scope exit.
+class H5Id {
+ public:
+  H5Id(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  ~H5Id() {
+    if (id_ >= 0) close_(id_);
+  }
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  hid_t get() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+// Silences HDF5's automatic error-stack printing while we probe a file: failures become DataErrors
+// with our own message instead of a screenful on stderr. Restores the previous handler.
+class QuietHdf5 {
+ public:
+  QuietHdf5() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+struct Array {
+  std::vector<hsize_t> dims;
+  H5T_class_t cls = H5T_NO_CLASS;
+  std::size_t typeSize = 0;
+  H5T_sign_t sign = H5T_SGN_NONE;
+};
+
+bool exists(hid_t file, const char* name) { return H5Lexists(file, name, H5P_DEFAULT) > 0; }
+
+Array describe(hid_t ds, const std::string& path, const char* name) {
+  Array a;
+  H5Id space(H5Dget_space(ds), H5Sclose);
+  H5Id type(H5Dget_type(ds), H5Tclose);
+  if (!space.ok() || !type.ok()) throw DataError(fmt("'", path, "': cannot read the shape/type of dataset '", name, "'"));
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) throw DataError(fmt("'", path, "': dataset '", name, "' has no simple dataspace"));
+  a.dims.resize(static_cast<std::size_t>(rank));
+  H5Sget_simple_extent_dims(space.get(), a.dims.data(), nullptr);
+  a.cls = H5Tget_class(type.get());
+  a.typeSize = H5Tget_size(type.get());
+  if (a.cls == H5T_INTEGER) a.sign = H5Tget_sign(type.get());
+  return a;
+}
+
+std::string dimsText(const std::vector<hsize_t>& dims) {
+  std::string s;
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? " x " : "") + std::to_string(dims[i]);
+  return s;
+}
+
+hid_t openDataset(hid_t file, const std::string& path, const char* name) {
+  const hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+  if (ds < 0) throw DataError(fmt("'", path, "': cannot open dataset '", name, "'"));
+  return ds;
+}
+
+void readAll(hid_t ds, hid_t memType, void* buf, const std::string& path, const char* name) {
+  if (H5Dread(ds, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+    throw DataError(fmt("'", path, "': reading dataset '", name, "' failed"));
+}
+
+// Reads features X (or X_test) into ds; returns the number of samples.
+hsize_t readFeatures(hid_t file, const std::string& path, const char* name, Dataset& out) {
+  H5Id ds(openDataset(file, path, name), H5Dclose);
+  const Array a = describe(ds.get(), path, name);
+  if (a.dims.size() < 2 || a.dims.size() > 4)
+    throw DataError(fmt("'", path, "': dataset '", name, "' has shape ", dimsText(a.dims),
+                        "; expected n x features, n x H x W or n x C x H x W"));
+  for (std::size_t d = 1; d < a.dims.size(); ++d)
+    if (a.dims[d] == 0 || a.dims[d] > 0x7fffffff)
+      throw DataError(fmt("'", path, "': dataset '", name, "' has an invalid sample shape ", dimsText(a.dims)));
+  if (a.dims.size() == 2)
+    out.shape = Shape{static_cast<int>(a.dims[1]), 1, 1};
+  else if (a.dims.size() == 3)
+    out.shape = Shape{1, static_cast<int>(a.dims[1]), static_cast<int>(a.dims[2])};
+  else
+    out.shape = Shape{static_cast<int>(a.dims[1]), static_cast<int>(a.dims[2]), static_cast<int>(a.dims[3])};
+  const std::size_t total = static_cast<std::size_t>(a.dims[0]) * static_cast<std::size_t>(out.shape.size());
+  if (a.cls == H5T_FLOAT) {
+    out.f32.resize(total);
+    if (total) readAll(ds.get(), H5T_NATIVE_FLOAT, out.f32.data(), path, name);
+  } else if (a.cls == H5T_INTEGER && a.typeSize == 1 && a.sign == H5T_SGN_NONE) {
+    out.u8.resize(total);
+    if (total) readAll(ds.get(), H5T_NATIVE_UCHAR, out.u8.data(), path, name);
+  } else {
+    throw DataError(fmt("'", path, "': dataset '", name, "' must hold floats or uint8, got an HDF5 type of class ",
+                        static_cast<int>(a.cls), " and size ", a.typeSize));
+  }
+  return a.dims[0];
+}
+
+// Reads a 1-D integer dataset of length n.
+std::vector<std::int64_t> readInts(hid_t file, const std::string& path, const char* name, hsize_t n) {
+  H5Id ds(openDataset(file, path, name), H5Dclose);
+  const Array a = describe(ds.get(), path, name);
+  const bool column = a.dims.size() == 2 && a.dims[1] == 1;  // n x 1 is accepted as well
+  if (!(a.dims.size() == 1 || column) || a.dims[0] != n)
+    throw DataError(fmt("'", path, "': dataset '", name, "' has shape ", dimsText(a.dims), "; expected ", n,
+                        " values (one per sample)"));
+  if (a.cls != H5T_INTEGER)
+    throw DataError(fmt("'", path, "': dataset '", name, "' must hold integers"));
+  if (a.sign == H5T_SGN_NONE && a.typeSize >= 8)
+    throw DataError(fmt("'", path, "': dataset '", name, "' is uint64; use a signed or narrower integer type"));
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  if (n) readAll(ds.get(), H5T_NATIVE_INT64, out.data(), path, name);
+  return out;
+}
+
+std::vector<std::int32_t> toLabels(const std::vector<std::int64_t>& v, const std::string& path, const char* name) {
+  std::vector<std::int32_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < 0 || v[i] > 2147483647LL)
+      throw DataError(fmt("'", path, "': ", name, "[", i, "] = ", v[i], " is not a valid class id (>= 0)"));
+    out[i] = static_cast<std::int32_t>(v[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+DataBundle loadHdf5(const DataConfig& cfg, std::uint64_t seed) {
+  if (cfg.file.empty()) throw ConfigError("data.file is required for dataset 'hdf5'");
+  requireFile(cfg.file, "HDF5");
+  const std::string& path = cfg.file;
+  QuietHdf5 quiet;
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw DataError(fmt("'", path, "' is not an HDF5 file"));
+  H5Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.ok()) throw DataError(fmt("cannot open HDF5 file '", path, "'"));
+  for (const char* required : {"X", "y"})
+    if (!exists(file.get(), required)) throw DataError(fmt("'", path, "': missing dataset '", required, "'"));
+  const bool hasXTest = exists(file.get(), "X_test"), hasYTest = exists(file.get(), "y_test");
+  if (hasXTest != hasYTest)
+    throw DataError(fmt("'", path, "': X_test and y_test must be given together (found only ",
+                        hasXTest ? "X_test" : "y_test", ")"));
+
+  DataBundle b;
+  b.name = "hdf5";
+  const hsize_t n = readFeatures(file.get(), path, "X", b.train);
+  if (n == 0) throw DataError(fmt("'", path, "': dataset 'X' holds no samples"));
+  b.train.labels = toLabels(readInts(file.get(), path, "y", n), path, "y");
+  std::vector<std::int64_t> client, clientTest;
+  if (exists(file.get(), "client")) client = readInts(file.get(), path, "client", n);
+  if (hasXTest) {
+    const hsize_t nt = readFeatures(file.get(), path, "X_test", b.test);
+    if (!(b.test.shape == b.train.shape) || b.test.isU8() != b.train.isU8())
+      throw DataError(fmt("'", path, "': X_test's sample shape or type differs from X's"));
+    b.test.labels = toLabels(readInts(file.get(), path, "y_test", nt), path, "y_test");
+    if (exists(file.get(), "client_test")) {
+      if (client.empty()) throw DataError(fmt("'", path, "': 'client_test' given without 'client'"));
+      clientTest = readInts(file.get(), path, "client_test", nt);
+    }
+  }
+  int classes = 0;
+  for (auto y : b.train.labels) classes = std::max(classes, y + 1);
+  for (auto y : b.test.labels) classes = std::max(classes, y + 1);
+  b.train.numClasses = classes;
+  b.test.numClasses = classes;
+  if (!client.empty()) {
+    // Map train and test client values together so that both use the same ids.
+    std::vector<std::int64_t> all(client);
+    all.insert(all.end(), clientTest.begin(), clientTest.end());
+    int k = 0;
+    std::vector<std::int32_t> ids = denseIds(all, &k);
+    b.naturalClient.assign(ids.begin(), ids.begin() + static_cast<long>(client.size()));
+    b.naturalClientTest.assign(ids.begin() + static_cast<long>(client.size()), ids.end());
+    b.numNaturalClients = k;
+  }
+  if (!hasXTest) holdOutTest(b, seed);
+  if (b.train.isU8()) b.train.u8Scale = b.test.u8Scale = 1.0f / 255.0f;
+  return b;
+}
+
+}  // namespace fedsilo::detail

@@ -1,0 +1,56 @@
+// loadDataset: one dispatch table from dataset name to loader (DESIGN.md: explicit tables, no
+// self-registration). The loaders live in their own files, one per format.
+#include "data/loaders.hpp"
+
+#include <functional>
+#include <utility>
+
+#include "core/error.hpp"
+#include "data/loader_util.hpp"
+
+namespace fedsilo {
+
+namespace {
+
+using Loader = std::function<DataBundle(const DataConfig&, std::uint64_t)>;
+
+const std::vector<std::pair<std::string, Loader>>& loaderTable() {
+  static const std::vector<std::pair<std::string, Loader>> table = {
+      {"fashion_mnist", [](const DataConfig& c, std::uint64_t) { return detail::loadIdxFamily(c); }},
+      {"mnist", [](const DataConfig& c, std::uint64_t) { return detail::loadIdxFamily(c); }},
+      {"emnist", [](const DataConfig& c, std::uint64_t) { return detail::loadIdxFamily(c); }},
+      {"cifar10", [](const DataConfig& c, std::uint64_t) { return detail::loadCifar10(c); }},
+      {"leaf", [](const DataConfig& c, std::uint64_t) { return detail::loadLeaf(c); }},
+      {"synthetic", detail::makeSynthetic},
+      {"csv", detail::loadCsv},
+      {"hdf5", detail::loadHdf5},
+      {"sequence", detail::makeSequence},
+  };
+  return table;
+}
+
+}  // namespace
+
+DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed) {
+  for (const auto& [name, load] : loaderTable()) {
+    if (name != cfg.dataset) continue;
+    DataBundle b = load(cfg, seed);
+    b.name = cfg.dataset;
+    // Invariants every consumer relies on; a loader that breaks them has a bug.
+    for (const Dataset* ds : {&b.train, &b.test}) {
+      const std::size_t want = static_cast<std::size_t>(ds->size()) * static_cast<std::size_t>(ds->dim());
+      FEDSILO_ASSERT((ds->isU8() ? ds->u8.size() : ds->f32.size()) == want, "dataset ", cfg.dataset,
+                     ": feature buffer does not match labels x shape");
+      for (auto y : ds->labels) FEDSILO_ASSERT(y >= 0 && y < ds->numClasses, "dataset ", cfg.dataset, ": label ", y);
+    }
+    FEDSILO_ASSERT(b.naturalClient.empty() || b.naturalClient.size() == static_cast<std::size_t>(b.train.size()));
+    FEDSILO_ASSERT(b.naturalClientTest.empty() || b.naturalClientTest.size() == static_cast<std::size_t>(b.test.size()));
+    if (b.train.size() == 0) throw DataError(fmt("dataset '", cfg.dataset, "' has no training samples"));
+    return b;
+  }
+  std::string names;
+  for (const auto& entry : loaderTable()) names += (names.empty() ? "" : ", ") + entry.first;
+  throw ConfigError(fmt("unknown data.dataset '", cfg.dataset, "' (valid: ", names, ")"));
+}
+
+}  // namespace fedsilo

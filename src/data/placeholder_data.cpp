@@ -1,1 +1,0 @@
-// data module: loaders are added in their own files
