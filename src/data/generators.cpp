@@ -117,6 +117,7 @@ DataBundle makeSequence(const DataConfig& cfg, std::uint64_t seed) {
   for (int c = 0; c < C; ++c)
     for (int j = 0; j < kw; ++j) b.vocabulary.push_back("kw" + std::to_string(c) + "_" + std::to_string(j));
   for (int i = 0; i < numNoise; ++i) b.vocabulary.push_back("w" + std::to_string(i));
+  b.vocabSize = V;
   for (Dataset* ds : {&b.train, &b.test}) {
     ds->shape = Shape{1, 1, L};
     ds->numClasses = C;

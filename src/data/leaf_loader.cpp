@@ -286,6 +286,7 @@ DataBundle loadLeaf(const DataConfig& cfg) {
     b.test.labels = std::move(rawTest.labels);
   } else {
     b.vocabulary = buildVocabulary(rawTrain, mode);
+    b.vocabSize = static_cast<int>(b.vocabulary.size());
     std::unordered_map<std::string, int> ids;
     for (std::size_t i = 0; i < b.vocabulary.size(); ++i) ids.emplace(b.vocabulary[i], static_cast<int>(i));
     b.train.shape = b.test.shape = Shape{1, 1, cfg.seqLength};

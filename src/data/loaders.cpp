@@ -43,6 +43,11 @@ DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed) {
                      ": feature buffer does not match labels x shape");
       for (auto y : ds->labels) FEDSILO_ASSERT(y >= 0 && y < ds->numClasses, "dataset ", cfg.dataset, ": label ", y);
     }
+    // Token datasets: every id must index the embedding table (DataBundle::vocabSize).
+    FEDSILO_ASSERT(b.vocabulary.empty() || b.vocabSize >= static_cast<int>(b.vocabulary.size()), "vocabSize");
+    if (b.vocabSize > 0)
+      for (const Dataset* ds : {&b.train, &b.test})
+        for (float t : ds->f32) FEDSILO_ASSERT(t >= 0.0f && t < static_cast<float>(b.vocabSize), "token id ", t);
     FEDSILO_ASSERT(b.naturalClient.empty() || b.naturalClient.size() == static_cast<std::size_t>(b.train.size()));
     FEDSILO_ASSERT(b.naturalClientTest.empty() || b.naturalClientTest.size() == static_cast<std::size_t>(b.test.size()));
     if (b.train.size() == 0) throw DataError(fmt("dataset '", cfg.dataset, "' has no training samples"));

@@ -32,7 +32,7 @@ IdxArray readIdx(const std::string& path);
 //  * sequence: built-in token-sequence classification task (cfg.users, cfg.samplesPerUser train
 //    samples per user plus samplesPerUser/5 test samples, cfg.seqLength, cfg.vocabSize, numClasses or 4).
 // Loaders with a natural partition fill naturalClient / naturalClientTest / numNaturalClients; text
-// datasets fill vocabulary (0 = "<pad>", 1 = "<unk>").
+// datasets fill vocabulary (0 = "<pad>", 1 = "<unk>") and vocabSize (= vocabulary.size()).
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed);
 
 // Reads a .npy file of integers (int8/16/32/64, uint8/16/32, little-endian, C order, 1-D) into int64.

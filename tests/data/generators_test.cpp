@@ -107,6 +107,7 @@ TEST(Sequence, ShapesVocabularyAndLearnableLabels) {
   EXPECT_EQ(b.train.shape, (Shape{1, 1, 12}));
   EXPECT_EQ(b.train.numClasses, 4);
   ASSERT_EQ(b.vocabulary.size(), 30u);
+  EXPECT_EQ(b.vocabSize, 30);
   EXPECT_EQ(b.vocabulary[0], "<pad>");
   EXPECT_EQ(b.vocabulary[1], "<unk>");
   EXPECT_EQ(b.numNaturalClients, 6);

@@ -135,6 +135,7 @@ TEST(Leaf, NumericFeaturesAndNaturalClients) {
   EXPECT_EQ(b.naturalClient, (std::vector<std::int32_t>{0, 0, 1, 2}));
   EXPECT_EQ(b.naturalClientTest, (std::vector<std::int32_t>{1, 2}));
   EXPECT_TRUE(b.vocabulary.empty());
+  EXPECT_EQ(b.vocabSize, 0);
 }
 
 TEST(Leaf, FemnistSizedVectorsBecomeImages) {
@@ -170,6 +171,7 @@ TEST(Leaf, WordTokensFromTrainVocabulary) {
   // Frequencies: hello 3, then the rest once each in byte order.
   const std::vector<std::string> vocab = {"<pad>", "<unk>", "hello", "five", "four", "good", "one", "three", "two", "world"};
   EXPECT_EQ(b.vocabulary, vocab);
+  EXPECT_EQ(b.vocabSize, 10);
   EXPECT_EQ(b.train.shape, (Shape{1, 1, 4}));
   EXPECT_EQ(b.train.numClasses, 2);
   // Right-aligned (left-padded); long word sequences keep their first seqLength words.
@@ -191,6 +193,7 @@ TEST(Leaf, CharacterTokensAndStringLabels) {
   const DataBundle b = loadDataset(cfg, 0);
   // Train counts (x and y): a 3, b 4, c 2.
   EXPECT_EQ(b.vocabulary, (std::vector<std::string>{"<pad>", "<unk>", "b", "a", "c"}));
+  EXPECT_EQ(b.vocabSize, 5);
   EXPECT_EQ(b.train.numClasses, 5);
   // "abcab" keeps its last 3 characters "cab"; "ba" is left-padded.
   EXPECT_EQ(b.train.f32, (std::vector<float>{4, 3, 2, 0, 2, 3}));
