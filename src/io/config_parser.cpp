@@ -251,7 +251,21 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   ParseOutcome out;
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(po::positional_options_description()).style(po::command_line_style::unix_style).run(), vm);
+    po::parsed_options cl = po::command_line_parser(argc, argv)
+                                .options(all)
+                                .positional(po::positional_options_description())
+                                .style(po::command_line_style::unix_style)
+                                .run();
+    // On the command line a later occurrence overrides an earlier one (scripts append overrides);
+    // in the INI file a duplicated key stays an error.
+    std::vector<po::option> kept;
+    for (auto it = cl.options.rbegin(); it != cl.options.rend(); ++it) {
+      bool seen = false;
+      for (const auto& k : kept) seen = seen || k.string_key == it->string_key;
+      if (!seen) kept.insert(kept.begin(), *it);
+    }
+    cl.options = kept;
+    po::store(cl, vm);
     if (vm.count("help")) {
       std::ostringstream os;
       os << "fedsilo " << FEDSILO_VERSION << ": cross-silo federated learning on MPI\n\n"

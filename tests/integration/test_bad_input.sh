@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# label: integration
+# timeout: 600
+# Bad input under mpirun -n 2: a one-line error naming the value, the documented exit code, both
+# ranks gone within 10 s, and no results file (nor .partial) left behind.
+source "$(dirname "$0")/lib.sh"
+# A corrupt copy of FashionMNIST: train images truncated.
+corrupt=$TMP/corrupt
+mkdir -p "$corrupt"
+for f in train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+  gzip -dc "/usr/share/datasets/fashion-mnist/$f.gz" >"$corrupt/$f"
+done
+gzip -dc /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz >"$corrupt/train-images-idx3-ubyte"
+truncate -s 100000 "$corrupt/train-images-idx3-ubyte"
+
+check_case() {  # name expected_code expected_text args...
+  local name=$1 code=$2 text=$3
+  shift 3
+  local out=$TMP/$name.h5 t0 t1 rc=0
+  t0=$(date +%s%N)
+  timeout 60 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" --output "$out" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+  t1=$(date +%s%N)
+  local ms=$(( (t1 - t0) / 1000000 ))
+  local lines
+  lines=$(grep -c "^fedsilo: error" "$TMP/$name.err" || true)
+  if [ "$rc" -ne "$code" ]; then fail "$name: exit code $rc, expected $code"; cat "$TMP/$name.err" >&2; return; fi
+  if [ "$lines" -ne 1 ]; then fail "$name: $lines error lines, expected exactly 1"; cat "$TMP/$name.err" >&2; return; fi
+  if ! grep "^fedsilo: error" "$TMP/$name.err" | grep -qF -- "$text"; then fail "$name: message does not name '$text'"; cat "$TMP/$name.err" >&2; return; fi
+  if [ "$ms" -gt 10000 ]; then fail "$name: took $ms ms (> 10 s)"; return; fi
+  if [ -e "$out" ] || [ -e "$out.partial" ]; then fail "$name: results file left behind"; return; fi
+  pass "$name: exit $rc in $ms ms: $(grep '^fedsilo: error' "$TMP/$name.err")"
+}
+
+check_case unknown_option 2 "train.lrr" --train.lrr 0.1
+check_case unknown_algorithm 2 "fedmagic" --algorithm fedmagic
+check_case negative_lr 2 "train.lr = -0.5" --train.lr -0.5
+check_case bad_number 2 "abc" --rounds abc
+check_case too_many_clients 2 "client" --clients 70000 --partition.samples_per_client 0
+check_case missing_data_dir 3 "/nonexistent/fmnist" --data.dir /nonexistent/fmnist
+check_case corrupt_idx 3 "train-images-idx3-ubyte" --data.dir "$corrupt"
+check_case missing_config 2 "/nonexistent.ini" --config /nonexistent.ini
+check_case bad_split 2 "data.split" --data.split 0.5,0.6,0.1
+finish

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# label: integration
+# timeout: 300
+# The results file: shapes and attributes of docs/results.md, read back by h5dump and by h5py.
+source "$(dirname "$0")/lib.sh"
+out=$TMP/r.h5
+"$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" --rounds 3 --output.client_models true --output "$out" >"$TMP/log" 2>&1 \
+  || { cat "$TMP/log"; fail "run failed"; finish; }
+[ -f "$out" ] && pass "results file exists" || fail "no results file"
+[ ! -e "$out.partial" ] && pass "no .partial left" || fail ".partial left behind"
+h5dump -A "$out" >"$TMP/attrs" 2>&1 || fail "h5dump -A failed"
+for a in config algorithm dataset model seed num_clients num_ranks version format; do
+  grep -q "ATTRIBUTE \"$a\"" "$TMP/attrs" && pass "h5dump shows attribute $a" || fail "attribute $a missing in h5dump"
+done
+h5dump -H -d /rounds/client_accuracy "$out" | grep -q "( 3, 4 ) / ( H5S_UNLIMITED, 4 )" \
+  && pass "h5dump: /rounds/client_accuracy is 3 x 4, extendible" || fail "h5dump shape of /rounds/client_accuracy"
+"$PY" - "$out" <<'PYEOF' || fail "h5py checks"
+import sys, math, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+K, T = 4, 3
+def check(cond, msg):
+    if not cond:
+        print("h5py check failed:", msg); sys.exit(1)
+a = f.attrs
+check(a["algorithm"].decode() == "fedavg" and a["dataset"].decode() == "fashion_mnist", "string attributes")
+check(int(a["num_clients"]) == K and int(a["num_ranks"]) == 2 and int(a["seed"]) == 0, "integer attributes")
+check("[train]" in a["config"].decode() and "clients = 4" in a["config"].decode(), "resolved config text")
+check(a["format"].decode().startswith("fedsilo-results"), "format")
+for n in ("rank", "num_train", "num_val", "num_test"):
+    check(f["clients/" + n].shape == (K,), "/clients/" + n)
+check(list(f["clients/rank"][:]) == [0, 0, 1, 1], "block placement of 4 clients on 2 ranks")
+check(f["clients/label_counts"].shape == (K, 10), "label_counts shape")
+check((f["clients/label_counts"][:].sum(axis=1) == f["clients/num_train"][:]).all(), "label counts sum to num_train")
+check(int(f["clients/num_train"][:].sum() + f["clients/num_val"][:].sum() + f["clients/num_test"][:].sum()) == 400, "100 samples per client")
+for n in ("global_accuracy", "global_loss", "seconds", "train_seconds", "round"):
+    check(f["rounds/" + n].shape == (T,), "/rounds/" + n)
+check(list(f["rounds/round"][:]) == [0, 1, 2], "round indices")
+for n in ("client_accuracy", "client_f1", "client_loss", "weight", "participated"):
+    check(f["rounds/" + n].shape == (T, K), "/rounds/" + n)
+acc = f["rounds/client_accuracy"][:]
+check(((acc >= 0) & (acc <= 1)).all(), "accuracies in [0,1]")
+w = f["rounds/weight"][:]
+check(np.allclose(w.sum(axis=1), 1.0), "weights sum to 1 each round")
+ntr = f["clients/num_train"][:]
+check(np.allclose(w[0], ntr / ntr.sum()), "FedAvg weights are n_k / sum n")
+check((f["rounds/participated"][:] == 1).all(), "all clients participated")
+s = f["summary"]
+check(s["client_accuracy"].shape == (K,), "summary client accuracy")
+final = f["summary/client_accuracy"][:]
+check(abs(float(s["mean"][()]) - final.mean()) < 1e-12, "summary mean")
+check(abs(float(s["variance"][()]) - final.var()) < 1e-12, "summary variance (1/K)")
+check(abs(float(s["jain"][()]) - final.sum() ** 2 / (K * (final ** 2).sum())) < 1e-12, "summary Jain index")
+worst = np.sort(final)[: math.ceil(K / 10)].mean()
+check(abs(float(s["worst10"][()]) - worst) < 1e-12, "summary worst10")
+P = 784 * 16 + 16 + 16 * 10 + 10
+check(f["model/global"].shape == (P,) and f["model/global"].dtype == np.float32, "global model")
+check([x.decode() for x in f["model/layers/name"][:]] == ["fc1", "fc2"], "layer names")
+check(list(f["model/layers/offset"][:]) == [0, 784 * 16 + 16], "layer offsets")
+check(f["model/clients"].shape == (K, P), "client models")
+check(np.array_equal(f["model/clients"][0], f["model/global"][:]), "fedavg clients use the global model")
+check(f["sensitivity/round0"].shape == (K, 2) and np.isfinite(f["sensitivity/round0"][:]).all(), "sensitivity round0")
+check(f["sensitivity/final"].shape == (K, 2), "sensitivity final")
+print("h5py: all checks passed")
+PYEOF
+finish
