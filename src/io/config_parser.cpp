@@ -231,7 +231,8 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   po::options_description generic("Generic options");
   generic.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
       "config,c", po::value<std::string>(), "INI configuration file")(
-      "resume", "continue from <output>.ckpt if it exists");
+      "resume", "continue from <output>.ckpt if it exists")(
+      "dry-run", "validate the configuration, print it fully resolved, and exit");
   po::options_description exp("Experiment options (INI: top-level keys, or key = value under [section])");
   std::vector<std::pair<std::string, std::string>> defaults;
   for (const auto& o : coreOptions()) {
@@ -297,6 +298,10 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   out.config = toConfig(values);
   out.config.checkpoint.resume = vm.count("resume") != 0;
   out.config.resolvedIni = resolvedIni(values);
+  if (vm.count("dry-run")) {
+    out.action = ParseOutcome::Action::DryRun;
+    out.text = out.config.resolvedIni;
+  }
   return out;
 }
 

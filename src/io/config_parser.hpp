@@ -9,7 +9,7 @@
 namespace fedsilo {
 
 struct ParseOutcome {
-  enum class Action { Run, Help, Version } action = Action::Run;
+  enum class Action { Run, Help, Version, DryRun } action = Action::Run;
   ExperimentConfig config;
   std::string text;  // help or version text
 };

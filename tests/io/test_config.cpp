@@ -92,3 +92,10 @@ TEST(Config, HelpListsEveryOptionWithDefault) {
   EXPECT_NE(o.text.find("0.05"), std::string::npos);
   EXPECT_EQ(parseArguments({"--version"}).action, ParseOutcome::Action::Version);
 }
+
+TEST(Config, DryRunValidatesAndPrintsTheResolvedConfig) {
+  const ParseOutcome o = parseArguments({"--dry-run", "--clients", "7"});
+  EXPECT_EQ(o.action, ParseOutcome::Action::DryRun);
+  EXPECT_NE(o.text.find("clients = 7"), std::string::npos);
+  EXPECT_THROW(parseArguments({"--dry-run", "--clients", "-1"}), ConfigError);
+}
