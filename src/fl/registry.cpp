@@ -3,6 +3,9 @@
 #include "fl/algorithm.hpp"
 #include "fl/fedavg.hpp"
 #include "fl/local.hpp"
+#include "fl/alpha_fedavg.hpp"
+#include "fl/fedfa.hpp"
+#include "fl/qffl.hpp"
 
 namespace fedsilo {
 
@@ -10,6 +13,11 @@ const std::vector<AlgorithmEntry>& algorithmRegistry() {
   static const std::vector<AlgorithmEntry> table = {
       {"fedavg", &makeFedAvg, "FedAvg: sample-weighted average of the clients' models", nullptr},
       {"local", &makeLocal, "Local: every client trains alone, no communication", nullptr},
+      {"alpha_fedavg", &makeAlphaFedAvg, "alpha-FedAvg: alpha-fair aggregation weights a_k^(1/alpha-1), alpha from the efficiency target",
+       &alphaFedAvgOptions},
+      {"qffl", &makeQFfl, "q-FFL/q-FedAvg (Li et al. 2020), as the authors' code: loss-reweighted updates", &qfflOptions},
+      {"fedfa", &makeFedFa, "FedFa (reconstructed): accuracy/frequency information-quantity weights, double momentum",
+       &fedFaOptions},
   };
   return table;
 }
