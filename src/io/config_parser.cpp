@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "fl/algorithm.hpp"
+#include "io/reference_reader.hpp"
 #include "nn/presets.hpp"
 
 namespace po = boost::program_options;
@@ -196,6 +197,8 @@ ExperimentConfig toConfig(const std::map<std::string, std::string>& v) {
     throw ConfigError(fmt("model = ", c.model.name, ": unknown model, expected one of ", list));
   }
   for (const auto& o : allAlgorithmOptions()) c.algo.set(o.key, v.at(o.key));
+  // Options that name files are resolved here, in io, so that algorithms never do I/O.
+  resolveAlphaFedAvgReference(c.algo);
   // Every algorithm validates its own options now, before any data is read.
   makeAlgorithm(c);
   return c;
