@@ -41,7 +41,7 @@ bool evaluatedRound(const ExperimentConfig& cfg, int t) {
 std::vector<OptionSpec> alphaFedAvgOptions() {
   return {
       {"alpha_fedavg.alpha", "auto",
-       "alpha of the alpha-fair weights p_k ∝ a_k^(1/alpha-1) (> 0; 1 = uniform), or auto: chosen by the paper's "
+       "alpha of the alpha-fair weights p_k ~ a_k^(1/alpha-1) (> 0; 1 = uniform), or auto: chosen by the paper's "
        "Algorithm 1 so that E(alpha) = E_T"},
       {"alpha_fedavg.efficiency_target", "",
        "E_T for alpha = auto, in (0, 1]; empty: the sample-weighted mean of the accuracies the search uses"},
@@ -54,7 +54,7 @@ std::vector<OptionSpec> alphaFedAvgOptions() {
       {"alpha_fedavg.search_round", "1",
        "without a reference: the server searches alpha at the end of this round from that round's reports and uses it "
        "from the next round (earlier rounds weight by n_k)"},
-      {"alpha_fedavg.weighted", "false", "sample-weighted variant p_k ∝ n_k^(1/alpha) a_k^(1/alpha-1) (unconfirmed)"},
+      {"alpha_fedavg.weighted", "false", "sample-weighted variant p_k ~ n_k^(1/alpha) a_k^(1/alpha-1) (unconfirmed)"},
       {"alpha_fedavg.alpha_max", "5",
        "alpha used when every alpha meets E_T (target below E(inf), the harmonic mean of the accuracies)"},
       {"alpha_fedavg.verify_samples", "0",
