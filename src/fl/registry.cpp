@@ -3,6 +3,8 @@
 #include "fl/algorithm.hpp"
 #include "fl/fedavg.hpp"
 #include "fl/local.hpp"
+#include "fl/gems.hpp"
+#include "fl/oneshot.hpp"
 #include "fl/alpha_fedavg.hpp"
 #include "fl/fedfa.hpp"
 #include "fl/qffl.hpp"
@@ -13,6 +15,13 @@ const std::vector<AlgorithmEntry>& algorithmRegistry() {
   static const std::vector<AlgorithmEntry> table = {
       {"fedavg", &makeFedAvg, "FedAvg: sample-weighted average of the clients' models", nullptr},
       {"local", &makeLocal, "Local: every client trains alone, no communication", nullptr},
+      {"gems", &makeGems, "GEMS (Guha & Smith 2018): intersection of good-enough model balls; rounds = 1 (convex, ellipsoid) or 2 (neuron-wise mlp)",
+       &gemsOptionSpecs},
+      {"average", &makeOneShotAverage, "One-shot naive average of the clients' local models (GEMS baseline)", nullptr},
+      {"ensemble", &makeOneShotEnsemble, "One-shot majority-vote ensemble of the local models (GEMS baseline)", nullptr},
+      {"oneshot_local", &makeOneShotLocal, "One-shot local models, scored on the test set as the GEMS paper's Local", nullptr},
+      {"global", &makeOneShotGlobal, "One-shot: one model trained on the pooled data of all clients (GEMS baseline)", nullptr},
+      {"public_only", &makeOneShotPublicOnly, "One-shot: a model trained on the public sample alone (GEMS baseline)", nullptr},
       {"alpha_fedavg", &makeAlphaFedAvg, "alpha-FedAvg: alpha-fair aggregation weights a_k^(1/alpha-1), alpha from the efficiency target",
        &alphaFedAvgOptions},
       {"qffl", &makeQFfl, "q-FFL/q-FedAvg (Li et al. 2020), as the authors' code: loss-reweighted updates", &qfflOptions},

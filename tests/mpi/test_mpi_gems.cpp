@@ -1,0 +1,131 @@
+// GEMS and the one-shot baselines are rank-invariant: the distributed run (1, 2 or 4 ranks) gives the
+// same good-enough balls, the same aggregate, the same fine-tuning sweep and the same per-client
+// accuracies as a single-process run (Communicator::single(), all clients local) of the same config
+// on every rank.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "comm/communicator.hpp"
+#include "fl/experiment.hpp"
+#include "fl/gems.hpp"
+#include "io/config_parser.hpp"
+#include "support/null_sink.hpp"
+
+using namespace fedsilo;
+
+namespace {
+
+// Keeps every whole dataset written (doubles and integers) by path.
+class CaptureSink : public test::MemorySink {
+ public:
+  void writeIntArray(const std::string& path, const std::vector<std::int64_t>& v, const std::vector<std::uint64_t>&) override {
+    values[path] = std::vector<double>(v.begin(), v.end());
+  }
+};
+
+struct Case {
+  const char* name;
+  std::vector<std::string> args;
+};
+
+ExperimentConfig makeConfig(const Case& c) {
+  // Defaults, overridden by the case's own "--key value" pairs.
+  std::map<std::string, std::string> o{
+      {"--clients", "5"}, {"--partition.scheme", "labels"}, {"--partition.samples_per_client", "150"},
+      {"--data.split", "0.6,0.2,0.2"}, {"--train.batch", "16"}, {"--eval.batch", "100"},
+      {"--gems.local_epochs", "2"}, {"--gems.samples", "15"}, {"--gems.r_max", "200"}, {"--gems.tol", "1"},
+      {"--gems.epsilon", "0.6"}, {"--gems.finetune_sizes", "0,20,60"}, {"--gems.public_samples", "30"},
+      {"--gems.finetune_epochs", "2"}, {"--gems.intersect_steps", "2000"}};
+  for (std::size_t i = 0; i + 1 < c.args.size(); i += 2) o[c.args[i]] = c.args[i + 1];
+  std::vector<std::string> a;
+  for (const auto& [k, v] : o) {
+    a.push_back(k);
+    a.push_back(v);
+  }
+  return parseArguments(a).config;
+}
+
+struct Outcome {
+  std::map<std::string, std::vector<double>> values;  // replicated records (client rows gathered)
+  std::vector<float> global;
+};
+
+Outcome run(const ExperimentConfig& cfg, const Communicator& comm) {
+  Experiment exp(cfg, comm);
+  CaptureSink sink;
+  exp.run(sink);
+  exp.writeFinal(sink);
+  Outcome o;
+  for (const auto& [path, v] : sink.values) {
+    if (path.rfind("/gems/", 0) != 0 && path != "/summary/client_accuracy") continue;
+    o.values[path] = (path == "/gems/client_accuracy" || path == "/summary/client_accuracy") ? comm.allgatherv(v) : v;
+  }
+  o.global = exp.global();
+  return o;
+}
+
+const Case kCases[] = {
+    {"gems_sphere", {"--algorithm", "gems", "--model", "logreg", "--rounds", "1"}},
+    {"gems_ellipsoid", {"--algorithm", "gems", "--model", "logreg", "--rounds", "1", "--gems.shape", "ellipsoid",
+                        "--gems.fisher_samples", "30", "--gems.fisher_prop", "0.5"}},
+    {"gems_last_layer", {"--algorithm", "gems", "--model", "mlp", "--model.hidden", "6,5", "--rounds", "1", "--gems.epsilon", "0.3",
+                         "--gems.local_epochs", "10"}},
+    {"gems_neuron", {"--algorithm", "gems", "--model", "mlp", "--model.hidden", "6", "--rounds", "2", "--gems.clusters",
+                     "8", "--gems.neuron_tol", "5", "--gems.neuron_epsilon", "0.05", "--gems.head_epochs", "2"}},
+    {"average", {"--algorithm", "average", "--model", "logreg", "--rounds", "1"}},
+    {"ensemble", {"--algorithm", "ensemble", "--model", "mlp", "--model.hidden", "6", "--rounds", "1"}},
+    {"oneshot_local", {"--algorithm", "oneshot_local", "--model", "logreg", "--rounds", "1"}},
+    {"global", {"--algorithm", "global", "--model", "logreg", "--rounds", "1"}},
+    {"public_only", {"--algorithm", "public_only", "--model", "logreg", "--rounds", "1"}},
+};
+
+}  // namespace
+
+class GemsInvariance : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GemsInvariance, DistributedRunEqualsSingleProcessRun) {
+  const ExperimentConfig cfg = makeConfig(GetParam());
+  Communicator world = Communicator::world();
+  Communicator single = Communicator::single();
+  const Outcome a = run(cfg, world);
+  const Outcome b = run(cfg, single);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  for (const auto& [path, v] : b.values) {
+    ASSERT_TRUE(a.values.count(path)) << path;
+    const std::vector<double>& w = a.values.at(path);
+    ASSERT_EQ(w.size(), v.size()) << path;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (std::isnan(v[i])) {
+        EXPECT_TRUE(std::isnan(w[i])) << path << "[" << i << "]";
+      } else {
+        EXPECT_EQ(w[i], v[i]) << path << "[" << i << "]";
+      }
+    }
+  }
+  EXPECT_EQ(a.global, b.global);
+  // The sweep and the per-client figures exist and are accuracies.
+  const std::vector<double>& sweep = b.values.at("/gems/finetune/accuracy");
+  ASSERT_EQ(sweep.size(), 3u);
+  for (double s : sweep) EXPECT_TRUE(s >= 0.0 && s <= 1.0) << s;
+  ASSERT_EQ(b.values.at("/gems/client_accuracy").size(), 5u);
+  for (double s : b.values.at("/gems/client_accuracy")) EXPECT_TRUE(s >= 0.0 && s <= 1.0) << s;
+  const std::string name = GetParam().name;
+  if (name.rfind("gems", 0) == 0) {
+    ASSERT_EQ(b.values.at("/gems/radius").size(), 5u);
+    double maxR = 0.0;
+    for (double r : b.values.at("/gems/radius")) maxR = std::max(maxR, r);
+    EXPECT_GT(maxR, 0.0) << "every ball collapsed: the test config no longer exercises the search";
+    if (name == "gems_neuron") {
+      const double width = b.values.at("/gems/hidden_width").at(0);
+      EXPECT_GE(width, 1.0);
+      EXPECT_LE(width, 30.0);  // at most K * L neurons
+      EXPECT_EQ(b.values.at("/gems/neuron/radius").size(), 30u);
+      EXPECT_EQ(b.values.at("/gems/model").size(), static_cast<std::size_t>(width * (784 + 1) + (width + 1) * 10));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(OneShot, GemsInvariance, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
