@@ -8,6 +8,13 @@
 #include "fl/alpha_fedavg.hpp"
 #include "fl/fedfa.hpp"
 #include "fl/qffl.hpp"
+#include "fl/ditto.hpp"
+#include "fl/fedbabu.hpp"
+#include "fl/fedlp.hpp"
+#include "fl/fedprox.hpp"
+#include "fl/pfedme.hpp"
+#include "fl/playerfl.hpp"
+#include "fl/playerfl_random.hpp"
 
 namespace fedsilo {
 
@@ -27,6 +34,13 @@ const std::vector<AlgorithmEntry>& algorithmRegistry() {
       {"qffl", &makeQFfl, "q-FFL/q-FedAvg (Li et al. 2020), as the authors' code: loss-reweighted updates", &qfflOptions},
       {"fedfa", &makeFedFa, "FedFa (reconstructed): accuracy/frequency information-quantity weights, double momentum",
        &fedFaOptions},
+      {"playerfl", &makePlayerFl, "PLayer-FL: federate the layers before the sensitivity jump, keep the rest local", &playerFlOptions},
+      {"playerfl_random", &makePlayerFlRandom, "PLayer-FL-Random: as playerfl with a random split (uses playerfl.*)", nullptr},
+      {"fedprox", &makeFedProx, "FedProx: FedAvg with the proximal term mu/2 ||w - w^t||^2", &fedProxOptions},
+      {"pfedme", &makePFedMe, "pFedMe: Moreau-envelope personalisation (personal theta, local w, server beta)", &pFedMeOptions},
+      {"ditto", &makeDitto, "Ditto: FedAvg plus a personal model regularised towards the global one", &dittoOptions},
+      {"fedbabu", &makeFedBabu, "FedBABU: frozen head during FL, averaged body, head fine-tuning at the end", &fedBabuOptions},
+      {"fedlp", &makeFedLp, "FedLP: each client uploads each layer with probability fedlp.keep_prob", &fedLpOptions},
   };
   return table;
 }
