@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "nn/layer.hpp"
 
@@ -28,10 +29,44 @@ class SoftmaxCrossEntropyT : public LossT<T> {
   double lossSum(const CMapT<T>& logits, const std::int32_t* labels) override;
 };
 
+// Multiclass hinge loss, Weston-Watkins form with margin 1, normalised by the number of classes C
+// exactly as PyTorch's nn.MultiMarginLoss (p = 1, margin = 1):
+//   l = sum_{j != y} max(0, 1 - s_y + s_j) / C.
+// Weston-Watkins (every violating class contributes) rather than Crammer-Singer (only the worst)
+// because it matches the PyTorch loss people compare against and spreads the gradient over all
+// violators. At a margin of exactly 0 the subgradient 0 is used (PyTorch's choice).
+template <typename T>
+class MulticlassHingeT : public LossT<T> {
+ public:
+  std::string kind() const override { return "hinge"; }
+  double forwardBackward(const CMapT<T>& logits, const std::int32_t* labels, MapT<T>& grad) override;
+  double lossSum(const CMapT<T>& logits, const std::int32_t* labels) override;
+};
+
+// Multiclass focal loss (Lin et al. 2017) with alpha = 1: l = -(1 - p_y)^gamma log p_y, p = softmax.
+// gamma = 0 is cross-entropy. 1 - p_y is summed from the other classes' probabilities, so a
+// confident correct prediction does not lose its (tiny) gradient to cancellation.
+template <typename T>
+class FocalLossT : public LossT<T> {
+ public:
+  explicit FocalLossT(double gamma);
+  std::string kind() const override { return "focal"; }
+  double forwardBackward(const CMapT<T>& logits, const std::int32_t* labels, MapT<T>& grad) override;
+  double lossSum(const CMapT<T>& logits, const std::int32_t* labels) override;
+  double gamma() const { return gamma_; }
+
+ private:
+  double gamma_;
+};
+
 using Loss = LossT<float>;
 
-// Factory: "cross_entropy" (others are added by the model zoo). Throws ConfigError on unknown names.
+// Factory: "cross_entropy", "hinge", "focal" (param = gamma, >= 0; ignored by the others).
+// Throws ConfigError on unknown names or a bad parameter.
 template <typename T>
 std::unique_ptr<LossT<T>> makeLoss(const std::string& name, double param = 0.0);
+
+// Names accepted by makeLoss, for --help and validation.
+std::vector<std::string> lossNames();
 
 }  // namespace fedsilo

@@ -1,11 +1,25 @@
 #include "nn/presets.hpp"
 
 #include "core/error.hpp"
+#include "nn/conv2d.hpp"
 #include "nn/dense.hpp"
+#include "nn/dropout.hpp"
+#include "nn/embedding.hpp"
+#include "nn/lstm.hpp"
+#include "nn/pool.hpp"
 
 namespace fedsilo {
 
 namespace {
+
+std::string shapeText(const Shape& s) { return fmt(s.c, "x", s.h, "x", s.w); }
+
+// Appends ReLU (and Dropout when cfg.dropout > 0) after a hidden layer of the given output shape.
+template <typename T>
+void addActivation(ModelT<T>& m, const ModelConfig& cfg, Shape shape) {
+  m.add(std::make_unique<ReluT<T>>(shape));
+  if (cfg.dropout > 0.0) m.add(std::make_unique<DropoutT<T>>(shape, cfg.dropout));
+}
 
 template <typename T>
 std::unique_ptr<ModelT<T>> buildMlp(const ModelConfig& cfg, const InputSpec& in) {
@@ -15,42 +29,138 @@ std::unique_ptr<ModelT<T>> buildMlp(const ModelConfig& cfg, const InputSpec& in)
   for (int h : cfg.hidden) {
     if (h <= 0) throw ConfigError(fmt("model.hidden: width ", h, " must be positive"));
     m->add(std::make_unique<DenseT<T>>(width, h), "fc" + std::to_string(idx++));
-    m->add(std::make_unique<ReluT<T>>(Shape{h, 1, 1}));
+    addActivation(*m, cfg, Shape{h, 1, 1});
     width = h;
   }
   m->add(std::make_unique<DenseT<T>>(width, in.numClasses), "fc" + std::to_string(idx));
   return m;
 }
 
+// logreg and svm: one dense layer from the (flattened) input to the classes.
+template <typename T>
+std::unique_ptr<ModelT<T>> buildLinear(const ModelConfig& cfg, const InputSpec& in) {
+  if (cfg.dropout > 0.0)
+    throw ConfigError(fmt("model = ", cfg.name, ": model.dropout = ", cfg.dropout,
+                          " has no effect, the model has no hidden layer (set it to 0)"));
+  auto m = std::make_unique<ModelT<T>>(in.shape, in.numClasses);
+  m->add(std::make_unique<DenseT<T>>(in.shape.size(), in.numClasses), "fc1");
+  return m;
+}
+
+// Conv(k, pad keeps the size) + ReLU + MaxPool 2x2 on `shape`, updated to the pooled shape.
+template <typename T>
+void addConvBlock(ModelT<T>& m, Shape& shape, int outC, int k, int pad, const std::string& name) {
+  auto conv = std::make_unique<Conv2DT<T>>(shape.c, shape.h, shape.w, outC, k, 1, pad);
+  shape = conv->outputShape();
+  m.add(std::move(conv), name);
+  m.add(std::make_unique<ReluT<T>>(shape));
+  auto pool = std::make_unique<MaxPool2DT<T>>(shape.c, shape.h, shape.w, 2, 2);
+  shape = pool->outputShape();
+  m.add(std::move(pool));
+}
+
+template <typename T>
+void requireImage(const ModelConfig& cfg, const InputSpec& in, int pools) {
+  const int minSide = 1 << pools;
+  if (in.shape.h < minSide || in.shape.w < minSide)
+    throw ConfigError(fmt("model = ", cfg.name, ": needs an image input C x H x W with H, W >= ", minSide, " (",
+                          pools, " 2x2 max-pools), but the dataset's samples are ", shapeText(in.shape)));
+}
+
+// McMahan et al. 2017 "CNN": conv5x5(32) pool conv5x5(64) pool fc512 fc(C).
+template <typename T>
+std::unique_ptr<ModelT<T>> buildCnnMcMahan(const ModelConfig& cfg, const InputSpec& in) {
+  requireImage<T>(cfg, in, 2);
+  auto m = std::make_unique<ModelT<T>>(in.shape, in.numClasses);
+  Shape s = in.shape;
+  addConvBlock(*m, s, 32, 5, 2, "conv1");
+  addConvBlock(*m, s, 64, 5, 2, "conv2");
+  m->add(std::make_unique<FlattenT<T>>(s));
+  m->add(std::make_unique<DenseT<T>>(s.size(), 512), "fc1");
+  addActivation(*m, cfg, Shape{512, 1, 1});
+  m->add(std::make_unique<DenseT<T>>(512, in.numClasses), "fc2");
+  return m;
+}
+
+// PLayer-FL's FMNIST/EMNIST model: three conv5x5 blocks (64, 128, 256), global average pool,
+// fc 256->100, fc 100->C.
+template <typename T>
+std::unique_ptr<ModelT<T>> buildCnnPlayerFl(const ModelConfig& cfg, const InputSpec& in) {
+  requireImage<T>(cfg, in, 3);
+  auto m = std::make_unique<ModelT<T>>(in.shape, in.numClasses);
+  Shape s = in.shape;
+  addConvBlock(*m, s, 64, 5, 2, "conv1");
+  addConvBlock(*m, s, 128, 5, 2, "conv2");
+  addConvBlock(*m, s, 256, 5, 2, "conv3");
+  m->add(std::make_unique<GlobalAvgPoolT<T>>(s.c, s.h, s.w));
+  m->add(std::make_unique<DenseT<T>>(s.c, 100), "fc1");
+  addActivation(*m, cfg, Shape{100, 1, 1});
+  m->add(std::make_unique<DenseT<T>>(100, in.numClasses), "fc2");
+  return m;
+}
+
+// Token classifier: embedding, model.lstm_layers stacked LSTMs, dense on the last hidden state.
+template <typename T>
+std::unique_ptr<ModelT<T>> buildLstm(const ModelConfig& cfg, const InputSpec& in) {
+  if (in.vocabSize <= 0)
+    throw ConfigError(fmt("model = lstm: needs a token dataset (vocabulary size > 0), but the dataset's samples are ",
+                          shapeText(in.shape), " feature vectors without a vocabulary"));
+  if (cfg.embedDim <= 0 || cfg.lstmHidden <= 0 || cfg.lstmLayers <= 0)
+    throw ConfigError(fmt("model = lstm: model.embed_dim (", cfg.embedDim, "), model.lstm_hidden (", cfg.lstmHidden,
+                          ") and model.lstm_layers (", cfg.lstmLayers, ") must be positive"));
+  const int seqLen = in.shape.size();
+  auto m = std::make_unique<ModelT<T>>(in.shape, in.numClasses);
+  m->add(std::make_unique<EmbeddingT<T>>(in.vocabSize, cfg.embedDim, seqLen), "embed");
+  int width = cfg.embedDim;
+  for (int l = 1; l <= cfg.lstmLayers; ++l) {
+    const bool last = l == cfg.lstmLayers;
+    auto lstm = std::make_unique<LstmT<T>>(width, cfg.lstmHidden, seqLen, !last);
+    const Shape out = lstm->outputShape();
+    m->add(std::move(lstm), "lstm" + std::to_string(l));
+    if (cfg.dropout > 0.0) m->add(std::make_unique<DropoutT<T>>(out, cfg.dropout));
+    width = cfg.lstmHidden;
+  }
+  m->add(std::make_unique<DenseT<T>>(cfg.lstmHidden, in.numClasses), "fc1");
+  return m;
+}
+
 }  // namespace
 
-std::vector<std::string> modelPresetNames() { return {"mlp"}; }
+std::vector<std::string> modelPresetNames() { return {"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm"}; }
 
 template <typename T>
 std::unique_ptr<ModelT<T>> buildModel(const ModelConfig& cfg, const InputSpec& input) {
   if (input.numClasses < 2) throw ConfigError(fmt("dataset has ", input.numClasses, " classes, expected at least 2"));
+  if (input.shape.size() <= 0)
+    throw ConfigError(fmt("model = ", cfg.name, ": empty input shape ", shapeText(input.shape)));
+  if (!(cfg.dropout >= 0.0 && cfg.dropout < 1.0))
+    throw ConfigError(fmt("model.dropout = ", cfg.dropout, ": expected a value in [0, 1)"));
   std::unique_ptr<ModelT<T>> m;
+  std::string defaultLoss = "cross_entropy";
   if (cfg.name == "mlp") {
     m = buildMlp<T>(cfg, input);
+  } else if (cfg.name == "logreg") {
+    m = buildLinear<T>(cfg, input);
+  } else if (cfg.name == "svm") {
+    m = buildLinear<T>(cfg, input);
+    defaultLoss = "hinge";
+  } else if (cfg.name == "cnn_mcmahan") {
+    m = buildCnnMcMahan<T>(cfg, input);
+  } else if (cfg.name == "cnn_playerfl") {
+    m = buildCnnPlayerFl<T>(cfg, input);
+  } else if (cfg.name == "lstm") {
+    m = buildLstm<T>(cfg, input);
   } else {
     std::string names;
     for (const auto& n : modelPresetNames()) names += (names.empty() ? "" : ", ") + n;
     throw ConfigError(fmt("model = ", cfg.name, ": unknown model, expected one of ", names));
   }
-  if (!cfg.loss.empty()) m->setLoss(makeLoss<T>(cfg.loss, cfg.focalGamma));
+  m->setLoss(makeLoss<T>(cfg.loss.empty() ? defaultLoss : cfg.loss, cfg.focalGamma));
   m->finalize();
   return m;
 }
 
 template std::unique_ptr<ModelT<float>> buildModel<float>(const ModelConfig&, const InputSpec&);
 template std::unique_ptr<ModelT<double>> buildModel<double>(const ModelConfig&, const InputSpec&);
-
-template <typename T>
-std::unique_ptr<LossT<T>> makeLoss(const std::string& name, double) {
-  if (name == "cross_entropy") return std::make_unique<SoftmaxCrossEntropyT<T>>();
-  throw ConfigError(fmt("model.loss = ", name, ": unknown loss, expected cross_entropy"));
-}
-template std::unique_ptr<LossT<float>> makeLoss<float>(const std::string&, double);
-template std::unique_ptr<LossT<double>> makeLoss<double>(const std::string&, double);
 
 }  // namespace fedsilo

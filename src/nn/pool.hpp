@@ -1,0 +1,67 @@
+// Parameterless shape layers: max pooling, global average pooling, flatten.
+// Inputs/outputs are per-sample C x H x W columns (PyTorch flatten order).
+#pragma once
+#include <cstdint>
+
+#include "nn/layer.hpp"
+
+namespace fedsilo {
+
+// Max pooling over k x k windows with the given stride, no padding, floor output size (PyTorch's
+// nn.MaxPool2d(k, stride) defaults). The winning input index of every output is saved in forward
+// so backward is a scatter; ties go to the first element in row-major window order and a NaN
+// wins its window (as PyTorch's CPU kernel).
+template <typename T>
+class MaxPool2DT : public LayerT<T> {
+ public:
+  MaxPool2DT(int c, int h, int w, int k = 2, int stride = 2);
+  std::string kind() const override { return "maxpool2d"; }
+  Shape outputShape() const override { return Shape{c_, oh_, ow_}; }
+  void reserve(int maxBatch) override;
+  void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
+  void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+
+ private:
+  // One output row (channel c, output row oh) by the plain window loops.
+  void poolRowGeneric(const T* in, int c, int oh, T* out, std::int32_t* arg) const;
+
+  int c_, h_, w_, k_, stride_, oh_, ow_;
+  Index outSize_;
+  int maxBatch_ = 0;
+  AlignedVector<std::int32_t> argmax_;  // per output value: the input row (within its sample) that won
+};
+
+// Mean over each channel's H x W plane: C x H x W -> C.
+template <typename T>
+class GlobalAvgPoolT : public LayerT<T> {
+ public:
+  GlobalAvgPoolT(int c, int h, int w);
+  std::string kind() const override { return "global_avg_pool"; }
+  Shape outputShape() const override { return Shape{c_, 1, 1}; }
+  void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
+  void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+
+ private:
+  int c_, hw_;
+};
+
+// C x H x W -> (C*H*W) x 1 x 1. The column layout is already the flattened order, so this is a copy;
+// it exists so that presets read like the PyTorch models they mirror.
+template <typename T>
+class FlattenT : public LayerT<T> {
+ public:
+  explicit FlattenT(Shape in) : in_(in) {}
+  std::string kind() const override { return "flatten"; }
+  Shape outputShape() const override { return Shape{in_.size(), 1, 1}; }
+  void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
+  void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+
+ private:
+  Shape in_;
+};
+
+using MaxPool2D = MaxPool2DT<float>;
+using GlobalAvgPool = GlobalAvgPoolT<float>;
+using Flatten = FlattenT<float>;
+
+}  // namespace fedsilo

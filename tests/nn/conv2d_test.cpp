@@ -1,0 +1,180 @@
+// Conv2D against a naive direct convolution (forward, weight/bias/input gradients), in float and
+// double, on random geometries, with one and several im2col chunks.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "grad_check.hpp"
+#include "nn/conv2d.hpp"
+
+namespace fedsilo::test {
+namespace {
+
+struct Geometry {
+  int inC, h, w, outC, k, stride, pad;
+  int oh() const { return (h + 2 * pad - k) / stride + 1; }
+  int ow() const { return (w + 2 * pad - k) / stride + 1; }
+};
+
+// Direct definitions, one multiply-add at a time, in long double.
+struct Naive {
+  std::vector<long double> y, dw, db, dx;
+};
+
+Naive naiveConv(const Geometry& g, const std::vector<double>& w, const std::vector<double>& x,
+                const std::vector<double>& dy, int batch) {
+  const int OH = g.oh(), OW = g.ow();
+  const std::size_t inSize = static_cast<std::size_t>(g.inC) * g.h * g.w;
+  const std::size_t outSize = static_cast<std::size_t>(g.outC) * OH * OW;
+  const std::size_t nw = static_cast<std::size_t>(g.outC) * g.inC * g.k * g.k;
+  Naive r{std::vector<long double>(outSize * batch, 0.0L), std::vector<long double>(nw, 0.0L),
+          std::vector<long double>(g.outC, 0.0L), std::vector<long double>(inSize * batch, 0.0L)};
+  auto widx = [&](int o, int c, int kh, int kw) { return ((static_cast<std::size_t>(o) * g.inC + c) * g.k + kh) * g.k + kw; };
+  for (int b = 0; b < batch; ++b)
+    for (int o = 0; o < g.outC; ++o)
+      for (int i = 0; i < OH; ++i)
+        for (int j = 0; j < OW; ++j) {
+          const std::size_t yi = b * outSize + (static_cast<std::size_t>(o) * OH + i) * OW + j;
+          long double s = w[nw + o];
+          const long double gy = dy[yi];
+          r.db[o] += gy;
+          for (int c = 0; c < g.inC; ++c)
+            for (int kh = 0; kh < g.k; ++kh)
+              for (int kw = 0; kw < g.k; ++kw) {
+                const int ih = i * g.stride + kh - g.pad, iw = j * g.stride + kw - g.pad;
+                if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
+                const std::size_t xi = b * inSize + (static_cast<std::size_t>(c) * g.h + ih) * g.w + iw;
+                s += static_cast<long double>(w[widx(o, c, kh, kw)]) * x[xi];
+                r.dw[widx(o, c, kh, kw)] += gy * x[xi];
+                r.dx[xi] += gy * w[widx(o, c, kh, kw)];
+              }
+          r.y[yi] = s;
+        }
+  return r;
+}
+
+template <typename T>
+void compareWithNaive(const Geometry& g, int batch, Index chunkElems, std::uint64_t seed, double tol) {
+  Conv2DT<T> conv(g.inC, g.h, g.w, g.outC, g.k, g.stride, g.pad);
+  ASSERT_EQ(conv.outputShape(), (Shape{g.outC, g.oh(), g.ow()}));
+  if (chunkElems > 0) conv.setMaxChunkElems(chunkElems);
+  const std::size_t nw = static_cast<std::size_t>(g.outC) * g.inC * g.k * g.k + g.outC;
+  const std::size_t inSize = static_cast<std::size_t>(g.inC) * g.h * g.w;
+  const std::size_t outSize = static_cast<std::size_t>(g.outC) * g.oh() * g.ow();
+  const auto wd = randomVector(nw, seed), xd = randomVector(inSize * batch, seed + 1),
+             dyd = randomVector(outSize * batch, seed + 2);
+  const Naive ref = naiveConv(g, wd, xd, dyd, batch);
+
+  std::vector<T> w(wd.begin(), wd.end()), x(xd.begin(), xd.end()), dy(dyd.begin(), dyd.end());
+  std::vector<T> grads(nw, T(-7)), y(outSize * batch), dx(inSize * batch, T(-7));
+  conv.bind(w.data(), grads.data());
+  conv.reserve(batch);
+  CMapT<T> xm(x.data(), inSize, batch);
+  MapT<T> ym(y.data(), outSize, batch);
+  conv.forward(xm, ym, true);
+  MapT<T> dxm(dx.data(), inSize, batch);
+  conv.backward(xm, CMapT<T>(y.data(), outSize, batch), CMapT<T>(dy.data(), outSize, batch), &dxm);
+
+  auto check = [&](const char* what, const T* got, const long double* want, std::size_t n) {
+    double worst = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double e = std::abs(static_cast<double>(got[i] - static_cast<T>(want[i]))) /
+                       std::max(1.0, std::abs(static_cast<double>(want[i])));
+      if (e > worst) worst = e, at = i;
+    }
+    EXPECT_LT(worst, tol) << what << " at " << at << ": " << static_cast<double>(got[at]) << " vs "
+                          << static_cast<double>(want[at]);
+  };
+  check("y", y.data(), ref.y.data(), ref.y.size());
+  check("dweight", grads.data(), ref.dw.data(), ref.dw.size());
+  check("dbias", grads.data() + ref.dw.size(), ref.db.data(), ref.db.size());
+  check("dx", dx.data(), ref.dx.data(), ref.dx.size());
+
+  // Backward without dx (a model's first layer) gives the same parameter gradients.
+  std::vector<T> grads2(nw, T(-7));
+  conv.bind(w.data(), grads2.data());
+  conv.forward(xm, ym, true);
+  conv.backward(xm, CMapT<T>(y.data(), outSize, batch), CMapT<T>(dy.data(), outSize, batch), nullptr);
+  for (std::size_t i = 0; i < nw; ++i) EXPECT_EQ(grads2[i], grads[i]) << i;
+}
+
+std::vector<Geometry> randomGeometries(int count, std::uint64_t seed) {
+  std::vector<Geometry> out;
+  Rng rng(seed, -1, -1, Purpose::Misc);
+  while (static_cast<int>(out.size()) < count) {
+    Geometry g{1 + static_cast<int>(rng.below(4)), 1 + static_cast<int>(rng.below(12)),
+               1 + static_cast<int>(rng.below(12)), 1 + static_cast<int>(rng.below(6)),
+               1 + static_cast<int>(rng.below(5)), 1 + static_cast<int>(rng.below(3)), static_cast<int>(rng.below(3))};
+    if (g.h + 2 * g.pad >= g.k && g.w + 2 * g.pad >= g.k) out.push_back(g);
+  }
+  return out;
+}
+
+std::string describe(const Geometry& g) {
+  return fmt("in ", g.inC, "x", g.h, "x", g.w, " out ", g.outC, " k", g.k, " s", g.stride, " p", g.pad);
+}
+
+TEST(Conv2DNaive, RandomShapesDouble) {
+  std::uint64_t seed = 100;
+  for (const auto& g : randomGeometries(40, 7)) {
+    SCOPED_TRACE(describe(g));
+    compareWithNaive<double>(g, 3, 0, seed += 3, 1e-12);
+  }
+}
+
+TEST(Conv2DNaive, RandomShapesFloat) {
+  std::uint64_t seed = 200;
+  for (const auto& g : randomGeometries(25, 8)) {
+    SCOPED_TRACE(describe(g));
+    compareWithNaive<float>(g, 4, 0, seed += 3, 2e-5);
+  }
+}
+
+TEST(Conv2DNaive, SeveralChunks) {
+  std::uint64_t seed = 300;
+  for (const auto& g : randomGeometries(10, 9)) {
+    SCOPED_TRACE(describe(g));
+    const Index perSample = static_cast<Index>(g.oh()) * g.ow() * g.inC * g.k * g.k;
+    // 2 samples per chunk over a batch of 5: chunks of 2, 2, 1 (balanced to 2,2,1).
+    compareWithNaive<double>(g, 5, 2 * perSample, seed += 3, 1e-12);
+    compareWithNaive<float>(g, 5, perSample, seed += 3, 2e-5);
+  }
+}
+
+TEST(Conv2DNaive, McMahanShapes) {
+  // The W2 layers at a small batch: 1x28x28 -> 32 (k5 p2), 32x14x14 -> 64 (k5 p2).
+  compareWithNaive<float>(Geometry{1, 28, 28, 32, 5, 1, 2}, 2, 0, 400, 2e-5);
+  compareWithNaive<float>(Geometry{32, 14, 14, 64, 5, 1, 2}, 2, 0, 401, 5e-5);
+}
+
+TEST(Conv2D, ChunkSizesAreBalancedAndBounded) {
+  Conv2DT<float> conv(32, 14, 14, 64, 5, 1, 2);  // 196 * 800 values of im2col per sample
+  EXPECT_EQ(conv.chunkSamples(2), 2);
+  EXPECT_EQ(conv.chunkSamples(1), 1);
+  const int c = conv.chunkSamples(1000);
+  EXPECT_GE(c, 1);
+  EXPECT_LE(static_cast<Index>(c) * 196 * 800, Conv2DT<float>::kChunkElems);
+  const int chunks = (1000 + c - 1) / c;
+  EXPECT_LT(static_cast<long>(chunks) * c - 1000, chunks);  // balanced: the last chunk is not a sliver
+}
+
+TEST(Conv2D, RejectsImpossibleGeometry) {
+  EXPECT_THROW(Conv2DT<float>(1, 3, 3, 1, 5, 1, 0), ConfigError);
+  EXPECT_THROW(Conv2DT<float>(0, 3, 3, 1, 1, 1, 0), ConfigError);
+  EXPECT_THROW(Conv2DT<float>(1, 3, 3, 1, 3, 0, 0), ConfigError);
+}
+
+TEST(Conv2D, ParamLayoutAndFanIn) {
+  Conv2DT<float> conv(3, 8, 8, 4, 5, 1, 2);
+  const auto specs = conv.paramSpecs();
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].name, "weight");
+  EXPECT_EQ(specs[0].size, 4 * 3 * 5 * 5);
+  EXPECT_EQ(specs[0].fanIn, 75);
+  EXPECT_EQ(specs[1].name, "bias");
+  EXPECT_EQ(specs[1].size, 4);
+  EXPECT_TRUE(specs[1].isBias);
+}
+
+}  // namespace
+}  // namespace fedsilo::test
