@@ -18,8 +18,9 @@ int main(int argc, char** argv) {
   // 3x slower on batch-32 GEMMs on this machine, PERF_BASELINE.md).
   openblas_set_num_threads(1);
   MpiEnvironment env(argc, argv);
-  std::string partial;
+  std::string partial, checkpointTmp;
   int code = 0;
+  bool threw = false;
   {
     Communicator comm = Communicator::world();
     try {
@@ -30,20 +31,38 @@ int main(int argc, char** argv) {
         return 0;
       }
       partial = parsed.config.output.path + ".partial";
+      checkpointTmp = parsed.config.output.path + ".ckpt.tmp";
       code = runExperiment(parsed.config, comm);
     } catch (const PeerFailure& e) {
       code = static_cast<int>(e.code());
+      threw = true;
     } catch (const Error& e) {
       std::fprintf(stderr, "fedsilo: error: %s\n", e.what());
       code = static_cast<int>(e.code());
+      threw = true;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fedsilo: error: %s\n", e.what());
       code = 1;
+      threw = true;
     }
-    if (code != 0 && !errorWasAgreed()) {
+    // (A non-zero code without an exception is a clean stop, e.g. 75 after a checkpoint on SIGTERM.)
+    if (threw && code == 0) code = 1;
+    // Every rank agreed on the failure and the reporting rank has printed it. Leave together: mpirun
+    // kills the remaining ranks as soon as one exits non-zero, which could cut the message short.
+    if (threw && errorWasAgreed()) {
+      std::fflush(stderr);
+      try {
+        comm.barrier();
+      } catch (const std::exception&) {  // nothing left to report; exit with the agreed code
+      }
+    }
+    if (threw && !errorWasAgreed()) {
       // The failure happened outside a coordinated region: the other ranks may be blocked in a
-      // collective, so remove the partial results file and take every rank down now.
+      // collective, so remove the partial results file (and a half-written checkpoint) and take every
+      // rank down now.
       if (!partial.empty()) std::remove(partial.c_str());
+      if (!checkpointTmp.empty()) std::remove(checkpointTmp.c_str());
+      std::fflush(stderr);
       MpiEnvironment::abort(code);
     }
   }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
 
 #include "core/timer.hpp"
 #include "data/loaders.hpp"
@@ -332,6 +333,46 @@ void Experiment::run(RecordSink& sink, const std::function<bool(const RoundSumma
     }
     evaluateClients(lastAccLocal_, lastF1Local_, lastLossLocal_);
   });
+}
+
+void Experiment::checkpoint(StateArchive& ar) {
+  const int first = placement_.first(comm_.rank()), mine = placement_.count(comm_.rank());
+  const std::size_t L = model_->blocks().size();
+  std::vector<double> scalars{static_cast<double>(nextRound_), lastGlobalAcc_, everEvaluated_ ? 1.0 : 0.0};
+  std::unordered_map<int, std::vector<double>> figures, sens0, sensFinal;
+  if (ar.saving())
+    for (int i = 0; i < mine; ++i) {
+      const auto at = sensRound0_.begin() + static_cast<std::ptrdiff_t>(i * L);
+      const auto atF = sensFinal_.begin() + static_cast<std::ptrdiff_t>(i * L);
+      figures[first + i] = {lastAccLocal_[i], lastF1Local_[i], lastLossLocal_[i]};
+      sens0[first + i].assign(at, at + static_cast<std::ptrdiff_t>(L));
+      sensFinal[first + i].assign(atF, atF + static_cast<std::ptrdiff_t>(L));
+    }
+  ar.doubles("driver/scalars", scalars);
+  ar.floats("driver/global", global_);
+  ar.doubles("driver/round_seconds", roundSeconds_);
+  ar.clientDoubles("driver/client_figures", figures);
+  ar.clientDoubles("driver/sensitivity_round0", sens0);
+  ar.clientDoubles("driver/sensitivity_final", sensFinal);
+  if (!ar.saving()) {
+    FEDSILO_ASSERT(scalars.size() == 3 && global_.size() == static_cast<std::size_t>(model_->numParams()),
+                   "checkpoint driver state does not fit this model");
+    nextRound_ = static_cast<int>(scalars[0]);
+    lastGlobalAcc_ = scalars[1];
+    everEvaluated_ = scalars[2] != 0.0;
+    for (int i = 0; i < mine; ++i) {
+      const auto f = figures.find(first + i), s0 = sens0.find(first + i), sf = sensFinal.find(first + i);
+      FEDSILO_ASSERT(f != figures.end() && f->second.size() == 3 && s0 != sens0.end() && s0->second.size() == L &&
+                         sf != sensFinal.end() && sf->second.size() == L,
+                     "checkpoint lacks the driver state of client ", first + i);
+      lastAccLocal_[i] = f->second[0];
+      lastF1Local_[i] = f->second[1];
+      lastLossLocal_[i] = f->second[2];
+      std::copy(s0->second.begin(), s0->second.end(), sensRound0_.begin() + static_cast<std::ptrdiff_t>(i * L));
+      std::copy(sf->second.begin(), sf->second.end(), sensFinal_.begin() + static_cast<std::ptrdiff_t>(i * L));
+    }
+  }
+  alg_->checkpoint(ar);
 }
 
 void Experiment::writeFinal(RecordSink& sink) {

@@ -40,6 +40,10 @@ class Experiment {
   void writeClientTable(RecordSink& sink);
   // Writes /summary, /model, /sensitivity and the algorithm's own records (collective).
   void writeFinal(RecordSink& sink);
+  // Saves or restores (collective, symmetric) the driver's state between rounds: the round to run
+  // next, the global model, the local clients' last figures and sensitivity rows (by client id, so a
+  // checkpoint restores at any rank count), the round times, then the algorithm's own state.
+  void checkpoint(StateArchive& ar);
 
   const std::vector<float>& global() const { return global_; }
   const FlContext& context() const { return *ctx_; }

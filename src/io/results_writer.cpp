@@ -79,6 +79,14 @@ void ResultsWriter::commit() {
   if (!ok) throw RuntimeError(fmt("output = ", path_, ": cannot rename ", partial_));
 }
 
+void ResultsWriter::closeKeepingPartial() {
+  rounds_.clear();
+  dxpl_.reset();
+  lcpl_.reset();
+  file_.reset();
+  committed_ = true;  // the destructor must not remove the partial file
+}
+
 void ResultsWriter::writeRootAttribute(const std::string& name, const std::string& value) {
   writeStringAttribute("/", name, value);
 }

@@ -24,6 +24,9 @@ class ResultsWriter : public RecordSink {
   void writeRootAttribute(const std::string& name, std::int64_t value);
   // Closes the file and renames <output>.partial to <output> (collective).
   void commit();
+  // Closes the file and LEAVES <output>.partial (collective): a run stopped by a signal after writing
+  // its checkpoint; the resumed run re-opens the partial file (reopen = true, truncateRounds).
+  void closeKeepingPartial();
   // Rows already in /rounds (resume).
   std::uint64_t roundsWritten() const { return rows_; }
   // Truncates the /rounds datasets to `rows` (resume after a checkpoint taken at that row count).

@@ -1,11 +1,17 @@
-// Runs one experiment end to end on every rank: results file, progress lines, final summary.
+// Runs one experiment end to end on every rank: results file, progress lines, final summary,
+// checkpoints (every checkpoint.every rounds and on SIGTERM/SIGUSR1) and --resume (docs/hpc.md).
 #pragma once
 #include "comm/communicator.hpp"
 #include "core/config.hpp"
 
 namespace fedsilo {
 
-// Returns the process exit code (0 on success). Throws fedsilo::Error on failure (agreed on all ranks).
+// Exit code of a run stopped by SIGTERM or SIGUSR1 after writing its checkpoint (EX_TEMPFAIL from
+// sysexits.h: "try again later"): <output>.ckpt and <output>.partial are left; run again with --resume.
+constexpr int kExitInterrupted = 75;
+
+// Returns the process exit code: 0 on success, kExitInterrupted after a stop on a signal. Throws
+// fedsilo::Error on failure (agreed on all ranks where the failure was seen by all of them).
 int runExperiment(const ExperimentConfig& cfg, const Communicator& comm);
 
 }  // namespace fedsilo

@@ -1,0 +1,158 @@
+# Shared by jobs/local/*.sh (mpirun on a workstation) and jobs/*.sbatch (srun under SLURM). Sourced.
+# Batch scripts run from a copy in SLURM's spool directory, so they find this file through
+# FEDSILO_ROOT (default: the directory sbatch was called from, which must be the repository root).
+#   FEDSILO_EXE    the fedsilo binary (default: $FEDSILO_ROOT/build/fedsilo)
+#   FEDSILO_OUT    output directory of sweeps and scaling runs (default: $FEDSILO_ROOT/out)
+
+fedsilo_die() {
+  echo "fedsilo job: error: $*" >&2
+  exit 2
+}
+
+# MPI as root, oversubscription and one BLAS thread per rank (HPC_NOTES.md section 3), set inside
+# the script so that it does not depend on the submitting shell's environment.
+fedsilo_env() {
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+  export OPENBLAS_NUM_THREADS=1
+}
+
+fedsilo_exe() {
+  local exe=${FEDSILO_EXE:-$FEDSILO_ROOT/build/fedsilo}
+  [ -x "$exe" ] || fedsilo_die "no fedsilo binary at $exe (build it: bash jobs/setup.sh, or set FEDSILO_EXE)"
+  echo "$exe"
+}
+
+# fedsilo_output CONFIG ARGS...: the results file the run will write, as fedsilo decides it: the
+# last --output on the command line, else `output = ...` at the top of CONFIG, else results.h5.
+fedsilo_output() {
+  local config=$1 out="" prev=""
+  shift
+  for a in "$@"; do
+    case "$a" in
+      --output=*) out=${a#--output=} ;;
+      *) [ "$prev" = --output ] && out=$a ;;
+    esac
+    prev=$a
+  done
+  if [ -z "$out" ] && [ -f "$config" ]; then
+    # Top-level keys only: stop at the first [section].
+    out=$(sed -n '/^[[:space:]]*\[/q; s/^[[:space:]]*output[[:space:]]*=[[:space:]]*\(.*[^[:space:]]\)[[:space:]]*$/\1/p' "$config" | tail -1)
+  fi
+  echo "${out:-results.h5}"
+}
+
+# fedsilo_has_output ARGS...: whether the arguments set --output themselves.
+fedsilo_has_output() {
+  for a in "$@"; do
+    case "$a" in --output | --output=*) return 0 ;; esac
+  done
+  return 1
+}
+
+# fedsilo_resume_args OUTPUT: --resume when OUTPUT.ckpt exists (a requeued or re-submitted job
+# continues where it stopped; fedsilo refuses, with exit code 2, a checkpoint of another configuration).
+fedsilo_resume_args() {
+  if [ -f "$1.ckpt" ]; then echo --resume; fi
+}
+
+# fedsilo_run_forwarding CMD...: runs CMD in the background and forwards stop signals to it, so that
+# the run checkpoints at the end of the current round and exits 75:
+#   SIGUSR1 (sbatch --signal=B:USR1@T before the walltime) -> USR1 to CMD (srun and mpirun forward it)
+#   SIGTERM / SIGINT -> USR1 to CMD: mpirun does not forward SIGTERM (it kills the ranks after
+#   odls_base_sigkill_timeout), but it forwards USR1, and fedsilo treats both alike.
+# Sets RUN_RC (CMD's exit status) and GOT_USR1 (1 if SIGUSR1 arrived).
+fedsilo_run_forwarding() {
+  GOT_USR1=0
+  RUN_RC=0
+  "$@" &
+  FEDSILO_CHILD=$!
+  trap 'GOT_USR1=1; kill -USR1 "$FEDSILO_CHILD" 2>/dev/null || true' USR1
+  trap 'kill -USR1 "$FEDSILO_CHILD" 2>/dev/null || true' TERM INT
+  while :; do
+    # wait returns early (status > 128) when a trapped signal arrives; wait again until CMD is gone.
+    if wait "$FEDSILO_CHILD"; then RUN_RC=0; else RUN_RC=$?; fi
+    kill -0 "$FEDSILO_CHILD" 2>/dev/null || break
+  done
+  trap - USR1 TERM INT
+}
+
+# fedsilo_manifest_line FILE INDEX: the INDEX-th (0-based) task line of a sweep manifest (blank lines
+# and # comments do not count).
+fedsilo_manifest_line() {
+  grep -v -e '^[[:space:]]*$' -e '^[[:space:]]*#' "$1" | sed -n "$(($2 + 1))p"
+}
+fedsilo_manifest_count() {
+  grep -c -v -e '^[[:space:]]*$' -e '^[[:space:]]*#' "$1" || true
+}
+
+# fedsilo_sweep_output CONFIG ALGORITHM SEED [EXTRA...]: out/<config>_<algorithm>_s<seed>.h5, with
+# the extra options appended when there are any (out/w1_fedprox_s0_fedprox.mu-0.01.h5), so that
+# every task of a sweep has its own file.
+fedsilo_sweep_output() {
+  local base tag="" a
+  base=$(basename "$1")
+  for a in "${@:4}"; do
+    a=${a#--}
+    tag+="${tag:+-}${a//[^A-Za-z0-9._=-]/_}"
+  done
+  echo "${FEDSILO_OUT:-$FEDSILO_ROOT/out}/${base%.ini}_$2_s$3${tag:+_$tag}.h5"
+}
+
+# fedsilo_seconds_per_round FILE: /summary/seconds_per_round of a results file.
+fedsilo_seconds_per_round() {
+  /usr/bin/python3 -c 'import sys, h5py; print(repr(float(h5py.File(sys.argv[1], "r")["summary/seconds_per_round"][()])))' "$1"
+}
+
+# fedsilo_scaling LAUNCH CONFIG [fedsilo options...]: strong and weak scaling runs.
+# LAUNCH is a function called as `LAUNCH NP CMD...` (srun -n NP / mpirun -n NP).
+#   FEDSILO_SCALING_RANKS     rank counts (default "1 2 4 ... N", N = FEDSILO_SCALING_MAX)
+#   FEDSILO_SCALING_MODES     "strong weak" (default both)
+#   FEDSILO_STRONG_CLIENTS    clients of every strong-scaling run (default 16)
+#   FEDSILO_WEAK_CLIENTS      clients per rank of the weak-scaling runs (default 4)
+#   FEDSILO_SCALING_CSV       the CSV written (default $FEDSILO_OUT/scaling.csv)
+# Writes mode,ranks,clients,seconds_per_round (the columns `python3 -m analysis plot scaling` reads),
+# seconds_per_round being each run's /summary/seconds_per_round (median round time). A failed run is
+# reported and left out; the function then returns 1.
+fedsilo_scaling() {
+  local launch=$1 config=$2
+  shift 2
+  local exe out csv dir ranks modes p mode k file failed=0 sec
+  exe=$(fedsilo_exe)
+  out=${FEDSILO_OUT:-$FEDSILO_ROOT/out}
+  csv=${FEDSILO_SCALING_CSV:-$out/scaling.csv}
+  dir=$out/scaling
+  mkdir -p "$dir" "$(dirname "$csv")"
+  if [ -n "${FEDSILO_SCALING_RANKS:-}" ]; then
+    ranks=$FEDSILO_SCALING_RANKS
+  else
+    ranks=""
+    for ((p = 1; p < ${FEDSILO_SCALING_MAX:-1}; p *= 2)); do ranks+="$p "; done
+    ranks+=${FEDSILO_SCALING_MAX:-1}
+  fi
+  modes=${FEDSILO_SCALING_MODES:-strong weak}
+  fedsilo_has_output "$@" && fedsilo_die "scaling names its own outputs; remove --output"
+  echo "mode,ranks,clients,seconds_per_round" >"$csv"
+  for mode in $modes; do
+    for p in $ranks; do
+      case "$mode" in
+        strong) k=${FEDSILO_STRONG_CLIENTS:-16} ;;
+        weak) k=$((p * ${FEDSILO_WEAK_CLIENTS:-4})) ;;
+        *) fedsilo_die "FEDSILO_SCALING_MODES: unknown mode $mode (strong, weak)" ;;
+      esac
+      file=$dir/${mode}_p${p}_k${k}.h5
+      rm -f "$file"
+      echo "== $mode scaling: $p rank(s), $k clients -> $file"
+      if "$launch" "$p" "$exe" --config "$config" "$@" --clients "$k" --output "$file" &&
+        sec=$(fedsilo_seconds_per_round "$file"); then
+        echo "$mode,$p,$k,$sec" >>"$csv"
+        echo "   seconds per round: $sec"
+      else
+        echo "fedsilo scaling: the $mode run at $p rank(s) failed; left out of $csv" >&2
+        failed=1
+      fi
+    done
+  done
+  echo "scaling results: $csv"
+  return "$failed"
+}

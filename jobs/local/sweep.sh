@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Every task of a sweep manifest ("CONFIG ALGORITHM SEED [fedsilo options...]" per line, as for
+# jobs/sweep.sbatch), one after the other with mpirun -n FEDSILO_RANKS (default 2), each into
+# out/<config>_<algorithm>_s<seed>[_<options>].h5. Finished tasks (results file present) are skipped,
+# interrupted ones resumed, so the script can simply be run again. Ctrl-C stops after the current
+# round of the current task (exit 75). FEDSILO_TASKS="0 3" runs only those task indices.
+set -euo pipefail
+FEDSILO_ROOT=${FEDSILO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+# shellcheck source=common.sh
+source "$FEDSILO_ROOT/jobs/local/common.sh"
+[ $# -eq 1 ] || fedsilo_die "usage: jobs/local/sweep.sh MANIFEST"
+MANIFEST=$1
+[ -f "$MANIFEST" ] || fedsilo_die "no manifest $MANIFEST"
+fedsilo_env
+EXE=$(fedsilo_exe)
+N=$(fedsilo_manifest_count "$MANIFEST")
+failed=0
+for i in ${FEDSILO_TASKS:-$(seq 0 $((N - 1)))}; do
+  # shellcheck disable=SC2207
+  LINE=($(fedsilo_manifest_line "$MANIFEST" "$i"))
+  if [ "${#LINE[@]}" -lt 3 ]; then
+    echo "sweep: task $i: expected 'CONFIG ALGORITHM SEED [options]', got '${LINE[*]}'" >&2
+    failed=1
+    continue
+  fi
+  EXTRA=("${LINE[@]:3}")
+  OUTPUT=$(fedsilo_sweep_output "${LINE[0]}" "${LINE[1]}" "${LINE[2]}" "${EXTRA[@]}")
+  if [ -f "$OUTPUT" ] && [ ! -f "$OUTPUT.ckpt" ]; then
+    echo "== task $i: $OUTPUT exists, skipped"
+    continue
+  fi
+  mkdir -p "$(dirname "$OUTPUT")"
+  RESUME=$(fedsilo_resume_args "$OUTPUT")
+  echo "== task $i/$N: ${LINE[*]} -> $OUTPUT $RESUME"
+  # shellcheck disable=SC2086
+  fedsilo_run_forwarding mpirun -n "${FEDSILO_RANKS:-2}" "$EXE" --config "${LINE[0]}" --algorithm "${LINE[1]}" \
+    --seed "${LINE[2]}" "${EXTRA[@]}" --output "$OUTPUT" $RESUME
+  if [ "$RUN_RC" = 75 ]; then
+    echo "sweep: interrupted in task $i; run the same command again to continue" >&2
+    exit 75
+  fi
+  if [ "$RUN_RC" != 0 ]; then
+    echo "sweep: task $i failed (exit $RUN_RC)" >&2
+    failed=1
+  fi
+done
+exit "$failed"

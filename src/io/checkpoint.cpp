@@ -1,0 +1,440 @@
+#include "io/checkpoint.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+
+#include "io/h5.hpp"
+
+namespace fedsilo {
+
+namespace {
+
+constexpr const char* kFormat = "fedsilo-checkpoint-1";
+
+template <typename T>
+struct H5Type;
+template <>
+struct H5Type<float> {
+  static hid_t mem() { return H5T_NATIVE_FLOAT; }
+  static hid_t file() { return H5T_IEEE_F32LE; }
+};
+template <>
+struct H5Type<double> {
+  static hid_t mem() { return H5T_NATIVE_DOUBLE; }
+  static hid_t file() { return H5T_IEEE_F64LE; }
+};
+template <>
+struct H5Type<std::int64_t> {
+  static hid_t mem() { return H5T_NATIVE_INT64; }
+  static hid_t file() { return H5T_STD_I64LE; }
+};
+
+// H5Lexists fails (rather than saying no) when an intermediate group is missing: test every prefix.
+bool linkExists(hid_t file, const std::string& path) {
+  std::size_t pos = 0;
+  while (true) {
+    pos = path.find('/', pos + 1);
+    const std::string prefix = path.substr(0, pos);
+    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (pos == std::string::npos) return true;
+  }
+}
+
+void writeStringAttribute(hid_t obj, const char* name, const std::string& value) {
+  h5::Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+  h5::check(H5Tset_size(type, std::max<std::size_t>(value.size(), 1)), "H5Tset_size");
+  h5::check(H5Tset_strpad(type, H5T_STR_NULLPAD), "H5Tset_strpad");
+  h5::Handle space(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
+  h5::Handle a(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+               fmt("create checkpoint attribute ", name));
+  const char empty = '\0';
+  h5::check(H5Awrite(a, type, value.empty() ? &empty : value.data()), fmt("write checkpoint attribute ", name));
+}
+
+void writeIntAttribute(hid_t obj, const char* name, std::int64_t value) {
+  h5::Handle space(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
+  h5::Handle a(H5Acreate2(obj, name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+               fmt("create checkpoint attribute ", name));
+  h5::check(H5Awrite(a, H5T_NATIVE_INT64, &value), fmt("write checkpoint attribute ", name));
+}
+
+std::string readStringAttribute(hid_t obj, const std::string& file, const char* name) {
+  if (H5Aexists(obj, name) <= 0) throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' missing"));
+  h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose, fmt("open checkpoint attribute ", name));
+  h5::Handle type(H5Aget_type(a), H5Tclose, "attribute type");
+  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
+    throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' is not a fixed-length string"));
+  std::string s(H5Tget_size(type), '\0');
+  h5::check(H5Aread(a, type, s.data()), fmt("read checkpoint attribute ", name));
+  s.erase(std::find(s.begin(), s.end(), '\0'), s.end());
+  return s;
+}
+
+std::int64_t readIntAttribute(hid_t obj, const std::string& file, const char* name) {
+  if (H5Aexists(obj, name) <= 0) throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' missing"));
+  h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose, fmt("open checkpoint attribute ", name));
+  std::int64_t v = 0;
+  h5::check(H5Aread(a, H5T_NATIVE_INT64, &v), fmt("read checkpoint attribute ", name));
+  return v;
+}
+
+// [start, start + count) ranges along the first dimension, merged when adjacent.
+struct Ranges {
+  std::vector<std::pair<hsize_t, hsize_t>> r;
+  void add(hsize_t start, hsize_t count) {
+    if (count == 0) return;
+    if (!r.empty() && r.back().first + r.back().second == start) r.back().second += count;
+    else r.emplace_back(start, count);
+  }
+  // Selects the ranges in `space` (rank 1, or rank 2 with full rows of `width`), or nothing.
+  void select(hid_t space, int rank, hsize_t width) const {
+    if (r.empty()) {
+      H5Sselect_none(space);
+      return;
+    }
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      hsize_t start[2] = {r[i].first, 0}, count[2] = {r[i].second, width};
+      h5::check(H5Sselect_hyperslab(space, i == 0 ? H5S_SELECT_SET : H5S_SELECT_OR, start, nullptr, count, nullptr),
+                "select checkpoint rows");
+    }
+    (void)rank;
+  }
+};
+
+}  // namespace
+
+std::string checkpointPath(const std::string& output) { return output + ".ckpt"; }
+
+bool existsOnRoot(const std::string& path, const Communicator& comm) {
+  int e = 0;
+  if (comm.isRoot()) {
+    std::error_code ec;
+    e = std::filesystem::exists(path, ec) ? 1 : 0;
+  }
+  comm.bcast(&e, 1, 0);
+  return e != 0;
+}
+
+std::int64_t fileSizeOnRoot(const std::string& path, const Communicator& comm) {
+  std::int64_t size = -1;
+  if (comm.isRoot()) {
+    std::error_code ec;
+    const auto s = std::filesystem::file_size(path, ec);
+    if (!ec) size = static_cast<std::int64_t>(s);
+  }
+  comm.bcast(&size, 1, 0);
+  return size;
+}
+
+bool partialResultsIntact(const std::string& partial, std::int64_t size, std::int64_t rows, const Communicator& comm) {
+  h5::silenceErrors();
+  int ok = 0;
+  if (comm.isRoot() && size >= 0) {
+    std::error_code ec;
+    const auto s = std::filesystem::file_size(partial, ec);
+    const hid_t f = !ec && static_cast<std::int64_t>(s) == size ? H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    if (f >= 0) {
+      ok = 1;
+      if (rows > 0) {
+        ok = 0;
+        if (linkExists(f, "/rounds/round")) {
+          const hid_t d = H5Dopen2(f, "/rounds/round", H5P_DEFAULT);
+          const hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+          hsize_t dims[1] = {0};
+          if (sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, dims, nullptr) == 1)
+            ok = dims[0] >= static_cast<hsize_t>(rows) ? 1 : 0;
+          if (sp >= 0) H5Sclose(sp);
+          if (d >= 0) H5Dclose(d);
+        }
+      }
+      H5Fclose(f);
+    }
+  }
+  comm.bcast(&ok, 1, 0);
+  return ok != 0;
+}
+
+struct Checkpoint::Impl {
+  std::string file;  // the path actually open (path.tmp while writing)
+  h5::Handle fileId, dxpl, lcpl;
+};
+
+namespace {
+
+h5::Handle fileAccess(const Communicator& comm) {
+  h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate(fapl)");
+  if (!comm.isSingle()) {
+    const MPI_Comm c = *static_cast<const MPI_Comm*>(comm.mpiCommPtr());
+    h5::check(H5Pset_fapl_mpio(fapl, c, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+    h5::check(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops");
+    h5::check(H5Pset_coll_metadata_write(fapl, true), "H5Pset_coll_metadata_write");
+  }
+  return fapl;
+}
+
+void finishImpl(Checkpoint::Impl& impl, const Communicator& comm) {
+  impl.dxpl = h5::Handle(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate(dxpl)");
+  if (!comm.isSingle()) h5::check(H5Pset_dxpl_mpio(impl.dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  impl.lcpl = h5::Handle(H5Pcreate(H5P_LINK_CREATE), H5Pclose, "H5Pcreate(lcpl)");
+  h5::check(H5Pset_create_intermediate_group(impl.lcpl, 1), "H5Pset_create_intermediate_group");
+}
+
+}  // namespace
+
+Checkpoint::Checkpoint(std::unique_ptr<Impl> impl, bool saving, const Communicator& comm, const Placement& placement)
+    : impl_(std::move(impl)), saving_(saving), comm_(comm), placement_(placement) {}
+
+std::unique_ptr<Checkpoint> Checkpoint::create(const std::string& path, const Communicator& comm,
+                                               const Placement& placement, const CheckpointInfo& info) {
+  h5::silenceErrors();
+  auto impl = std::make_unique<Impl>();
+  impl->file = path + ".tmp";
+  // The open is the one step whose failure (directory gone, disk full, no permission) is seen by
+  // every rank alike, so it is agreed on; later HDF5 errors are collective-call failures (main aborts).
+  coordinated(comm, [&] {
+    h5::Handle fapl = fileAccess(comm);
+    const hid_t f = H5Fcreate(impl->file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (f < 0) throw RuntimeError(fmt("checkpoint: cannot create ", impl->file));
+    impl->fileId = h5::Handle(f, H5Fclose, "checkpoint file");
+  });
+  finishImpl(*impl, comm);
+  std::unique_ptr<Checkpoint> c(new Checkpoint(std::move(impl), true, comm, placement));
+  c->path_ = path;
+  c->info_ = info;
+  const hid_t f = c->impl_->fileId;
+  writeStringAttribute(f, "format", kFormat);
+  writeStringAttribute(f, "version", info.version);
+  writeStringAttribute(f, "config", info.config);
+  writeStringAttribute(f, "round_names", info.roundNames);
+  writeIntAttribute(f, "next_round", info.nextRound);
+  writeIntAttribute(f, "rows", info.rows);
+  writeIntAttribute(f, "partial_kept", info.partialKept);
+  writeIntAttribute(f, "partial_size", info.partialSize);
+  writeIntAttribute(f, "num_clients", info.numClients);
+  writeIntAttribute(f, "num_ranks", info.numRanks);
+  return c;
+}
+
+std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path, const Communicator& comm, const Placement& placement) {
+  h5::silenceErrors();
+  auto impl = std::make_unique<Impl>();
+  impl->file = path;
+  coordinated(comm, [&] {
+    h5::Handle fapl = fileAccess(comm);
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
+    if (f < 0) throw RuntimeError(fmt("--resume: cannot open checkpoint ", path, " (not an HDF5 file?)"));
+    impl->fileId = h5::Handle(f, H5Fclose, "checkpoint file");
+  });
+  finishImpl(*impl, comm);
+  std::unique_ptr<Checkpoint> c(new Checkpoint(std::move(impl), false, comm, placement));
+  c->path_ = path;
+  // Attribute reads are symmetric on every rank and fail alike; agree so the message prints once.
+  coordinated(comm, [&] {
+    const hid_t f = c->impl_->fileId;
+    const std::string format = readStringAttribute(f, path, "format");
+    if (format != kFormat)
+      throw RuntimeError(fmt("--resume: ", path, " has format '", format, "', expected ", kFormat));
+    CheckpointInfo& i = c->info_;
+    i.version = readStringAttribute(f, path, "version");
+    i.config = readStringAttribute(f, path, "config");
+    i.roundNames = readStringAttribute(f, path, "round_names");
+    i.nextRound = readIntAttribute(f, path, "next_round");
+    i.rows = readIntAttribute(f, path, "rows");
+    i.partialKept = readIntAttribute(f, path, "partial_kept");
+    i.partialSize = readIntAttribute(f, path, "partial_size");
+    i.numClients = readIntAttribute(f, path, "num_clients");
+    i.numRanks = readIntAttribute(f, path, "num_ranks");
+    if (i.numClients != placement.numClients())
+      throw ConfigError(fmt("--resume: ", path, " holds ", i.numClients, " clients, the configuration has ",
+                            placement.numClients()));
+  });
+  return c;
+}
+
+Checkpoint::~Checkpoint() {
+  if (std::uncaught_exceptions() > 0 && !errorWasAgreed()) {
+    // See the header: abandon, do not close (a collective close would hang).
+    (void)impl_.release();
+    return;
+  }
+  impl_.reset();
+  if (saving_ && !committed_ && comm_.isRoot()) std::remove((path_ + ".tmp").c_str());
+}
+
+void Checkpoint::commit() {
+  FEDSILO_ASSERT(saving_ && !committed_);
+  impl_->fileId.reset();  // collective close: every rank's data is on disk after this
+  impl_->dxpl.reset();
+  impl_->lcpl.reset();
+  committed_ = true;
+  coordinated(comm_, [&] {
+    if (!comm_.isRoot()) return;
+    // rename(2) replaces the old checkpoint atomically: a crash leaves the old or the new one.
+    std::error_code ec;
+    std::filesystem::rename(path_ + ".tmp", path_, ec);
+    if (ec) throw RuntimeError(fmt("checkpoint: cannot rename ", path_, ".tmp to ", path_, ": ", ec.message()));
+  });
+}
+
+namespace {
+
+// A whole array at `path`, identical on every rank: rank 0 writes it, every rank reads all of it.
+template <typename T>
+void writeWhole(Checkpoint::Impl& impl, const Communicator& comm, const std::string& path, const std::vector<T>& v) {
+  const hid_t f = impl.fileId;
+  if (linkExists(f, path)) throw RuntimeError(fmt("checkpoint: array '", path, "' saved twice"));
+  hsize_t dims[1] = {v.size()};
+  h5::Handle fs(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace " + path);
+  h5::Handle ds(H5Dcreate2(f, path.c_str(), H5Type<T>::file(), fs, impl.lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+                "create checkpoint " + path);
+  if (v.empty()) return;
+  h5::Handle ms(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
+  if (!comm.isRoot()) {
+    H5Sselect_none(fs);
+    H5Sselect_none(ms);
+  }
+  h5::check(H5Dwrite(ds, H5Type<T>::mem(), ms, fs, impl.dxpl, v.data()), "write checkpoint " + path);
+}
+
+template <typename T>
+void readWhole(Checkpoint::Impl& impl, const std::string& path, std::vector<T>& v) {
+  h5::Handle ds(H5Dopen2(impl.fileId, path.c_str(), H5P_DEFAULT), H5Dclose, "open checkpoint " + path);
+  h5::Handle fs(H5Dget_space(ds), H5Sclose, "dataspace");
+  const hssize_t n = H5Sget_simple_extent_npoints(fs);
+  v.assign(static_cast<std::size_t>(std::max<hssize_t>(n, 0)), T{});
+  if (n <= 0) return;
+  h5::check(H5Dread(ds, H5Type<T>::mem(), H5S_ALL, H5S_ALL, impl.dxpl, v.data()), "read checkpoint " + path);
+}
+
+}  // namespace
+
+template <typename T>
+void Checkpoint::replicated(const std::string& name, std::vector<T>& v) {
+  const std::string path = "/replicated/" + name;
+  if (saving_) {
+    const std::uint64_t n = v.size();
+    if (comm_.allreduceMax<std::uint64_t>(n) != comm_.allreduceMin<std::uint64_t>(n))
+      throw RuntimeError(fmt("checkpoint: replicated array '", name, "' differs in length across ranks"));
+    writeWhole(*impl_, comm_, path, v);
+  } else {
+    if (!linkExists(impl_->fileId, path))
+      throw RuntimeError(fmt("checkpoint ", path_, " has no array '", name, "' (written by another version or algorithm?)"));
+    readWhole(*impl_, path, v);
+  }
+}
+
+template <typename T>
+void Checkpoint::perClient(const std::string& name, std::unordered_map<int, std::vector<T>>& m) {
+  const std::string base = "/clients/" + name;
+  const std::string valuesPath = base + "/values";
+  const hid_t f = impl_->fileId;
+  const int r = comm_.rank();
+  const std::size_t K = static_cast<std::size_t>(placement_.numClients());
+  std::vector<std::int64_t> len(K, -1);
+  if (saving_) {
+    // Every rank must create the datasets with identical arguments, so every rank first learns the
+    // length of every client's vector.
+    std::vector<std::int64_t> mine;
+    for (const auto& [k, v] : m) {
+      FEDSILO_ASSERT(k >= 0 && static_cast<std::size_t>(k) < K && placement_.owner(k) == r, "checkpoint array ", name,
+                     ": client ", k, " is not hosted by rank ", r);
+      mine.push_back(k);
+      mine.push_back(static_cast<std::int64_t>(v.size()));
+    }
+    const std::vector<std::int64_t> all = comm_.allgatherv(mine);
+    for (std::size_t i = 0; i + 1 < all.size(); i += 2) len[static_cast<std::size_t>(all[i])] = all[i + 1];
+    writeWhole(*impl_, comm_, base + "/length", len);
+  } else {
+    if (!linkExists(f, base + "/length"))
+      throw RuntimeError(fmt("checkpoint ", path_, " has no per-client array '", name,
+                             "' (written by another version or algorithm?)"));
+    readWhole(*impl_, base + "/length", len);
+    if (len.size() != K)
+      throw RuntimeError(fmt("checkpoint ", path_, ": per-client array '", name, "' has ", len.size(), " clients, expected ", K));
+  }
+  // Layout: rows [K, n] when all stored lengths agree, else 1-D concatenation in client order.
+  std::int64_t width = -1;
+  bool uniform = true;
+  std::uint64_t total = 0;
+  std::vector<std::uint64_t> offset(K, 0);
+  for (std::size_t k = 0; k < K; ++k) {
+    if (len[k] < 0) continue;
+    offset[k] = total;
+    total += static_cast<std::uint64_t>(len[k]);
+    if (width < 0) width = len[k];
+    else if (len[k] != width) uniform = false;
+  }
+  // Clients of this rank that have a vector, ascending (the order of both the file selection and
+  // the packed memory buffer).
+  std::vector<int> local;
+  for (int k = placement_.first(r); k < placement_.end(r); ++k)
+    if (len[static_cast<std::size_t>(k)] >= 0) local.push_back(k);
+  if (saving_) {
+    for (int k : local) FEDSILO_ASSERT(m.count(k) == 1);
+  } else {
+    m.clear();
+  }
+  if (total == 0) {  // nothing but empty vectors (or none at all): no values dataset
+    if (!saving_)
+      for (int k : local) m[k] = {};
+    return;
+  }
+  Ranges ranges;
+  std::uint64_t localCount = 0;
+  for (int k : local) {
+    const auto ku = static_cast<std::size_t>(k);
+    ranges.add(uniform ? static_cast<hsize_t>(k) : offset[ku], uniform ? 1 : static_cast<hsize_t>(len[ku]));
+    localCount += static_cast<std::uint64_t>(len[ku]);
+  }
+  const int rank = uniform ? 2 : 1;
+  const hsize_t rowWidth = uniform ? static_cast<hsize_t>(width) : 1;
+  hsize_t mdim[1] = {std::max<hsize_t>(localCount, 1)};
+  h5::Handle ms(H5Screate_simple(1, mdim, nullptr), H5Sclose, "dataspace");
+  if (localCount == 0) H5Sselect_none(ms);
+  std::vector<T> packed;
+  packed.reserve(localCount);
+  T dummy{};  // HDF5 wants a non-null buffer even for an empty selection
+  if (saving_) {
+    hsize_t dims[2] = {uniform ? static_cast<hsize_t>(K) : static_cast<hsize_t>(total), rowWidth};
+    h5::Handle fs(H5Screate_simple(rank, dims, nullptr), H5Sclose, "dataspace " + valuesPath);
+    h5::Handle ds(H5Dcreate2(f, valuesPath.c_str(), H5Type<T>::file(), fs, impl_->lcpl, H5P_DEFAULT, H5P_DEFAULT),
+                  H5Dclose, "create checkpoint " + valuesPath);
+    ranges.select(fs, rank, rowWidth);
+    for (int k : local) {
+      const std::vector<T>& v = m.at(k);
+      packed.insert(packed.end(), v.begin(), v.end());
+    }
+    h5::check(H5Dwrite(ds, H5Type<T>::mem(), ms, fs, impl_->dxpl, packed.empty() ? &dummy : packed.data()),
+              "write checkpoint " + valuesPath);
+  } else {
+    h5::Handle ds(H5Dopen2(f, valuesPath.c_str(), H5P_DEFAULT), H5Dclose, "open checkpoint " + valuesPath);
+    h5::Handle fs(H5Dget_space(ds), H5Sclose, "dataspace");
+    hsize_t dims[2] = {0, 0};
+    const int nd = H5Sget_simple_extent_dims(fs, dims, nullptr);
+    const bool ok = nd == rank && (uniform ? dims[0] == K && dims[1] == rowWidth : dims[0] == total);
+    if (!ok) throw RuntimeError(fmt("checkpoint ", path_, ": per-client array '", name, "' has an inconsistent shape"));
+    ranges.select(fs, rank, rowWidth);
+    packed.assign(localCount, T{});
+    h5::check(H5Dread(ds, H5Type<T>::mem(), ms, fs, impl_->dxpl, packed.empty() ? &dummy : packed.data()),
+              "read checkpoint " + valuesPath);
+    std::size_t at = 0;
+    for (int k : local) {
+      const auto n = static_cast<std::size_t>(len[static_cast<std::size_t>(k)]);
+      m[k].assign(packed.begin() + static_cast<std::ptrdiff_t>(at), packed.begin() + static_cast<std::ptrdiff_t>(at + n));
+      at += n;
+    }
+  }
+}
+
+void Checkpoint::floats(const std::string& name, std::vector<float>& v) { replicated(name, v); }
+void Checkpoint::doubles(const std::string& name, std::vector<double>& v) { replicated(name, v); }
+void Checkpoint::clientFloats(const std::string& name, std::unordered_map<int, std::vector<float>>& m) { perClient(name, m); }
+void Checkpoint::clientDoubles(const std::string& name, std::unordered_map<int, std::vector<double>>& m) {
+  perClient(name, m);
+}
+
+}  // namespace fedsilo

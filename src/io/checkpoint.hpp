@@ -1,0 +1,101 @@
+// Checkpoint files (<output>.ckpt) over parallel HDF5: the StateArchive that Experiment::checkpoint
+// and Algorithm::checkpoint save to and restore from (docs/hpc.md).
+//
+// Layout (every rank makes every metadata call with identical arguments, HPC_NOTES.md section 4):
+//   root attributes          format, version, config, next_round, rows, partial_kept, ...
+//   /replicated/<name>       1-D array, identical on every rank (rank 0 writes it)
+//   /clients/<name>/length   int64 [K]: length of client k's vector, -1 if the client has none
+//   /clients/<name>/values   [K, n] when every stored vector has the same length n (the usual case),
+//                            else the vectors concatenated in client order (1-D)
+// Per-client vectors are stored by CLIENT ID, never by rank: each rank writes its clients' rows through
+// a hyperslab and, on load, reads the rows of the clients it hosts now. So a checkpoint taken at P
+// ranks restores at any other rank count.
+//
+// RNG streams are keyed by (seed, client, round, purpose), so no generator positions are stored: the
+// round number is enough to continue every stream.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/placement.hpp"
+#include "core/state_archive.hpp"
+
+namespace fedsilo {
+
+// The checkpoint of results file <output>.
+std::string checkpointPath(const std::string& output);
+
+// Root attributes of a checkpoint.
+struct CheckpointInfo {
+  std::string version;          // fedsilo version that wrote it
+  std::string config;           // resolved configuration (INI) of the run that wrote it
+  std::int64_t nextRound = 0;   // first round a resumed run executes
+  std::int64_t rows = 0;        // /rounds rows written to the results file up to the checkpoint
+  // 1 when <output>.partial was closed cleanly immediately before this checkpoint (a stop on a
+  // signal), with its size in bytes; a resume then re-opens it. 0 for periodic checkpoints: the run
+  // kept writing the partial file, so a resume rebuilds it from the rows stored here.
+  std::int64_t partialKept = 0;
+  std::int64_t partialSize = -1;
+  std::int64_t numClients = 0;
+  std::int64_t numRanks = 0;
+  std::string roundNames;       // the /rounds datasets stored under replicated/ and clients/ "rounds/"
+};
+
+class Checkpoint final : public StateArchive {
+ public:
+  // Collective. Creates `path`.tmp for writing; commit() renames it to `path`.
+  static std::unique_ptr<Checkpoint> create(const std::string& path, const Communicator& comm,
+                                            const Placement& placement, const CheckpointInfo& info);
+  // Collective. Opens an existing checkpoint for reading and reads its attributes.
+  static std::unique_ptr<Checkpoint> open(const std::string& path, const Communicator& comm, const Placement& placement);
+  // Collective: closes. A checkpoint being written and never committed is removed. During the
+  // unwinding of an exception that the ranks did NOT agree on (errorWasAgreed() false) the handles
+  // are abandoned instead: closing is collective and the other ranks may be stuck elsewhere, so it
+  // would hang; main() then aborts every rank.
+  ~Checkpoint() override;
+  Checkpoint(const Checkpoint&) = delete;
+  Checkpoint& operator=(const Checkpoint&) = delete;
+
+  // Collective: closes `path`.tmp and renames it to `path` (rank 0), so `path` is always complete.
+  void commit();
+  const CheckpointInfo& info() const { return info_; }
+
+  bool saving() const override { return saving_; }
+  void floats(const std::string& name, std::vector<float>& v) override;
+  void doubles(const std::string& name, std::vector<double>& v) override;
+  void clientFloats(const std::string& name, std::unordered_map<int, std::vector<float>>& perClient) override;
+  void clientDoubles(const std::string& name, std::unordered_map<int, std::vector<double>>& perClient) override;
+
+ public:
+  struct Impl;  // HDF5 handles (opaque; public only for the helpers in checkpoint.cpp)
+
+ private:
+  Checkpoint(std::unique_ptr<Impl> impl, bool saving, const Communicator& comm, const Placement& placement);
+  template <typename T>
+  void replicated(const std::string& name, std::vector<T>& v);
+  template <typename T>
+  void perClient(const std::string& name, std::unordered_map<int, std::vector<T>>& m);
+
+  std::unique_ptr<Impl> impl_;
+  bool saving_;
+  const Communicator& comm_;
+  Placement placement_;
+  CheckpointInfo info_;
+  std::string path_;
+  bool committed_ = false;
+};
+
+// Whether `path` exists (rank 0 looks, every rank gets the answer). Collective.
+bool existsOnRoot(const std::string& path, const Communicator& comm);
+// Size of `path` in bytes as rank 0 sees it (-1 if missing), on every rank. Collective.
+std::int64_t fileSizeOnRoot(const std::string& path, const Communicator& comm);
+// Whether the results file `partial` can be re-opened for a resume: it has exactly `size` bytes (as
+// when it was closed at the checkpoint), opens as HDF5 and has at least `rows` rows in /rounds.
+// Rank 0 checks with a serial, read-only open; every rank gets the answer. Collective.
+bool partialResultsIntact(const std::string& partial, std::int64_t size, std::int64_t rows, const Communicator& comm);
+
+}  // namespace fedsilo

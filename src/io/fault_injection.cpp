@@ -1,0 +1,41 @@
+#include "io/fault_injection.hpp"
+
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "core/strings.hpp"
+
+namespace fedsilo {
+
+FaultPlan parseFaultPlan(const std::string& text) {
+  FaultPlan p;
+  const std::string t = trim(text);
+  if (t.empty()) return p;
+  const auto colon = t.find(':');
+  const std::string kind = t.substr(0, colon);
+  if (kind == "data") p.kind = FaultPlan::Kind::Data;
+  else if (kind == "nan") p.kind = FaultPlan::Kind::Nan;
+  else if (kind == "io") p.kind = FaultPlan::Kind::Io;
+  else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": expected data:rank=R, nan:rank=R,round=T or io:rank=R,round=T"));
+  std::string rest = colon == std::string::npos ? "" : t.substr(colon + 1);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string kv = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    const auto eq = kv.find('=');
+    const std::string key = trim(kv.substr(0, eq));
+    const std::string val = eq == std::string::npos ? "" : trim(kv.substr(eq + 1));
+    if (key == "rank") p.rank = static_cast<int>(parseInt(val, "FEDSILO_FAULT rank"));
+    else if (key == "round") p.round = static_cast<int>(parseInt(val, "FEDSILO_FAULT round"));
+    else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": unknown key '", key, "' (expected rank or round)"));
+  }
+  if (p.rank < 0) throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": needs rank=R with R >= 0"));
+  return p;
+}
+
+FaultPlan faultPlanFromEnvironment() {
+  const char* v = std::getenv("FEDSILO_FAULT");
+  return parseFaultPlan(v ? v : "");
+}
+
+}  // namespace fedsilo

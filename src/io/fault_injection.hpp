@@ -1,0 +1,31 @@
+// TEST-ONLY fault injection, read from the environment variable FEDSILO_FAULT in this one place
+// (used by io/run_control only). It exists so that tests/integration/test_failures.sh can make ONE
+// rank fail in each way a real run can fail, and check that every rank exits promptly with one
+// error line and no results file. Not a user feature: undocumented in --help, see docs/hpc.md.
+//
+//   FEDSILO_FAULT=data:rank=R           rank R reads its data from a directory that does not exist
+//                                       (the loader's own DataError, exit 3, on that rank only)
+//   FEDSILO_FAULT=nan:rank=R,round=T    from round T on, rank R trains with lr = 1e30, so its
+//                                       clients' losses become NaN/Inf in the real trainer
+//                                       (NumericError naming client and round, exit 1; with
+//                                       fl.skip_diverged = true their updates are dropped instead)
+//   FEDSILO_FAULT=io:rank=R,round=T     rank R fails while appending round T's rows to the results
+//                                       file, outside any coordinated region, as an HDF5 error on
+//                                       one rank would (main removes the partial file and aborts)
+#pragma once
+#include <string>
+
+namespace fedsilo {
+
+struct FaultPlan {
+  enum class Kind { None, Data, Nan, Io } kind = Kind::None;
+  int rank = -1;
+  int round = 0;
+  bool on(Kind k, int r) const { return kind == k && rank == r; }
+};
+
+// Parses FEDSILO_FAULT (unset or empty: no fault). ConfigError on a malformed value.
+FaultPlan faultPlanFromEnvironment();
+FaultPlan parseFaultPlan(const std::string& text);
+
+}  // namespace fedsilo

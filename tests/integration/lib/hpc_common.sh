@@ -1,0 +1,114 @@
+# Shared by the HPC integration tests (test_resume, test_failures, test_participation, test_fuzz,
+# test_slurm). Sourced, not run: it lives in lib/ so that tests/CMakeLists.txt does not register it.
+# Needs the environment ctest sets: FEDSILO_EXE, FEDSILO_SOURCE_DIR, MPIEXEC.
+set -euo pipefail
+: "${FEDSILO_EXE:?FEDSILO_EXE is not set: run this test through ctest (cd build && ctest -R NAME)}"
+: "${FEDSILO_SOURCE_DIR:?FEDSILO_SOURCE_DIR is not set: run this test through ctest}"
+MPIEXEC=${MPIEXEC:-mpirun}
+# shellcheck source=../../../jobs/env.sh
+source "$FEDSILO_SOURCE_DIR/jobs/env.sh"
+PY=/usr/bin/python3
+
+# The tiny experiment of every HPC test: FashionMNIST, 100 samples per client, 4 clients, MLP 32.
+TINY=(--dataset fashion_mnist --partition.samples_per_client 100 --clients 4 --model.hidden 32)
+
+FAILURES=0
+log() { printf '%s: %s\n' "${TEST_NAME:-test}" "$*"; }
+fail() {
+  printf '%s: FAIL: %s\n' "${TEST_NAME:-test}" "$*" >&2
+  FAILURES=$((FAILURES + 1))
+}
+die() {
+  printf '%s: FAIL: %s\n' "${TEST_NAME:-test}" "$*" >&2
+  exit 1
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# A fresh work directory, removed on exit (also on failure).
+make_workdir() {
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/fedsilo-${TEST_NAME:-test}.XXXXXX")
+  trap 'rm -rf "$WORK"' EXIT
+}
+
+# wait_for_line PATTERN FILE TIMEOUT_S PID: waits until FILE has a line matching PATTERN (grep -E);
+# returns 1 if PID exits first or the time runs out.
+wait_for_line() {
+  local pattern=$1 file=$2 timeout=$3 pid=$4 t0
+  t0=$(now_ms)
+  while ! grep -qE "$pattern" "$file" 2>/dev/null; do
+    kill -0 "$pid" 2>/dev/null || return 1
+    (($(now_ms) - t0 < timeout * 1000)) || return 1
+    sleep 0.02
+  done
+}
+
+# signal_ranks SIG MPIRUN_PID: sends SIG to the ranks (mpirun's children) directly. Open MPI 4.1's
+# mpirun does NOT forward SIGTERM (it sends SIGCONT, waits odls_base_sigkill_timeout, then SIGTERM,
+# then SIGKILL); it does forward SIGUSR1/SIGUSR2 (docs/hpc.md).
+signal_ranks() {
+  local sig=$1 pid=$2 kids
+  kids=$(pgrep -P "$pid" || true)
+  [ -n "$kids" ] || return 1
+  # shellcheck disable=SC2086
+  kill -"$sig" $kids
+}
+
+# h5_complete FILE: a readable fedsilo results file with /summary and /model/global.
+h5_complete() {
+  "$PY" - "$1" <<'PYEOF'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    assert f.attrs["format"] in (b"fedsilo-results-1", "fedsilo-results-1"), "format attribute"
+    for k in ("summary/client_accuracy", "summary/mean", "model/global", "rounds/client_accuracy"):
+        assert k in f, "missing /" + k
+    T = f["rounds/round"].shape[0]
+    assert T >= 1 and f["rounds/client_accuracy"].shape[0] == T
+PYEOF
+}
+
+# h5_same A B: every dataset equal (NaN == NaN) except wall times and the rank placement, which
+# legitimately differ between runs (and rank counts). Prints the differences.
+h5_same() {
+  "$PY" - "$1" "$2" <<'PYEOF'
+import sys, h5py, numpy as np
+SKIP = {"rounds/seconds", "rounds/train_seconds", "summary/seconds_per_round", "clients/rank"}
+def items(f):
+    out = {}
+    f.visititems(lambda n, o: out.__setitem__(n, o[()]) if isinstance(o, h5py.Dataset) else None)
+    return out
+with h5py.File(sys.argv[1], "r") as fa, h5py.File(sys.argv[2], "r") as fb:
+    a, b = items(fa), items(fb)
+bad = []
+for k in sorted(set(a) | set(b)):
+    if k in SKIP:
+        continue
+    if k not in a or k not in b:
+        bad.append(f"/{k}: only in {'first' if k in a else 'second'} file")
+        continue
+    x, y = np.asarray(a[k]), np.asarray(b[k])
+    if x.shape != y.shape:
+        bad.append(f"/{k}: shape {x.shape} vs {y.shape}")
+    elif x.dtype.kind in "fc":
+        if not np.array_equal(x, y, equal_nan=True):
+            i = np.argwhere(~((x == y) | (np.isnan(x) & np.isnan(y))))[0]
+            bad.append(f"/{k}: differs, first at {tuple(i)}: {x[tuple(i)]!r} vs {y[tuple(i)]!r}")
+    elif not np.array_equal(x, y):
+        bad.append(f"/{k}: differs")
+for m in bad:
+    print("   ", m)
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+# The algorithm registry, from the "Algorithms:" section of --help (one "  name: summary" per line).
+algorithms() {
+  "$FEDSILO_EXE" --help | sed -n '/^Algorithms:/,/^$/p' | sed -n 's/^  \([A-Za-z0-9_]*\):.*/\1/p'
+}
+
+finish() {
+  if ((FAILURES > 0)); then
+    printf '%s: %d failure(s)\n' "${TEST_NAME:-test}" "$FAILURES" >&2
+    exit 1
+  fi
+  log "passed"
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# label: integration
+# timeout: 2400
+# Kill-and-resume for EVERY algorithm of the registry (parsed from --help, so algorithms added later
+# are covered without editing this file): an uninterrupted run at 2 ranks; the same run stopped by
+# SIGTERM sent to its ranks (exit 75, <output>.ckpt and <output>.partial left, no <output>); resumed
+# with --resume at 3 ranks; the finished file must equal the uninterrupted one in every dataset but
+# wall times and the rank placement (client accuracies per round, summary, final model, sensitivity,
+# the algorithm's own records). One-shot algorithms (need rounds = 1) are skipped with the reason.
+# fedavg also covers: SIGUSR1 to mpirun (forwarded), a hard kill (SIGKILL) after a periodic
+# checkpoint (the partial file is rebuilt from the checkpoint), a resume with a different
+# configuration (exit 2) and --resume without a checkpoint (starts over).
+TEST_NAME=test_resume
+source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
+make_workdir
+
+BASE=("${TINY[@]}" --model.hidden 32,32 --seed 5)
+ROUNDS=6
+
+# run_to LOG NP ARGS...: runs fedsilo under mpirun, output to LOG; sets RC.
+run_to() {
+  local logf=$1 np=$2
+  shift 2
+  RC=0
+  "$MPIEXEC" -n "$np" "$FEDSILO_EXE" "$@" >"$logf" 2>&1 || RC=$?
+}
+
+# interrupt LOG SIG HOW ARGS...: starts a 2-rank run and, once its header line is out (handlers are
+# installed before the data is loaded), sends SIG to the ranks (HOW=ranks) or to mpirun (HOW=mpirun).
+interrupt() {
+  local logf=$1 sig=$2 how=$3
+  shift 3
+  "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" >"$logf" 2>&1 &
+  local pid=$!
+  if wait_for_line 'round +global_acc' "$logf" 120 "$pid"; then
+    if [ "$how" = mpirun ]; then kill -"$sig" "$pid"; else signal_ranks "$sig" "$pid" || true; fi
+  fi
+  RC=0
+  wait "$pid" || RC=$?
+}
+
+check_interrupted() {  # OUT LOG: exit 75, checkpoint and partial left, no results file
+  local out=$1 logf=$2 what=$3
+  if [ "$RC" != 75 ]; then
+    fail "$what: interrupted run exited $RC, expected 75"
+    tail -5 "$logf" >&2
+    return 1
+  fi
+  grep -q 'resume with --resume\|run again with --resume' "$logf" || fail "$what: no 'run again with --resume' message"
+  [ -f "$out.ckpt" ] || { fail "$what: no checkpoint $out.ckpt after the stop"; return 1; }
+  [ -f "$out.partial" ] || fail "$what: no $out.partial after the stop"
+  [ ! -e "$out" ] || fail "$what: $out exists after the stop (must only appear when complete)"
+  return 0
+}
+
+check_resumed() {  # OUT LOG REF WHAT
+  local out=$1 logf=$2 ref=$3 what=$4
+  if [ "$RC" != 0 ]; then
+    fail "$what: resumed run exited $RC"
+    tail -5 "$logf" >&2
+    return 1
+  fi
+  grep -q '^resuming from' "$logf" || fail "$what: the resumed run did not say it resumed"
+  [ ! -e "$out.ckpt" ] || fail "$what: checkpoint left after the run completed"
+  [ ! -e "$out.partial" ] || fail "$what: partial file left after the run completed"
+  if ! h5_complete "$out"; then
+    fail "$what: resumed results file incomplete"
+    return 1
+  fi
+  if ! h5_same "$ref" "$out"; then
+    fail "$what: resumed results differ from the uninterrupted run (above)"
+    return 1
+  fi
+  log "$what: identical to the uninterrupted run"
+}
+
+ALGS=$(algorithms)
+[ -n "$ALGS" ] || die "no algorithms parsed from '$FEDSILO_EXE --help'"
+log "algorithms: $(echo $ALGS)"
+tested=0
+for alg in $ALGS; do
+  d="$WORK/$alg"
+  mkdir -p "$d"
+  rounds=$ROUNDS
+  run_to "$d/ref.log" 2 "${BASE[@]}" --algorithm "$alg" --rounds "$rounds" --output "$d/ref.h5"
+  if [ "$RC" = 2 ]; then
+    # Configuration rejected: an algorithm with a fixed number of rounds says "needs rounds = N".
+    need=$(sed -n 's/.*needs rounds = \([0-9]*\).*/\1/p' "$d/ref.log" | head -1)
+    if [ -n "$need" ] && [ "$need" -ge 2 ]; then
+      rounds=$need
+      run_to "$d/ref.log" 2 "${BASE[@]}" --algorithm "$alg" --rounds "$rounds" --output "$d/ref.h5"
+    elif [ -n "$need" ]; then
+      log "SKIP $alg: one-shot (needs rounds = $need): nothing to resume"
+      continue
+    fi
+  fi
+  if [ "$RC" = 2 ]; then
+    log "SKIP $alg: the tiny configuration is rejected: $(grep 'fedsilo: error' "$d/ref.log" | head -1)"
+    continue
+  fi
+  if [ "$RC" != 0 ]; then
+    fail "$alg: uninterrupted run exited $RC"
+    tail -5 "$d/ref.log" >&2
+    continue
+  fi
+  interrupt "$d/int.log" TERM ranks "${BASE[@]}" --algorithm "$alg" --rounds "$rounds" --output "$d/run.h5"
+  if [ "$RC" = 0 ] && [ "$rounds" -le 2 ]; then
+    log "SKIP $alg: its $rounds rounds finished before the stop took effect"
+    continue
+  fi
+  check_interrupted "$d/run.h5" "$d/int.log" "$alg (SIGTERM)" || continue
+  stopped=$(sed -n 's/.*stopped before round \([0-9]*\).*/\1/p' "$d/int.log" | head -1)
+  run_to "$d/res.log" 3 "${BASE[@]}" --algorithm "$alg" --rounds "$rounds" --output "$d/run.h5" --resume
+  check_resumed "$d/run.h5" "$d/res.log" "$d/ref.h5" "$alg (stopped before round $stopped of $rounds at 2 ranks, resumed at 3)" &&
+    tested=$((tested + 1))
+done
+((tested >= 2)) || fail "only $tested algorithm(s) could be tested (fedavg and local at least are expected)"
+
+# ---- fedavg: the other ways in and out ------------------------------------------------------------
+d="$WORK/fedavg"
+F=("${BASE[@]}" --algorithm fedavg --rounds "$ROUNDS")
+if [ -f "$d/ref.h5" ]; then
+  # SIGUSR1 to mpirun: Open MPI forwards it to every rank.
+  interrupt "$d/usr1.log" USR1 mpirun "${F[@]}" --output "$d/usr1.h5"
+  if check_interrupted "$d/usr1.h5" "$d/usr1.log" "fedavg (SIGUSR1 to mpirun)"; then
+    run_to "$d/usr1-res.log" 1 "${F[@]}" --output "$d/usr1.h5" --resume
+    check_resumed "$d/usr1.h5" "$d/usr1-res.log" "$d/ref.h5" "fedavg (SIGUSR1 to mpirun, resumed at 1 rank)"
+  fi
+
+  # Hard kill after a periodic checkpoint: the partial file was still being written, so the resume
+  # must rebuild it from the rows kept in the checkpoint.
+  "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${F[@]}" --checkpoint.every 2 --output "$d/kill.h5" >"$d/kill.log" 2>&1 &
+  pid=$!
+  if wait_for_line '^checkpoint before round 2' "$d/kill.log" 120 "$pid"; then
+    signal_ranks KILL "$pid" || true
+  fi
+  RC=0
+  wait "$pid" || RC=$?
+  if [ "$RC" = 0 ]; then
+    fail "fedavg (SIGKILL): finished before the kill"
+  elif [ ! -f "$d/kill.h5.ckpt" ]; then
+    fail "fedavg (SIGKILL): no periodic checkpoint $d/kill.h5.ckpt"
+  else
+    # A resume with a different configuration is refused (exit 2) and leaves the checkpoint alone.
+    run_to "$d/cfg-res.log" 2 "${BASE[@]}" --algorithm fedavg --rounds "$ROUNDS" --seed 6 --output "$d/kill.h5" --resume
+    [ "$RC" = 2 ] || fail "resume with another seed exited $RC, expected 2"
+    grep -q 'fedsilo: error: --resume: .*seed = 5, this run has seed = 6' "$d/cfg-res.log" ||
+      fail "resume with another seed: message does not name seed: $(grep error "$d/cfg-res.log" | head -1)"
+    [ -f "$d/kill.h5.ckpt" ] || fail "a refused resume removed the checkpoint"
+    run_to "$d/kill-res.log" 2 "${F[@]}" --checkpoint.every 2 --output "$d/kill.h5" --resume
+    grep -q 'rebuilt from the checkpoint' "$d/kill-res.log" || fail "fedavg (SIGKILL): the partial file was not rebuilt"
+    check_resumed "$d/kill.h5" "$d/kill-res.log" "$d/ref.h5" "fedavg (SIGKILL after a periodic checkpoint, partial rebuilt)"
+  fi
+
+  # --resume without a checkpoint starts from round 0 and completes.
+  run_to "$d/fresh.log" 2 "${F[@]}" --output "$d/fresh.h5" --resume
+  [ "$RC" = 0 ] || fail "--resume without a checkpoint exited $RC"
+  grep -q 'no checkpoint' "$d/fresh.log" || fail "--resume without a checkpoint: no 'no checkpoint' note"
+  h5_same "$d/ref.h5" "$d/fresh.h5" || fail "--resume without a checkpoint: results differ"
+fi
+finish

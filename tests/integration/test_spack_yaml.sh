@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# label: integration
+# timeout: 60
+# spack.yaml at the repository root: valid YAML (python3-yaml), every spec a quoted string (an
+# unquoted "cmake@3.18:" parses as a mapping), hdf5 with +mpi and boost with +program_options, mpi
+# provided by openmpi, and exactly the dependencies CMake looks for: every find_package() in
+# CMakeLists.txt maps to a spec (and back), with a lower version bound at least CMake's minimum.
+TEST_NAME=test_spack_yaml
+source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
+"$PY" -c 'import yaml' 2>/dev/null || die "python3-yaml is missing (apt-get install python3-yaml; jobs/setup.sh installs it)"
+"$PY" - "$FEDSILO_SOURCE_DIR" <<'PYEOF' || fail "spack.yaml (above)"
+import re, sys, yaml
+root = sys.argv[1]
+bad = []
+with open(f"{root}/spack.yaml") as fh:
+    doc = yaml.safe_load(fh)
+specs = (doc or {}).get("spack", {}).get("specs")
+if not isinstance(specs, list) or not specs:
+    sys.exit("    spack.yaml: no spack: specs: list")
+by = {}
+for s in specs:
+    if not isinstance(s, str):
+        bad.append(f"spec {s!r} is a {type(s).__name__}, not a string: quote it")
+        continue
+    m = re.match(r"^([a-z0-9-]+)(?:@([0-9.]+)(:?))?(.*)$", s.strip())
+    if not m:
+        bad.append(f"spec {s!r} does not parse")
+        continue
+    name, ver, colon, rest = m.groups()
+    by[name] = (ver, rest, s)
+
+def vt(v):
+    return tuple(int(x) for x in v.split("."))
+
+# CMake package -> Spack package
+cmake_to_spack = {"MPI": "openmpi", "Eigen3": "eigen", "BLAS": "openblas", "HDF5": "hdf5", "Boost": "boost",
+                  "ZLIB": "zlib", "GTest": "googletest", "benchmark": "benchmark"}
+text = open(f"{root}/CMakeLists.txt").read()
+need = {"cmake": re.search(r"cmake_minimum_required\(VERSION ([0-9.]+)", text).group(1)}
+for pkg, ver in re.findall(r"find_package\((\w+)(?:\s+([0-9][0-9.]*))?", text):
+    if pkg not in cmake_to_spack:
+        bad.append(f"CMakeLists.txt: find_package({pkg}) has no Spack mapping here: add it to spack.yaml and this test")
+        continue
+    need[cmake_to_spack[pkg]] = ver or None
+for name, ver in need.items():
+    if name not in by:
+        bad.append(f"CMake needs {name} but spack.yaml has no spec for it")
+    elif ver and (by[name][0] is None or vt(by[name][0]) < vt(ver)):
+        bad.append(f"{by[name][2]!r}: CMake requires {name} >= {ver}")
+for name in by:
+    if name not in need:
+        bad.append(f"spack.yaml lists {name}, which CMakeLists.txt does not look for")
+if "hdf5" in by and "+mpi" not in by["hdf5"][1]:
+    bad.append("hdf5 needs +mpi (fedsilo writes its results with parallel HDF5)")
+if "boost" in by and "+program_options" not in by["boost"][1]:
+    bad.append("boost needs +program_options")
+prov = doc["spack"].get("packages", {}).get("all", {}).get("providers", {})
+if "openmpi" not in (prov.get("mpi") or []):
+    bad.append("packages: all: providers: mpi should be [openmpi]")
+for m in bad:
+    print("   ", m)
+if not bad:
+    print("    specs:", ", ".join(s for *_, s in by.values()))
+sys.exit(1 if bad else 0)
+PYEOF
+finish
