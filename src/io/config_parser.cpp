@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -276,7 +277,8 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
          << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n\n"
          << all << "\nAlgorithms:\n";
       for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
-      os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors.\n";
+      os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors,\n"
+         << "75 interrupted by SIGTERM/SIGUSR1 after writing <output>.ckpt (run again with --resume).\n";
       out.action = ParseOutcome::Action::Help;
       out.text = os.str();
       return out;
@@ -288,6 +290,8 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
     }
     if (vm.count("config")) {
       const std::string path = vm["config"].as<std::string>();
+      if (std::filesystem::is_directory(path))
+        throw ConfigError(fmt("config = ", path, ": is a directory, expected an INI file"));
       std::ifstream in(path);
       if (!in) throw ConfigError(fmt("config = ", path, ": cannot open the configuration file"));
       po::store(po::parse_config_file(in, fileOpts, false), vm);

@@ -3,7 +3,7 @@
 # timeout: 600
 # Bad input under mpirun -n 2: a one-line error naming the value, the documented exit code, both
 # ranks gone within 10 s, and no results file (nor .partial) left behind.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/common.sh"
 # A corrupt copy of FashionMNIST: train images truncated.
 corrupt=$TMP/corrupt
 mkdir -p "$corrupt"

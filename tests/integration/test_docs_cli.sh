@@ -2,7 +2,7 @@
 # label: integration
 # timeout: 60
 # docs/cli.md must show exactly what `fedsilo --help` prints today (regenerate: tools/gen_cli_doc.sh).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/common.sh"
 doc=$FEDSILO_SOURCE_DIR/docs/cli.md
 sed -n '/^```text$/,/^```$/p' "$doc" | sed '1d;$d' >"$TMP/doc_help"
 "$FEDSILO_EXE" --help >"$TMP/help"

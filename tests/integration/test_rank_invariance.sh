@@ -3,7 +3,7 @@
 # timeout: 600
 # The same config at 1, 2 and 4 ranks gives identical per-client accuracies, identical weights and
 # a global model within 1e-5 (in fact bit-identical: every reduction is exact).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/common.sh"
 for alg in fedavg local; do
   for np in 1 2 4; do
     "$MPIEXEC" -n $np "$FEDSILO_EXE" "${SMALL[@]}" --clients 6 --rounds 3 --fl.clients_per_round 4 \

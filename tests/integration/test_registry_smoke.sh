@@ -3,7 +3,7 @@
 # timeout: 900
 # Every registered algorithm runs for 2 rounds (or its documented round count) at 2 ranks and
 # writes a complete results file: a new algorithm cannot land untested.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/common.sh"
 algs=$("$FEDSILO_EXE" --help | awk '/^Algorithms:/{on=1; next} on && /^  [a-z_0-9]+:/{sub(":", "", $1); print $1} on && /^$/{on=0}')
 [ -n "$algs" ] || { fail "no algorithms listed in --help"; finish; }
 for alg in $algs; do

@@ -2,7 +2,7 @@
 # label: integration
 # timeout: 300
 # The results file: shapes and attributes of docs/results.md, read back by h5dump and by h5py.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib/common.sh"
 out=$TMP/r.h5
 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" --rounds 3 --output.client_models true --output "$out" >"$TMP/log" 2>&1 \
   || { cat "$TMP/log"; fail "run failed"; finish; }

@@ -1,4 +1,4 @@
-# Shared helpers for the integration tests (sourced, not run).
+# Shared helpers for the foundation integration tests (sourced, not run; lives in lib/ so ctest does not register it).
 set -euo pipefail
 : "${FEDSILO_EXE:?run through ctest (FEDSILO_EXE unset)}"
 : "${FEDSILO_SOURCE_DIR:?run through ctest}"
