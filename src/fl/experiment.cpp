@@ -284,6 +284,8 @@ RoundSummary Experiment::runRound(int round, RecordSink& sink) {
     });
     evaluateGlobal(rs.globalAccuracy, rs.globalLoss);
     lastGlobalAcc_ = rs.globalAccuracy;
+    lastGlobalLoss_ = rs.globalLoss;
+    finalGlobalEvaluated_ = last;
     everEvaluated_ = true;
     const std::vector<double> all = comm_.gatherv(acc, 0);
     double m = 0.0, w = 0.0;
@@ -396,7 +398,13 @@ void Experiment::writeFinal(RecordSink& sink) {
   const char* names[] = {"mean", "median", "worst10", "best10", "variance", "jain", "efficiency", "seconds_per_round", "mean_f1"};
   for (std::size_t i = 0; i < figures.size(); ++i) sink.writeScalar(std::string("/summary/") + names[i], figures[i]);
   double gacc = kNaN, gloss = kNaN;
-  evaluateGlobal(gacc, gloss);
+  if (finalGlobalEvaluated_) {
+    // The last round already evaluated this global model (finishClient never changes it).
+    gacc = lastGlobalAcc_;
+    gloss = lastGlobalLoss_;
+  } else {
+    evaluateGlobal(gacc, gloss);
+  }
   sink.writeScalar("/summary/global_accuracy", gacc);
   sink.writeScalar("/summary/global_loss", gloss);
 

@@ -74,6 +74,9 @@ class Experiment {
   std::vector<double> sensRound0_, sensFinal_;  // local clients x L
   std::vector<double> roundSeconds_;
   double lastGlobalAcc_ = 0.0;
+  // The last round's global evaluation, reused by writeFinal (true only in the process that ran it).
+  double lastGlobalLoss_ = 0.0;
+  bool finalGlobalEvaluated_ = false;
   bool everEvaluated_ = false;
 };
 
