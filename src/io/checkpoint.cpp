@@ -165,17 +165,6 @@ struct Checkpoint::Impl {
 
 namespace {
 
-h5::Handle fileAccess(const Communicator& comm) {
-  h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate(fapl)");
-  if (!comm.isSingle()) {
-    const MPI_Comm c = *static_cast<const MPI_Comm*>(comm.mpiCommPtr());
-    h5::check(H5Pset_fapl_mpio(fapl, c, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-    h5::check(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops");
-    h5::check(H5Pset_coll_metadata_write(fapl, true), "H5Pset_coll_metadata_write");
-  }
-  return fapl;
-}
-
 void finishImpl(Checkpoint::Impl& impl, const Communicator& comm) {
   impl.dxpl = h5::Handle(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate(dxpl)");
   if (!comm.isSingle()) h5::check(H5Pset_dxpl_mpio(impl.dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
@@ -196,7 +185,7 @@ std::unique_ptr<Checkpoint> Checkpoint::create(const std::string& path, const Co
   // The open is the one step whose failure (directory gone, disk full, no permission) is seen by
   // every rank alike, so it is agreed on; later HDF5 errors are collective-call failures (main aborts).
   coordinated(comm, [&] {
-    h5::Handle fapl = fileAccess(comm);
+    h5::Handle fapl = h5::parallelFileAccess(comm);
     const hid_t f = H5Fcreate(impl->file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (f < 0) throw RuntimeError(fmt("checkpoint: cannot create ", impl->file));
     impl->fileId = h5::Handle(f, H5Fclose, "checkpoint file");
@@ -224,7 +213,7 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path, const Comm
   auto impl = std::make_unique<Impl>();
   impl->file = path;
   coordinated(comm, [&] {
-    h5::Handle fapl = fileAccess(comm);
+    h5::Handle fapl = h5::parallelFileAccess(comm);
     const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
     if (f < 0) throw RuntimeError(fmt("--resume: cannot open checkpoint ", path, " (not an HDF5 file?)"));
     impl->fileId = h5::Handle(f, H5Fclose, "checkpoint file");

@@ -9,6 +9,10 @@
 
 #include "core/error.hpp"
 
+namespace fedsilo {
+class Communicator;
+}
+
 namespace fedsilo::h5 {
 
 class Handle {
@@ -47,5 +51,9 @@ inline void check(herr_t rc, const std::string& what) {
 
 // Silences HDF5's automatic error stack printing (errors are reported as exceptions instead).
 void silenceErrors();
+
+// File-access property list for a file shared by every rank of `comm`: MPI-IO with collective
+// metadata reads and writes (plain POSIX access in single-rank mode).
+Handle parallelFileAccess(const Communicator& comm);
 
 }  // namespace fedsilo::h5

@@ -10,6 +10,17 @@ namespace fedsilo {
 
 namespace h5 {
 void silenceErrors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+Handle parallelFileAccess(const Communicator& comm) {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate(fapl)");
+  if (!comm.isSingle()) {
+    const MPI_Comm c = *static_cast<const MPI_Comm*>(comm.mpiCommPtr());
+    check(H5Pset_fapl_mpio(fapl, c, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+    check(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops");
+    check(H5Pset_coll_metadata_write(fapl, true), "H5Pset_coll_metadata_write");
+  }
+  return fapl;
+}
 }  // namespace h5
 
 namespace {
@@ -26,13 +37,7 @@ hid_t fixedString(std::size_t len) {
 ResultsWriter::ResultsWriter(const std::string& path, const Communicator& comm, const Placement& placement, bool reopen)
     : comm_(comm), placement_(placement), path_(path), partial_(path + ".partial") {
   h5::silenceErrors();
-  h5::Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate(fapl)");
-  if (!comm.isSingle()) {
-    const MPI_Comm c = *static_cast<const MPI_Comm*>(comm.mpiCommPtr());
-    h5::check(H5Pset_fapl_mpio(fapl, c, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-    h5::check(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops");
-    h5::check(H5Pset_coll_metadata_write(fapl, true), "H5Pset_coll_metadata_write");
-  }
+  h5::Handle fapl = h5::parallelFileAccess(comm);
   // The directory must exist: say so clearly rather than failing inside MPI-IO.
   const std::filesystem::path parent = std::filesystem::path(partial_).parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent))
