@@ -174,6 +174,8 @@ void AlphaFedAvg::runSearch(const std::vector<double>& acc, const std::vector<do
     case AlphaSearchOutcome::BelowRange:
       // Every α satisfies E(α) >= E_T and J grows with α: the constrained optimum is unbounded.
       alpha_ = opt_.alphaMax;
+      search_.alpha = alpha_;
+      search_.efficiency = alphaEfficiency(acc, alpha_, w);
       if (rank_ == 0)
         std::fprintf(stderr, "fedsilo: alpha_fedavg: %s; every alpha meets the target, using alpha_max = %g\n",
                      search_.describe().c_str(), alpha_);
