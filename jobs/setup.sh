@@ -53,6 +53,8 @@ if [ "${FEDSILO_WITH_SLURM:-0}" = 1 ]; then
 fi
 
 launcher=()
+# Relative paths in ccache's hashes: a second clone (CI) reuses the objects of the first.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
