@@ -16,7 +16,8 @@ FaultPlan parseFaultPlan(const std::string& text) {
   if (kind == "data") p.kind = FaultPlan::Kind::Data;
   else if (kind == "nan") p.kind = FaultPlan::Kind::Nan;
   else if (kind == "io") p.kind = FaultPlan::Kind::Io;
-  else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": expected data:rank=R, nan:rank=R,round=T or io:rank=R,round=T"));
+  else if (kind == "slow") p.kind = FaultPlan::Kind::Slow;
+  else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": expected data:rank=R, nan:rank=R,round=T, io:rank=R,round=T or slow:rank=R,ms=M"));
   std::string rest = colon == std::string::npos ? "" : t.substr(colon + 1);
   while (!rest.empty()) {
     const auto comma = rest.find(',');
@@ -27,7 +28,8 @@ FaultPlan parseFaultPlan(const std::string& text) {
     const std::string val = eq == std::string::npos ? "" : trim(kv.substr(eq + 1));
     if (key == "rank") p.rank = static_cast<int>(parseInt(val, "FEDSILO_FAULT rank"));
     else if (key == "round") p.round = static_cast<int>(parseInt(val, "FEDSILO_FAULT round"));
-    else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": unknown key '", key, "' (expected rank or round)"));
+    else if (key == "ms") p.ms = static_cast<int>(parseInt(val, "FEDSILO_FAULT ms"));
+    else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": unknown key '", key, "' (expected rank, round or ms)"));
   }
   if (p.rank < 0) throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": needs rank=R with R >= 0"));
   return p;

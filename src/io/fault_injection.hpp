@@ -12,13 +12,17 @@
 //   FEDSILO_FAULT=io:rank=R,round=T     rank R fails while appending round T's rows to the results
 //                                       file, outside any coordinated region, as an HDF5 error on
 //                                       one rank would (main removes the partial file and aborts)
+//   FEDSILO_FAULT=slow:rank=R,ms=M      every rank pauses M ms after each round (rank is ignored; all
+//                                       ranks must agree), so that tests/integration/test_resume.sh
+//                                       can deliver its signal mid-run even when rounds take 1 ms
 #pragma once
 #include <string>
 
 namespace fedsilo {
 
 struct FaultPlan {
-  enum class Kind { None, Data, Nan, Io } kind = Kind::None;
+  enum class Kind { None, Data, Nan, Io, Slow } kind = Kind::None;
+  int ms = 0;
   int rank = -1;
   int round = 0;
   bool on(Kind k, int r) const { return kind == k && rank == r; }

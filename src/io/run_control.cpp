@@ -9,6 +9,9 @@
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
 #include "io/fault_injection.hpp"
+
+#include <chrono>
+#include <thread>
 #include "io/results_writer.hpp"
 #include "io/signals.hpp"
 
@@ -307,6 +310,8 @@ int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
       }
       const int next = rs.round + 1;
       if (fault.on(FaultPlan::Kind::Nan, comm.rank()) && next == fault.round) cfg.train.lr = 1e30;
+      if (fault.kind == FaultPlan::Kind::Slow && fault.ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(fault.ms));
       if (next >= cfg.rounds) return true;  // a stop request now changes nothing: the run is done
       // Every rank must stop after the same round: agree on the flag (a signal may reach some ranks
       // only, or reach them in different rounds).

@@ -30,7 +30,9 @@ run_to() {
 interrupt() {
   local logf=$1 sig=$2 how=$3
   shift 3
-  "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" >"$logf" 2>&1 &
+  # A 300 ms pause after each round (test-only fault) so that the signal lands mid-run even for
+  # algorithms whose tiny rounds take a millisecond; results do not depend on it.
+  FEDSILO_FAULT=slow:rank=0,ms=300 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" >"$logf" 2>&1 &
   local pid=$!
   if wait_for_line 'round +global_acc' "$logf" 120 "$pid"; then
     if [ "$how" = mpirun ]; then kill -"$sig" "$pid"; else signal_ranks "$sig" "$pid" || true; fi
