@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "core/malloc_counter.hpp"
 #include "grad_check.hpp"
 #include "nn/conv2d.hpp"
 #include "nn/dense.hpp"
@@ -21,53 +22,18 @@
 #include "nn/pool.hpp"
 #include "nn/presets.hpp"
 
+using fedsilo::MallocCounter;
+
 namespace {
-std::atomic<bool> gCounting{false};
 std::atomic<long> gNews{0};
-std::atomic<long> gMallocs{0};
-}  // namespace
 
-extern "C" {
-void* __libc_malloc(std::size_t);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-void __libc_free(void*);
-
-void* malloc(std::size_t n) {
-  if (gCounting.load(std::memory_order_relaxed)) gMallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(n);
-}
-void* calloc(std::size_t n, std::size_t s) {
-  if (gCounting.load(std::memory_order_relaxed)) gMallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_calloc(n, s);
-}
-void* realloc(void* p, std::size_t n) {
-  if (gCounting.load(std::memory_order_relaxed)) gMallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_realloc(p, n);
-}
-void free(void* p) { __libc_free(p); }
-void* memalign(std::size_t a, std::size_t n) {
-  if (gCounting.load(std::memory_order_relaxed)) gMallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_memalign(a, n);
-}
-void* aligned_alloc(std::size_t a, std::size_t n) { return memalign(a, n); }
-int posix_memalign(void** out, std::size_t a, std::size_t n) {
-  void* p = memalign(a, n);
-  if (!p) return ENOMEM;
-  *out = p;
-  return 0;
-}
-}
-
-namespace {
 void* countedNew(std::size_t n) {
-  if (gCounting.load(std::memory_order_relaxed)) gNews.fetch_add(1, std::memory_order_relaxed);
+  if (MallocCounter::counting.load(std::memory_order_relaxed)) gNews.fetch_add(1, std::memory_order_relaxed);
   if (void* p = __libc_malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
 void* countedAlignedNew(std::size_t n, std::align_val_t a) {
-  if (gCounting.load(std::memory_order_relaxed)) gNews.fetch_add(1, std::memory_order_relaxed);
+  if (MallocCounter::counting.load(std::memory_order_relaxed)) gNews.fetch_add(1, std::memory_order_relaxed);
   if (void* p = __libc_memalign(static_cast<std::size_t>(a), n ? n : 1)) return p;
   throw std::bad_alloc();
 }
@@ -104,11 +70,10 @@ struct Counts {
 template <typename F>
 Counts countAllocations(F&& f) {
   gNews = 0;
-  gMallocs = 0;
-  gCounting = true;
+  MallocCounter::start();
   f();
-  gCounting = false;
-  return Counts{gNews.load(), gMallocs.load()};
+  const long mallocs = MallocCounter::stop();
+  return Counts{gNews.load(), mallocs};
 }
 
 TEST(NoAllocation, CountersWork) {
