@@ -63,6 +63,7 @@ class Conv2DT : public LayerT<T> {
   int maxBatch_ = 0, maxChunk_ = 0;
   AlignedVector<T> cols_;  // P (or dP) for one chunk: (nb*ohw) x kdim
   AlignedVector<T> z_;     // Z (or dZ) for one chunk: (nb*ohw) x outC
+  AlignedVector<T> zt_;    // dZ transposed, (nb*ohw) rows of outC channels (float AVX-512 weight gradient)
   // Which chunk P currently holds (first sample, count); -1 when overwritten by dP.
   int cachedB0_ = -1, cachedNb_ = 0;
   const T* cachedX_ = nullptr;

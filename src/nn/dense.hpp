@@ -1,4 +1,17 @@
 // Fully connected layer y = W x + b, W stored row-major [out][in] (PyTorch order), then b[out].
+//
+// Float builds with AVX-512 run hand-written register-blocked kernels (dense.cpp) instead of
+// Eigen's GEMM: at batch 32 Eigen repacks both operands on every call, zero-fills the output and
+// allocates its packing buffers once they exceed 128 KiB (the fc1 forward of W1, W2's fc1), which together
+// cost about as much as the arithmetic (docs/performance.md). Forward transposes each chunk of 32
+// input columns once (16x16 in-register transposes) and accumulates 12 outputs x 32 samples in
+// registers, then adds the bias (and ReLU) on a transposed store; the weight and input gradients
+// read dL/dy, x and W in place. Every output is written exactly once, nothing is allocated after
+// reserve(), and every output element is computed by the same sequence of operations whatever its
+// position in the batch or in the tile grid, so a sample's result does not depend on the batch it
+// is in (except for forward chunks of fewer than 4 samples, which use dot products instead of a
+// mostly empty 32-sample tile), nor on buffer addresses. double (the gradient tests), builds without AVX-512 and
+// FEDSILO_GEMM=openblas builds use Eigen products.
 #pragma once
 #include "nn/layer.hpp"
 
@@ -12,17 +25,30 @@ class DenseT : public LayerT<T> {
   Shape outputShape() const override { return Shape{out_, 1, 1}; }
   std::vector<ParamSpec> paramSpecs() const override;
   void bind(T* params, T* grads) override;
+  void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
   int in() const { return in_; }
   int out() const { return out_; }
 
+  // Dense followed by ReLU in one pass (the Model runs every Dense -> ReLU pair this way):
+  // y = max(0, W x + b), written once, and the backward pass from the ReLU's output y and dL/dy.
+  // Bit-identical to forward() + ReluT::forward() and to ReluT::backward() + backward(); the
+  // pre-activation is never stored. backwardRelu needs reserve(batch) first (no allocation then).
+  void forwardRelu(const CMapT<T>& x, MapT<T>& y);
+  void backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx);
+
  private:
+  void backwardFrom(const CMapT<T>& x, const T* dz, int batch, MapT<T>* dx);
+  T* scratch();  // the forward kernel's transposed input chunk (in x 32)
+
   int in_, out_;
   T* w_ = nullptr;
   T* b_ = nullptr;
   T* dw_ = nullptr;
   T* db_ = nullptr;
+  AlignedVector<T> dz_;  // fused backward: dL/d(W x + b), out x maxBatch
+  AlignedVector<T> xt_;  // forward: a chunk of 32 samples of x, transposed (float AVX-512 kernels)
 };
 
 // Elementwise max(0, x).

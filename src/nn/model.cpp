@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "nn/dense.hpp"
 
 namespace fedsilo {
 
@@ -62,6 +63,10 @@ void ModelT<T>::finalize() {
   grads_.assign(static_cast<std::size_t>(off), T(0));
   for (std::size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->bind(params_.data() + layerParamOffset_[i], grads_.data() + layerParamOffset_[i]);
+  fusedDense_.assign(layers_.size(), nullptr);
+  for (std::size_t i = 0; i + 1 < layers_.size(); ++i)
+    if (dynamic_cast<ReluT<T>*>(layers_[i + 1].get()) != nullptr)
+      fusedDense_[i] = dynamic_cast<DenseT<T>*>(layers_[i].get());
   finalized_ = true;
 }
 
@@ -104,8 +109,14 @@ CMapT<T> ModelT<T>::forward(const T* x, int batch, bool training) {
   int inRows = input_.size();
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     CMapT<T> xin(in, inRows, batch);
-    MapT<T> y(acts_[i].data(), outShapes_[i].size(), batch);
-    layers_[i]->forward(xin, y, training);
+    if (fusion_ && fusedDense_[i]) {  // Dense + ReLU: the ReLU's output directly, acts_[i] unused
+      ++i;
+      MapT<T> y(acts_[i].data(), outShapes_[i].size(), batch);
+      fusedDense_[i - 1]->forwardRelu(xin, y);
+    } else {
+      MapT<T> y(acts_[i].data(), outShapes_[i].size(), batch);
+      layers_[i]->forward(xin, y, training);
+    }
     in = acts_[i].data();
     inRows = outShapes_[i].size();
   }
@@ -119,24 +130,35 @@ void ModelT<T>::backward(const T* dLogits, int batch, T* dInput) {
   T* bufs[2] = {gradA_.data(), gradB_.data()};
   int which = 0;
   for (std::size_t ii = layers_.size(); ii-- > 0;) {
-    const int inRows = ii == 0 ? input_.size() : outShapes_[ii - 1].size();
-    const T* xin = ii == 0 ? lastInput_ : acts_[ii - 1].data();
+    // A fused pair (Dense at ii - 1, ReLU at ii) is one step: from the ReLU's output and dL/dy to
+    // the Dense layer's input gradient.
+    const bool fused = fusion_ && ii > 0 && fusedDense_[ii - 1] != nullptr;
+    const std::size_t first = fused ? ii - 1 : ii;  // the layer whose input we differentiate into
+    const int inRows = first == 0 ? input_.size() : outShapes_[first - 1].size();
+    const T* xin = first == 0 ? lastInput_ : acts_[first - 1].data();
     CMapT<T> x(xin, inRows, batch);
     CMapT<T> y(acts_[ii].data(), outShapes_[ii].size(), batch);
     CMapT<T> dyMap(dy, outShapes_[ii].size(), batch);
-    if (ii == 0) {
+    auto run = [&](MapT<T>* dx) {
+      if (fused)
+        fusedDense_[first]->backwardRelu(x, y, dyMap, dx);
+      else
+        layers_[ii]->backward(x, y, dyMap, dx);
+    };
+    if (first == 0) {
       if (dInput) {
         MapT<T> dx(dInput, inRows, batch);
-        layers_[ii]->backward(x, y, dyMap, &dx);
+        run(&dx);
       } else {
-        layers_[ii]->backward(x, y, dyMap, nullptr);
+        run(nullptr);
       }
     } else {
       MapT<T> dx(bufs[which], inRows, batch);
-      layers_[ii]->backward(x, y, dyMap, &dx);
+      run(&dx);
       dy = bufs[which];
       which ^= 1;
     }
+    ii = first;
   }
 }
 

@@ -12,6 +12,9 @@
 
 namespace fedsilo {
 
+template <typename T>
+class DenseT;
+
 struct ParamTensor {
   std::string name;  // "fc1.weight"
   Index offset = 0;  // into the flat buffer
@@ -76,6 +79,12 @@ class ModelT {
   // When dInput != nullptr, also writes dL/dx (inputSize x batch).
   void backward(const T* dLogits, int batch, T* dInput = nullptr);
 
+  // Every Dense layer directly followed by a ReLU layer runs as one fused pass
+  // (DenseT::forwardRelu/backwardRelu: bias and activation applied while the output is written once,
+  // pre-activation never stored). On by default; results are bit-identical either way.
+  void setFusion(bool on) { fusion_ = on; }
+  bool fusion() const { return fusion_; }
+
  private:
   Shape input_;
   int classes_;
@@ -88,6 +97,9 @@ class ModelT {
   AlignedVector<T> params_, grads_;
   std::vector<LayerBlock> blocks_;
   std::vector<Index> layerParamOffset_;
+  // fusedDense_[i]: layer i as a DenseT when layer i + 1 is a ReLU (fused pair), else nullptr.
+  std::vector<DenseT<T>*> fusedDense_;
+  bool fusion_ = true;
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
   std::vector<AlignedVector<T>> acts_;
   AlignedVector<T> gradA_, gradB_, dlogits_;
