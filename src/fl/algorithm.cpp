@@ -32,8 +32,10 @@ std::vector<char> Algorithm::reducedBlocks(const FlContext& ctx, int) const {
   return std::vector<char>(ctx.blocks.size(), 1);
 }
 
-void Algorithm::evalParams(const FlContext&, int, const std::vector<float>& global, float* out) const {
-  std::memcpy(out, global.data(), global.size() * sizeof(float));
+bool Algorithm::evalParams(const FlContext&, int, const std::vector<float>&, float*) const { return false; }
+
+void Algorithm::loadEvalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const {
+  if (!evalParams(ctx, client, global, out)) std::memcpy(out, global.data(), global.size() * sizeof(float));
 }
 
 }  // namespace fedsilo

@@ -111,8 +111,13 @@ class Algorithm {
   virtual std::vector<double> serverState() const { return {}; }
   virtual void setServerState(const std::vector<double>& state) { (void)state; }
 
-  // Parameters client `client` would use (its personal model for personalised algorithms).
-  virtual void evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const;
+  // Parameters client `client` would use (its personal model for personalised algorithms): writes
+  // them into `out` and returns true, or returns false and writes nothing when they are the global
+  // parameters (the default). The false case lets the driver load the global model once for all
+  // such clients instead of once per client (at K = 10,000 that copy dominated a round).
+  virtual bool evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const;
+  // evalParams, with the global parameters copied into `out` when it returns false.
+  void loadEvalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const;
   // After the last round, for every local client (FedBABU's head fine-tuning, ...).
   virtual void finishClient(ClientContext& c) { (void)c; }
   // Saves or restores everything that persists across rounds (checkpoint/restart): personal models,

@@ -23,9 +23,11 @@ void Ditto::clientUpdate(ClientContext& c, ClientUpdate& out) {
   out.vector = c.model.params();
 }
 
-void Ditto::evalParams(const FlContext&, int client, const std::vector<float>& global, float* out) const {
+bool Ditto::evalParams(const FlContext&, int client, const std::vector<float>&, float* out) const {
   const std::vector<float>* v = personal_.find(client);
-  std::memcpy(out, (v ? *v : global).data(), global.size() * sizeof(float));
+  if (!v) return false;
+  std::memcpy(out, v->data(), v->size() * sizeof(float));
+  return true;
 }
 
 std::vector<OptionSpec> dittoOptions() {

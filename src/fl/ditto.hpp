@@ -15,7 +15,7 @@ class Ditto : public FedAvg {
   explicit Ditto(double lambda) : lambda_(lambda) {}
   std::string name() const override { return "ditto"; }
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
-  void evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const override;
+  bool evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const override;
   void checkpoint(StateArchive& ar) override {
     Algorithm::checkpoint(ar);
     ar.clientFloats("personal", personal_.all());

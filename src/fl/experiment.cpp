@@ -100,9 +100,17 @@ void Experiment::writeClientTable(RecordSink& sink) {
 void Experiment::evaluateClients(std::vector<double>& acc, std::vector<double>& f1, std::vector<double>& loss) {
   const int r = comm_.rank();
   std::vector<float> saved(model_->params(), model_->params() + model_->numParams());
+  bool holdsGlobal = false;  // the model holds the global parameters (loaded once for all such clients)
   for (int k = placement_.first(r), i = 0; k < placement_.end(r); ++k, ++i) {
     const ClientData& c = clients_[k];
-    alg_->evalParams(*ctx_, k, global_, model_->params());
+    if (c.test.empty()) {
+      // nothing to evaluate: no parameters to load (EvalStats of no samples)
+    } else if (alg_->evalParams(*ctx_, k, global_, model_->params())) {
+      holdsGlobal = false;
+    } else if (!holdsGlobal) {
+      std::memcpy(model_->params(), global_.data(), global_.size() * sizeof(float));
+      holdsGlobal = true;
+    }
     const Dataset& ds = c.testFromTestSet ? data_.test : data_.train;
     EvalStats st = trainer_->evaluate(*model_, ds, c.test, cfg_.eval.batch);
     acc[i] = st.accuracy();
@@ -425,7 +433,7 @@ void Experiment::writeFinal(RecordSink& sink) {
     rows.reserve(static_cast<std::size_t>(placement_.count(r)) * global_.size());
     std::vector<float> p(global_.size());
     for (int k = placement_.first(r); k < placement_.end(r); ++k) {
-      alg_->evalParams(ctx, k, global_, p.data());
+      alg_->loadEvalParams(ctx, k, global_, p.data());
       rows.insert(rows.end(), p.begin(), p.end());
     }
     sink.writeClientFloatRows("/model/clients", rows, global_.size());

@@ -69,9 +69,11 @@ void FedBabu::finishClient(ClientContext& c) {
   personal_.put(c.client.id, p, P);
 }
 
-void FedBabu::evalParams(const FlContext&, int client, const std::vector<float>& global, float* out) const {
+bool FedBabu::evalParams(const FlContext&, int client, const std::vector<float>&, float* out) const {
   const std::vector<float>* m = personal_.find(client);
-  std::memcpy(out, (m ? *m : global).data(), global.size() * sizeof(float));
+  if (!m) return false;
+  std::memcpy(out, m->data(), m->size() * sizeof(float));
+  return true;
 }
 
 std::vector<OptionSpec> fedBabuOptions() {

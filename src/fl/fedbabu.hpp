@@ -28,7 +28,7 @@ class FedBabu : public FedAvg {
   void setup(const FlContext& ctx, std::vector<float>& global) override;
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
   void finishClient(ClientContext& c) override;
-  void evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const override;
+  bool evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const override;
   void checkpoint(StateArchive& ar) override {
     Algorithm::checkpoint(ar);
     ar.clientFloats("personal", personal_.all());

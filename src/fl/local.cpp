@@ -35,11 +35,11 @@ void Local::clientUpdate(ClientContext& c, ClientUpdate& out) {
   out.vector = c.model.params();
 }
 
-void Local::evalParams(const FlContext&, int client, const std::vector<float>& global, float* out) const {
+bool Local::evalParams(const FlContext&, int client, const std::vector<float>&, float* out) const {
   const std::vector<float>* p = personal_.find(client);
   const std::vector<float>& src = p ? *p : init_;
   std::memcpy(out, src.data(), src.size() * sizeof(float));
-  (void)global;
+  return true;
 }
 
 std::unique_ptr<Algorithm> makeLocal(const ExperimentConfig&) { return std::make_unique<Local>(); }

@@ -203,11 +203,11 @@ std::vector<char> OneShot::reducedBlocks(const FlContext& ctx, int) const {
   return std::vector<char>(ctx.blocks.size(), 0);
 }
 
-void OneShot::evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const {
+bool OneShot::evalParams(const FlContext&, int client, const std::vector<float>&, float* out) const {
   const std::vector<float>* mine = (keepLocal_ && !hasGlobalModel()) ? local_.find(client) : nullptr;
-  const std::vector<float>& src = mine ? *mine : global;
-  std::memcpy(out, src.data(), src.size() * sizeof(float));
-  (void)ctx;
+  if (!mine) return false;
+  std::memcpy(out, mine->data(), mine->size() * sizeof(float));
+  return true;
 }
 
 OneShot::Workbench OneShot::makeBench(const FlContext& ctx, const ModelConfig& mcfg) {

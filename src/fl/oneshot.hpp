@@ -95,7 +95,7 @@ class OneShot : public Algorithm {
   std::string name() const override { return name_; }
   void setup(const FlContext& ctx, std::vector<float>& global) override;
   std::vector<char> reducedBlocks(const FlContext& ctx, int round) const override;
-  void evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const override;
+  bool evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const override;
   void finishClient(ClientContext& c) override;
   std::vector<double> serverState() const override;
   void setServerState(const std::vector<double>& state) override;

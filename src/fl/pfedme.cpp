@@ -75,9 +75,11 @@ void PFedMe::serverUpdate(const FlContext& ctx, const ServerInput& in, std::vect
     applyBetaMean(in, ctx.blocks, opt_.beta, global);
 }
 
-void PFedMe::evalParams(const FlContext&, int client, const std::vector<float>& global, float* out) const {
+bool PFedMe::evalParams(const FlContext&, int client, const std::vector<float>&, float* out) const {
   const std::vector<float>* p = personal_.find(client);
-  std::memcpy(out, (p ? *p : global).data(), global.size() * sizeof(float));
+  if (!p) return false;
+  std::memcpy(out, p->data(), p->size() * sizeof(float));
+  return true;
 }
 
 std::vector<OptionSpec> pFedMeOptions() {

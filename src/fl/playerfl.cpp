@@ -188,15 +188,16 @@ void PlayerFl::setServerState(const std::vector<double>& s) {
   curve_.assign(s.begin() + 2, s.end());
 }
 
-void PlayerFl::evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const {
-  std::memcpy(out, global.data(), global.size() * sizeof(float));
+bool PlayerFl::evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const {
   const std::vector<float>* mine = personal_.find(client);
-  if (!mine) return;  // never trained: the global prefix and the shared initial suffix
+  if (!mine) return false;  // never trained: the global prefix and the shared initial suffix
+  std::memcpy(out, global.data(), global.size() * sizeof(float));
   // Before the split is known the client's own model is all it has.
   const std::size_t off =
       split_ > 0 ? (split_ < L_ ? static_cast<std::size_t>(ctx.blocks[static_cast<std::size_t>(split_)].offset) : global.size())
                  : 0;
   std::memcpy(out + off, mine->data() + off, (global.size() - off) * sizeof(float));
+  return true;
 }
 
 void PlayerFl::record(const FlContext&, RecordSink& sink) const {

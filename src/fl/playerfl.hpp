@@ -62,7 +62,7 @@ class PlayerFl : public Algorithm {
   // [split, PLayer-FL's split, curve (L values once known)]
   std::vector<double> serverState() const override;
   void setServerState(const std::vector<double>& state) override;
-  void evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const override;
+  bool evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const override;
   void checkpoint(StateArchive& ar) override {
     Algorithm::checkpoint(ar);
     ar.clientFloats("personal", personal_.all());

@@ -51,7 +51,7 @@ struct TinyRun {
   const FlContext& ctx() const { return exp->context(); }
   std::vector<float> evalParams(int k) {
     std::vector<float> p(exp->global().size());
-    exp->algorithm().evalParams(ctx(), k, exp->global(), p.data());
+    exp->algorithm().loadEvalParams(ctx(), k, exp->global(), p.data());
     return p;
   }
   // Whether [off, off+n) of a and b are bit-identical.

@@ -210,7 +210,7 @@ TEST(QFfl, OneRoundMatchesTheAuthorsUpdate) {
   const FlContext& ctx = local.context();
   const std::size_t P = w0.size();
   std::vector<std::vector<float>> wk(8, std::vector<float>(P));
-  for (int k = 0; k < 8; ++k) local.algorithm().evalParams(ctx, k, w0, wk[k].data());
+  for (int k = 0; k < 8; ++k) local.algorithm().loadEvalParams(ctx, k, w0, wk[k].data());
   // F_k: the initial model's mean loss on each client's training split.
   auto model = buildModel<float>(lc.model, ctx.input);
   model->reserve(lc.eval.batch);
