@@ -10,6 +10,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
+// The system's own declarations must come before the definitions below (a later system declaration
+// with a different exception specification would not compile); Eigen includes mm_malloc.h.
+#if __has_include(<mm_malloc.h>)
+#include <mm_malloc.h>
+#endif
 
 namespace fedsilo {
 
