@@ -25,7 +25,8 @@ INI
 
 # run.sh: SIGTERM to the script -> USR1 to mpirun -> checkpoint, exit 75; again -> resume.
 "$J/run.sh" tiny.ini --output out/ref.h5 >ref.log 2>&1 || fail "run.sh (reference) failed: $(tail -3 ref.log)"
-"$J/run.sh" tiny.ini >run1.log 2>&1 &
+# A test-only 300 ms pause after each round keeps the tiny run going until the signal lands.
+FEDSILO_FAULT=slow:rank=0,ms=300 "$J/run.sh" tiny.ini >run1.log 2>&1 &
 pid=$!
 wait_for_line 'round +global_acc' run1.log 120 "$pid" && kill -TERM "$pid"
 rc=0

@@ -212,7 +212,9 @@ PYEOF
 # ---- walltime signal: SIGUSR1 to the batch shell -> checkpoint, exit 75, requeue, resume --------------
 # (AuthInfo cred_expire=30 above: SLURM holds a requeued job for cred_expire seconds, 120 by default.)
 sed -e 's/^rounds = 2/rounds = 30/' -e 's#^output = .*#output = out/long.h5#' "$WORK/tiny.ini" >"$WORK/long.ini"
-LONG=$(submit "$WORK/long-%j.out" "$FEDSILO_SOURCE_DIR/jobs/run.sbatch" long.ini)
+# A test-only 200 ms pause per round (sbatch exports the environment) keeps the job running until
+# the signal lands, however fast the rounds are.
+LONG=$(FEDSILO_FAULT=slow:rank=0,ms=200 submit "$WORK/long-%j.out" "$FEDSILO_SOURCE_DIR/jobs/run.sbatch" long.ini)
 t=$(now_ms)
 until grep -qE '^ +1 ' "$WORK/long-$LONG.out" 2>/dev/null; do
   (($(now_ms) - t < 300000)) || die "job $LONG printed no round in 300 s"
