@@ -1,0 +1,486 @@
+// fedsilo kernel benchmarks (Google Benchmark). Figures, never assertions: see docs/performance.md.
+//
+// Groups (use --benchmark_filter=REGEX):
+//   Dense/...          DenseT<float> forward, forward+ReLU, backward at the W1 shapes (batch 32) and
+//                      the eval batch 1000, W2's fully connected layers          -> GFLOP/s
+//   DenseEigen/...     the same products written as Eigen expressions (what DenseT ran before
+//                      its own kernels; with -DFEDSILO_GEMM=openblas Eigen calls sgemm)
+//   Sgemm/...          the same products through OpenBLAS sgemm_ directly      -> GFLOP/s
+//   Conv2D/...         Conv2D forward / backward at the W2 shapes (if src/nn/conv2d.hpp exists)
+//   Step/...           a whole training step (Model::lossAndGradient + SGD) of the W1 MLP and of
+//                      cnn_mcmahan; samples/s, GFLOP/s and heap allocations per step
+//   LocalTrainer/...   one local epoch of a W1 client (gather, step, SGD) on a synthetic u8 dataset
+//   Eval/...           evaluation of 10,000 samples at batch 1000
+//   Sgd/...            the SGD step over 199,210 (W1) and 1,663,370 (W2) parameters -> GB/s
+//   ExactSum/...       FedAvg's exact accumulate (ExactSum::addScaled)          -> GB/s, Mparam/s
+//   ReduceExact/...    its MPI reduce on a one-rank world communicator         -> GB/s
+//   Hdf5/...           one round appended to a results file (ResultsWriter)     -> rounds/s
+//
+// bench/ab_baseline.sh builds this file against another source tree (e.g. the commit before an
+// optimisation, with -DFEDSILO_BENCH_BASELINE) and runs both binaries alternately.
+//
+// FLOP counts: 2 per multiply-add of the products only. Counters are rates over CPU time (the
+// default of Google Benchmark): on the shared build machine wall time includes other jobs.
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "comm/communicator.hpp"
+#include "comm/placement.hpp"
+#include "core/exact_sum.hpp"
+#include "core/malloc_counter.hpp"
+#include "core/rng.hpp"
+#include "data/dataset.hpp"
+#include "fl/local_trainer.hpp"
+#include "io/results_writer.hpp"
+#include "nn/dense.hpp"
+#include "nn/model.hpp"
+#include "nn/presets.hpp"
+#include "optim/sgd.hpp"
+#if __has_include("nn/conv2d.hpp")
+#include "nn/conv2d.hpp"
+#define FEDSILO_BENCH_CONV 1
+#endif
+
+// ---------------------------------------------------------------------------------------------
+extern "C" {
+// OpenBLAS (Fortran interface; linked through the project's BLAS::BLAS). With FEDSILO_GEMM=openblas
+// Eigen's blas.h (EIGEN_USE_BLAS) has already declared sgemm_.
+#ifndef EIGEN_USE_BLAS
+void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const float* alpha,
+            const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c,
+            const int* ldc);
+#endif
+void openblas_set_num_threads(int);
+char* openblas_get_corename(void);
+}
+
+namespace {
+
+using namespace fedsilo;
+
+// Heap allocations between construction and stop() (core/malloc_counter.hpp, included above).
+struct AllocCounter {
+  AllocCounter() { MallocCounter::start(); }
+  long stop() { return MallocCounter::stop(); }
+};
+
+std::vector<float> randomFloats(std::size_t n, std::uint64_t seed, float lo = -0.5f, float hi = 0.5f) {
+  Rng r(seed, -1, -1, Purpose::Init);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(r.uniform(lo, hi));
+  return v;
+}
+
+void setFlops(benchmark::State& st, double flopsPerIter) {
+  st.counters["GFLOP/s"] = benchmark::Counter(flopsPerIter * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+void setBytes(benchmark::State& st, double bytesPerIter) {
+  st.counters["GB/s"] = benchmark::Counter(bytesPerIter * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense layer. Args: in, out, batch.
+struct DenseFixture {
+  int in, out, batch;
+  std::vector<float> params, grads, x, y, dy, dx;
+  DenseT<float> layer;
+  DenseFixture(int i, int o, int b) : in(i), out(o), batch(b), layer(i, o) {
+    params = randomFloats(static_cast<std::size_t>(i) * o + o, 1);
+    grads.assign(params.size(), 0.0f);
+    x = randomFloats(static_cast<std::size_t>(i) * b, 2, 0.0f, 1.0f);
+    y.assign(static_cast<std::size_t>(o) * b, 0.0f);
+    dy = randomFloats(y.size(), 3);
+    dx.assign(x.size(), 0.0f);
+    layer.bind(params.data(), grads.data());
+    layer.reserve(b);
+  }
+};
+
+void BM_DenseForward(benchmark::State& st) {
+  DenseFixture f(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  CMapT<float> x(f.x.data(), f.in, f.batch);
+  MapT<float> y(f.y.data(), f.out, f.batch);
+  for (auto _ : st) {
+    f.layer.forward(x, y, true);
+    benchmark::DoNotOptimize(f.y.data());
+  }
+  setFlops(st, 2.0 * f.in * f.out * f.batch);
+}
+
+void BM_DenseForwardRelu(benchmark::State& st) {
+  DenseFixture f(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  CMapT<float> x(f.x.data(), f.in, f.batch);
+  MapT<float> y(f.y.data(), f.out, f.batch);
+  for (auto _ : st) {
+#ifndef FEDSILO_BENCH_BASELINE
+    f.layer.forwardRelu(x, y);
+#else  // built against a tree without the fused layer (bench/ab_baseline.sh): forward + ReLU layer
+    f.layer.forward(x, y, true);
+    y = y.cwiseMax(0.0f);
+#endif
+    benchmark::DoNotOptimize(f.y.data());
+  }
+  setFlops(st, 2.0 * f.in * f.out * f.batch);
+}
+
+// Args: in, out, batch, withDx (the first layer of a model needs no input gradient).
+void BM_DenseBackward(benchmark::State& st) {
+  DenseFixture f(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  const bool withDx = st.range(3) != 0;
+  CMapT<float> x(f.x.data(), f.in, f.batch);
+  CMapT<float> y(f.y.data(), f.out, f.batch);
+  CMapT<float> dy(f.dy.data(), f.out, f.batch);
+  MapT<float> dx(f.dx.data(), f.in, f.batch);
+  for (auto _ : st) {
+    f.layer.backward(x, y, dy, withDx ? &dx : nullptr);
+    benchmark::DoNotOptimize(f.grads.data());
+  }
+  setFlops(st, (withDx ? 4.0 : 2.0) * f.in * f.out * f.batch);
+}
+
+// The same three products as Eigen expressions (DenseT's code before its own kernels).
+// Args: in, out, batch, op (0 forward y = W x + b, 1 weight gradient dW = dy x^T + db, 2 dx = W^T dy).
+void BM_DenseEigen(benchmark::State& st) {
+  DenseFixture f(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  const int op = static_cast<int>(st.range(3));
+  CMapRMT<float> w(f.params.data(), f.out, f.in);
+  Eigen::Map<const VecT<float>> b(f.params.data() + static_cast<std::size_t>(f.in) * f.out, f.out);
+  MapRMT<float> dw(f.grads.data(), f.out, f.in);
+  Eigen::Map<VecT<float>> db(f.grads.data() + static_cast<std::size_t>(f.in) * f.out, f.out);
+  CMapT<float> x(f.x.data(), f.in, f.batch);
+  MapT<float> y(f.y.data(), f.out, f.batch);
+  CMapT<float> dy(f.dy.data(), f.out, f.batch);
+  MapT<float> dx(f.dx.data(), f.in, f.batch);
+  AllocCounter count;
+  for (auto _ : st) {
+    if (op == 0) {
+      y.noalias() = w * x;
+      y.colwise() += b;
+    } else if (op == 1) {
+      dw.noalias() = dy * x.transpose();
+      db.noalias() = dy.rowwise().sum();
+    } else {
+      dx.noalias() = w.transpose() * dy;
+    }
+    benchmark::ClobberMemory();
+  }
+  st.counters["mallocs/iter"] = static_cast<double>(count.stop()) / static_cast<double>(st.iterations());
+  setFlops(st, 2.0 * f.in * f.out * f.batch);
+}
+
+// OpenBLAS sgemm on the same products (column-major views of the same buffers). Args as DenseEigen.
+void BM_Sgemm(benchmark::State& st) {
+  DenseFixture f(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  const int op = static_cast<int>(st.range(3));
+  const int K = f.in, N = f.out, B = f.batch;
+  const float one = 1.0f, zero = 0.0f;
+  for (auto _ : st) {
+    if (op == 0)  // y (N x B) = Wc^T x, Wc = W viewed column-major (K x N)
+      sgemm_("T", "N", &N, &B, &K, &one, f.params.data(), &K, f.x.data(), &K, &zero, f.y.data(), &N);
+    else if (op == 1)  // dW viewed column-major (K x N) = x dy^T
+      sgemm_("N", "T", &K, &N, &B, &one, f.x.data(), &K, f.dy.data(), &N, &zero, f.grads.data(), &K);
+    else  // dx (K x B) = Wc dy
+      sgemm_("N", "N", &K, &B, &N, &one, f.params.data(), &K, f.dy.data(), &N, &zero, f.dx.data(), &K);
+    benchmark::ClobberMemory();
+  }
+  setFlops(st, 2.0 * K * N * B);
+}
+
+void DenseShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"in", "out", "batch"});
+  for (auto s : std::vector<std::vector<long>>{{784, 200, 32}, {200, 200, 32}, {200, 10, 32}, {784, 200, 1000},
+                                                 {200, 200, 1000}, {3136, 512, 32}, {512, 10, 32}})
+    b->Args(s);
+}
+void DenseBackShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"in", "out", "batch", "dx"});
+  for (auto s : std::vector<std::vector<long>>{{784, 200, 32, 0}, {200, 200, 32, 1}, {200, 10, 32, 1},
+                                                 {3136, 512, 32, 1}, {512, 10, 32, 1}})
+    b->Args(s);
+}
+void GemmShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"in", "out", "batch", "op"});
+  for (auto s : std::vector<std::vector<long>>{{784, 200, 32}, {200, 200, 32}, {200, 10, 32}, {3136, 512, 32}})
+    for (long op : {0, 1, 2}) b->Args({s[0], s[1], s[2], op});
+  b->Args({784, 200, 1000, 0});
+}
+
+BENCHMARK(BM_DenseForward)->Name("Dense/forward")->Apply(DenseShapes);
+BENCHMARK(BM_DenseForwardRelu)->Name("Dense/forward_relu")->Apply(DenseShapes);
+BENCHMARK(BM_DenseBackward)->Name("Dense/backward")->Apply(DenseBackShapes);
+BENCHMARK(BM_DenseEigen)->Name("DenseEigen")->Apply(GemmShapes);
+BENCHMARK(BM_Sgemm)->Name("Sgemm")->Apply(GemmShapes);
+
+// ---------------------------------------------------------------------------------------------
+#ifdef FEDSILO_BENCH_CONV
+// Conv2D at the W2 shapes. Args: inC, H (= W), outC, batch, op (0 forward, 1 backward with dx,
+// 2 backward without dx: conv1 is the first layer), chunk (im2col chunk cap in values; 0 = default).
+void BM_Conv2D(benchmark::State& st) {
+  const int inC = static_cast<int>(st.range(0)), hw = static_cast<int>(st.range(1)), outC = static_cast<int>(st.range(2));
+  const int batch = static_cast<int>(st.range(3)), op = static_cast<int>(st.range(4));
+  Conv2DT<float> conv(inC, hw, hw, outC, 5, 1, 2);
+  if (st.range(5) > 0) conv.setMaxChunkElems(st.range(5));
+  std::size_t np = 0;
+  for (const auto& s : conv.paramSpecs()) np += static_cast<std::size_t>(s.size);
+  std::vector<float> params = randomFloats(np, 1), grads(np);
+  conv.bind(params.data(), grads.data());
+  conv.reserve(batch);
+  const int inRows = inC * hw * hw, outRows = conv.outputShape().size();
+  std::vector<float> x = randomFloats(static_cast<std::size_t>(inRows) * batch, 2, 0.0f, 1.0f);
+  std::vector<float> y(static_cast<std::size_t>(outRows) * batch), dy = randomFloats(y.size(), 3), dx(x.size());
+  CMapT<float> xm(x.data(), inRows, batch);
+  MapT<float> ym(y.data(), outRows, batch);
+  conv.forward(xm, ym, true);
+  MapT<float> dxm(dx.data(), inRows, batch);
+  for (auto _ : st) {
+    if (op == 0)
+      conv.forward(xm, ym, true);
+    else
+      conv.backward(xm, CMapT<float>(y.data(), outRows, batch), CMapT<float>(dy.data(), outRows, batch),
+                    op == 1 ? &dxm : nullptr);
+    benchmark::ClobberMemory();
+  }
+  const double fwd = 2.0 * outC * inC * 25.0 * hw * hw * batch;
+  setFlops(st, op == 0 ? fwd : (op == 1 ? 2.0 * fwd : fwd));
+}
+BENCHMARK(BM_Conv2D)
+    ->Name("Conv2D")
+    ->ArgNames({"inC", "hw", "outC", "batch", "op", "chunk"})
+    ->Args({1, 28, 32, 32, 0, 0})
+    ->Args({1, 28, 32, 32, 2, 0})
+    ->Args({32, 14, 64, 32, 0, 0})
+    ->Args({32, 14, 64, 32, 1, 0})
+    ->Args({32, 14, 64, 32, 0, 131072})
+    ->Args({32, 14, 64, 32, 1, 131072})
+    ->Args({32, 14, 64, 32, 0, 262144})
+    ->Args({32, 14, 64, 32, 1, 262144})
+    ->Args({32, 14, 64, 32, 0, 524288})
+    ->Args({32, 14, 64, 32, 1, 524288})
+    ->Args({32, 14, 64, 32, 0, 1048576})
+    ->Args({32, 14, 64, 32, 1, 1048576})
+    ->Unit(benchmark::kMicrosecond);
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// A whole training step: forward, loss, backward, SGD. Arg: preset (0 mlp W1, 1 cnn_mcmahan W2),
+// fused (1 default; 0 runs Dense and ReLU as separate layers).
+void BM_TrainStep(benchmark::State& st) {
+  const bool cnn = st.range(0) != 0;
+  const std::string name = cnn ? "cnn_mcmahan" : "mlp";
+  bool known = false;
+  for (const auto& n : modelPresetNames()) known = known || n == name;
+  if (!known) {
+    st.SkipWithError(("preset " + name + " not built").c_str());
+    for (auto _ : st) {
+    }
+    return;
+  }
+  ModelConfig cfg;
+  cfg.name = name;
+  auto m = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});
+  Rng init(0, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(32);
+#ifndef FEDSILO_BENCH_BASELINE
+  m->setFusion(st.range(1) != 0);
+#endif
+  const int batch = 32;
+  std::vector<float> x = randomFloats(784u * batch, 4, 0.0f, 1.0f);
+  std::vector<std::int32_t> y(batch);
+  for (int j = 0; j < batch; ++j) y[j] = j % 10;
+  Sgd sgd(0.01, 0.0, 0.0);
+  m->lossAndGradient(x.data(), y.data(), batch);  // warm-up
+  AllocCounter count;
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(m->lossAndGradient(x.data(), y.data(), batch));
+    sgd.step(m->params(), m->grads(), static_cast<std::size_t>(m->numParams()));
+  }
+  st.counters["mallocs/step"] = static_cast<double>(count.stop()) / static_cast<double>(st.iterations());
+  st.counters["samples/s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
+  // exact training FLOPs per sample (PERF_BASELINE.md section 2)
+  setFlops(st, (cnn ? 72384512.0 : 879200.0) * batch);
+}
+BENCHMARK(BM_TrainStep)
+    ->Name("Step")
+    ->ArgNames({"cnn", "fused"})
+    ->Args({0, 1})
+    ->Args({0, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMicrosecond);
+
+// A synthetic FashionMNIST-shaped u8 dataset (contents do not matter for speed).
+const Dataset& syntheticData() {
+  static Dataset ds = [] {
+    Dataset d;
+    d.shape = Shape{1, 28, 28};
+    d.numClasses = 10;
+    const std::size_t n = 60000;
+    d.u8.resize(n * 784);
+    Rng r(3, -1, -1, Purpose::Init);
+    for (auto& v : d.u8) v = static_cast<std::uint8_t>(r.below(256));
+    d.labels.resize(n);
+    for (std::size_t i = 0; i < n; ++i) d.labels[i] = static_cast<std::int32_t>(r.below(10));
+    return d;
+  }();
+  return ds;
+}
+
+// One local epoch of a W1 client (6,000 samples spread over the 60,000-sample pool, as a Dirichlet
+// client's are): shuffle, gather (u8 -> float), step, SGD. Arg: samples.
+void BM_LocalEpoch(benchmark::State& st) {
+  const Dataset& data = syntheticData();
+  const std::size_t n = static_cast<std::size_t>(st.range(0));
+  IndexList idx(n);
+  for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<Index>(i * (data.size() / static_cast<Index>(n)));
+  ModelConfig cfg;
+  auto m = buildModel<float>(cfg, InputSpec{data.shape, 10, 0});
+  Rng init(0, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(1000);
+  LocalTrainer trainer(data, 1000);
+  TrainOptions opt;
+  opt.lr = 0.01;
+  std::vector<float> start(m->params(), m->params() + m->numParams());
+  int round = 0;
+  long allocs = 0, steps = 0;
+  for (auto _ : st) {
+    std::copy(start.begin(), start.end(), m->params());
+    Rng shuffle(0, 1, round++, Purpose::Shuffle);
+    AllocCounter count;
+    const TrainStats ts = trainer.train(*m, idx, opt, shuffle, 1, round);
+    allocs += count.stop();
+    steps += ts.steps;
+  }
+  st.counters["samples/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["mallocs/step"] = static_cast<double>(allocs) / static_cast<double>(std::max(1L, steps));
+}
+BENCHMARK(BM_LocalEpoch)->Name("LocalTrainer/epoch")->ArgName("samples")->Arg(6000)->Unit(benchmark::kMillisecond);
+
+// Evaluation of 10,000 samples at batch 1000 (the W1 global test evaluation).
+void BM_Eval(benchmark::State& st) {
+  const Dataset& data = syntheticData();
+  IndexList idx(10000);
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<Index>(i);
+  ModelConfig cfg;
+  auto m = buildModel<float>(cfg, InputSpec{data.shape, 10, 0});
+  Rng init(0, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(1000);
+  LocalTrainer trainer(data, 1000);
+  for (auto _ : st) benchmark::DoNotOptimize(trainer.evaluate(*m, data, idx, 1000).correct);
+  st.counters["samples/s"] = benchmark::Counter(10000.0, benchmark::Counter::kIsIterationInvariantRate);
+  setFlops(st, 397600.0 * 10000.0);
+}
+BENCHMARK(BM_Eval)->Name("Eval/mlp_10k")->Unit(benchmark::kMillisecond);
+
+// ---------------------------------------------------------------------------------------------
+void BM_Sgd(benchmark::State& st) {
+  const std::size_t n = static_cast<std::size_t>(st.range(0));
+  const bool momentum = st.range(1) != 0;
+  std::vector<float> p = randomFloats(n, 1), g = randomFloats(n, 2);
+  Sgd sgd(0.01, momentum ? 0.9 : 0.0, 0.0);
+  for (auto _ : st) {
+    sgd.step(p.data(), g.data(), n);
+    benchmark::ClobberMemory();
+  }
+  setBytes(st, (momentum ? 5.0 : 3.0) * 4.0 * static_cast<double>(n));  // p, g read, p written (+ v r/w)
+}
+BENCHMARK(BM_Sgd)->Name("Sgd/step")->ArgNames({"params", "momentum"})->Args({199210, 0})->Args({1663370, 0})->Args({199210, 1});
+
+// acc += w * v (199,210 / 1,663,370 parameters). Bytes: v read (4), accumulator read + written (32).
+void BM_ExactAddScaled(benchmark::State& st) {
+  const std::size_t n = static_cast<std::size_t>(st.range(0));
+  std::vector<float> v = randomFloats(n, 1);
+  ExactSum acc(n);
+  double w = 0.1047;
+  for (auto _ : st) {
+    acc.addScaled(0, v.data(), n, w);
+    benchmark::ClobberMemory();
+  }
+  setBytes(st, 36.0 * static_cast<double>(n));
+  st.counters["Mparam/s"] = benchmark::Counter(static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ExactAddScaled)->Name("ExactSum/addScaled")->ArgName("params")->Arg(199210)->Arg(1663370);
+
+// Communicator::reduceExact on MPI_COMM_WORLD (one rank here: the custom MPI_Op's local cost).
+void BM_ReduceExact(benchmark::State& st) {
+  const std::size_t n = static_cast<std::size_t>(st.range(0));
+  Communicator comm = Communicator::world();
+  ExactSum acc(n);
+  std::vector<float> v = randomFloats(n, 1);
+  acc.addScaled(0, v.data(), n, 0.5);
+  for (auto _ : st) {
+    comm.reduceExact(acc, 0);
+    benchmark::ClobberMemory();
+  }
+  setBytes(st, 16.0 * static_cast<double>(n));
+  st.counters["ranks"] = comm.size();
+}
+BENCHMARK(BM_ReduceExact)->Name("ReduceExact/world")->ArgName("params")->Arg(199210)->Arg(1663370);
+
+// One round appended to a results file: 6 scalars and 5 per-client rows, as Experiment writes.
+// Args: clients, mpi (1: world communicator with MPI-IO, 0: Communicator::single()).
+void BM_Hdf5Round(benchmark::State& st) {
+  const int K = static_cast<int>(st.range(0));
+  const bool mpi = st.range(1) != 0;
+  Communicator comm = mpi ? Communicator::world() : Communicator::single();
+  Placement placement(K, comm.size());
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("fedsilo_bench_" + std::to_string(::getpid()) + ".h5")).string();
+  std::vector<double> clients(static_cast<std::size_t>(placement.count(comm.rank())), 0.5);
+  {
+    ResultsWriter w(path, comm, placement);
+    int round = 0;
+    for (auto _ : st) {
+      w.appendRoundScalar("round", round);
+      for (const char* s : {"global_accuracy", "global_loss", "seconds", "train_seconds"}) w.appendRoundScalar(s, 0.25);
+      for (const char* s : {"client_accuracy", "client_f1", "client_loss", "weight", "participated"})
+        w.appendRoundClients(s, clients);
+      w.endRound();
+      ++round;
+    }
+    // destroyed without commit(): the partial file is removed
+  }
+  st.counters["rounds/s"] = benchmark::Counter(1.0, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Hdf5Round)
+    ->Name("Hdf5/append_round")
+    ->ArgNames({"clients", "mpi"})
+    ->Args({10, 1})
+    ->Args({10, 0})
+    ->Args({10000, 1})
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fedsilo::MpiEnvironment mpi(argc, argv);
+  openblas_set_num_threads(1);
+  benchmark::AddCustomContext("openblas_core", openblas_get_corename());
+#if defined(__AVX512F__)
+  benchmark::AddCustomContext("dense_kernels", "fedsilo AVX-512");
+#else
+  benchmark::AddCustomContext("dense_kernels", "Eigen");
+#endif
+#ifdef FEDSILO_GEMM_OPENBLAS
+  benchmark::AddCustomContext("FEDSILO_GEMM", "openblas (Eigen products call sgemm)");
+#else
+  benchmark::AddCustomContext("FEDSILO_GEMM", "eigen");
+#endif
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""Helpers for bench/*.sh (Debian's python3: numpy, h5py). Not part of the analysis package.
+
+  perf_tools.py fedsilo-run RESULTS.h5 RSSPREFIX LABEL WORKLOAD -> one JSON line on stdout
+  perf_tools.py torch-run TORCH.json LABEL WORKLOAD USAGEPREFIX  -> the same for torch_fedavg.py
+  perf_tools.py compare RUNS.jsonl                               -> the fedsilo vs PyTorch table
+  perf_tools.py scaling-row MODE RANKS CLIENTS RESULTS.h5 [OVERSUBSCRIBED] -> one CSV row
+  perf_tools.py scaling-report SCALING.csv                       -> efficiency table
+"""
+import glob
+import json
+import math
+import sys
+
+import numpy as np
+
+
+def rank_usage(prefix):
+    """Per-rank /usr/bin/time -f '%M %U %S %e' files PREFIX.<rank> -> list of dicts, rank order."""
+    out = []
+    for path in sorted(glob.glob(prefix + ".*"), key=lambda p: int(p.rsplit(".", 1)[1])):
+        with open(path) as f:
+            fields = None
+            for line in f:  # the last line holds the figures (earlier ones: "Command exited ...")
+                parts = line.split()
+                if len(parts) == 4:
+                    try:
+                        fields = [float(x) for x in parts]
+                    except ValueError:
+                        pass
+        if fields:
+            out.append(dict(rank=int(path.rsplit(".", 1)[1]), rss_mb=fields[0] / 1024.0, user_s=fields[1],
+                            sys_s=fields[2], wall_s=fields[3]))
+    return out
+
+
+def fedsilo_run(h5path, rssprefix, label, workload):
+    import h5py
+
+    with h5py.File(h5path, "r") as f:
+        sec = [float(x) for x in f["/rounds/seconds"][:]]
+        train = [float(x) for x in f["/rounds/train_seconds"][:]]
+        acc = [float(x) for x in f["/rounds/global_accuracy"][:]]
+        spr = float(f["/summary/seconds_per_round"][()])
+    ranks = rank_usage(rssprefix)
+    row = dict(program="fedsilo", label=label, workload=workload, round_s=sec, train_s=train, rounds=len(sec),
+               final_acc=acc[-1] if acc else float("nan"), median_round_s_all=spr,
+               rss_mb=[r["rss_mb"] for r in ranks], cpu_s=[r["user_s"] + r["sys_s"] for r in ranks])
+    print(json.dumps(row))
+
+
+def torch_run(jsonpath, label, workload, usageprefix):
+    """Last JSON line written by torch_fedavg.py --json -> one run line in the fedsilo format."""
+    lines = [line for line in open(jsonpath) if line.strip()]
+    t = json.loads(lines[-1])
+    rows = t["per_round"]
+    usage = rank_usage(usageprefix)
+    print(json.dumps(dict(program="torch", label=label, workload=workload, round_s=[r["round_s"] for r in rows],
+                          train_s=[r["train_s"] for r in rows], final_acc=t["final_test_acc"],
+                          rss_mb=t["peak_rss_mb"], threads=t["threads"], blas_threads=t["openblas_threads"],
+                          coretype=t["openblas_coretype"], rounds=len(rows),
+                          cpu_s=[u["user_s"] + u["sys_s"] for u in usage])))
+
+
+def med(v):
+    return float(np.median(v)) if len(v) else float("nan")
+
+
+def compare(path):
+    runs = [json.loads(line) for line in open(path) if line.strip()]
+    workloads = []
+    for r in runs:
+        if r["workload"] not in workloads:
+            workloads.append(r["workload"])
+    for wl in workloads:
+        rows = {}
+        order = []
+        for r in runs:
+            if r["workload"] != wl:
+                continue
+            key = r["label"]
+            if key not in rows:
+                rows[key] = dict(round_s=[], train_s=[], acc=[], rss=[], cpu=[], reps=0, program=r["program"])
+                order.append(key)
+            d = rows[key]
+            d["round_s"] += r["round_s"]
+            d["train_s"] += r["train_s"]
+            d["acc"].append(r["final_acc"])
+            d["rss"].append(max(r["rss_mb"]) if isinstance(r["rss_mb"], list) else r["rss_mb"])
+            d["rss_per_rank"] = r["rss_mb"]
+            if r.get("cpu_s"):
+                d["cpu"].append(sum(r["cpu_s"]) / max(1, r.get("rounds", len(r["round_s"]))))
+            d["reps"] += 1
+        n = 60000.0
+        print(f"\n== {wl}: medians over all rounds of all repetitions ==")
+        print(f"{'program':<34} {'reps':>4} {'s/round':>8} {'train s':>8} {'samples/s':>10} {'final acc':>9} "
+              f"{'peak RSS MB':>14} {'CPU s/round':>11}")
+        for key in order:
+            d = rows[key]
+            rss = d["rss_per_rank"]
+            rss_txt = "/".join(f"{x:.0f}" for x in rss) if isinstance(rss, list) else f"{rss:.0f}"
+            print(f"{key:<34} {d['reps']:>4} {med(d['round_s']):>8.3f} {med(d['train_s']):>8.3f} "
+                  f"{n / med(d['train_s']):>10.0f} {med(d['acc']):>9.4f} {rss_txt:>14} {med(d['cpu']):>11.3f}")
+        fed = [k for k in order if rows[k]["program"] == "fedsilo"]
+        ref = [k for k in order if rows[k]["program"] == "torch"]
+        for f in fed:
+            for t in ref:
+                a, b = rows[f], rows[t]
+                sp = (n / med(a["train_s"])) / (n / med(b["train_s"]))
+                rr = med(b["round_s"]) / med(a["round_s"])
+                mem = max(a["rss"]) / max(b["rss"])
+                cpu = med(b["cpu"]) / med(a["cpu"]) if a["cpu"] and b["cpu"] else float("nan")
+                print(f"  {f} vs {t}: samples/s x{sp:.1f}, s/round x{rr:.1f} faster, "
+                      f"accuracy {med(a['acc']) - med(b['acc']):+.4f}, peak RSS per process x{mem:.2f}, "
+                      f"CPU per round x{cpu:.1f} less")
+
+
+def scaling_row(mode, ranks, clients, h5path, over="0"):
+    import h5py
+
+    with h5py.File(h5path, "r") as f:
+        spr = float(f["/summary/seconds_per_round"][()])
+    print(f"{mode},{ranks},{clients},{spr:.6f},{over}")
+
+
+def scaling_report(path):
+    """Repeated (mode, ranks) rows are reduced to their median, as analysis' `plot scaling` does."""
+    import csv
+
+    rows = list(csv.DictReader(open(path)))
+    for mode in ("strong", "weak"):
+        by = {}
+        for r in rows:
+            if r["mode"] == mode:
+                d = by.setdefault(int(r["ranks"]), dict(t=[], clients=r["clients"], over=r.get("oversubscribed", "0")))
+                d["t"].append(float(r["seconds_per_round"]))
+        if not by:
+            continue
+        ps = sorted(by)
+        p0 = ps[0]
+        t0 = med(by[p0]["t"])
+        print(f"\n{mode} scaling (efficiency vs {p0} rank(s): strong p0*t0/(p*tp), weak t0/tp; medians of "
+              f"{len(by[p0]['t'])} repetition(s))")
+        # Also the best (minimum) of the repetitions: on a shared machine the least disturbed run.
+        b0 = min(by[p0]["t"])
+        print(f"{'ranks':>5} {'clients':>7} {'s/round':>9} {'speedup':>8} {'efficiency':>10} {'best s/round':>13} "
+              f"{'best eff.':>9}")
+        for p in ps:
+            t, tb = med(by[p]["t"]), min(by[p]["t"])
+            sp = t0 / t
+            eff = (p0 * t0) / (p * t) if mode == "strong" else sp
+            effb = (p0 * b0) / (p * tb) if mode == "strong" else b0 / tb
+            flag = "  (oversubscribed: more ranks than cores)" if by[p]["over"] == "1" else ""
+            print(f"{p:>5} {by[p]['clients']:>7} {t:>9.3f} {sp:>8.2f} {100 * eff:>9.0f}% {tb:>13.3f} {100 * effb:>8.0f}%{flag}")
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "fedsilo-run":
+        fedsilo_run(*sys.argv[2:6])
+    elif cmd == "torch-run":
+        torch_run(*sys.argv[2:6])
+    elif cmd == "compare":
+        compare(sys.argv[2])
+    elif cmd == "scaling-row":
+        scaling_row(*sys.argv[2:])
+    elif cmd == "scaling-report":
+        scaling_report(sys.argv[2])
+    elif cmd == "rank-usage":
+        print(json.dumps(rank_usage(sys.argv[2])))
+    else:
+        sys.exit(f"unknown command {cmd}")
