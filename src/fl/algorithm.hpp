@@ -12,6 +12,7 @@
 // Personal state (Ditto's model, PLayer-FL's local layers) lives inside the algorithm, keyed by
 // client id, for the clients of this rank only.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +66,15 @@ struct ClientContext {
   TrainOptions trainOptions() const { return TrainOptions::from(fl.cfg.train); }
 };
 
+// What rankUpdate may use: the only place where an algorithm issues collectives itself.
+struct RankContext {
+  const FlContext& fl;
+  int round = 0;
+  int rank = 0;
+  int ranks = 1;
+  std::function<void(ExactSum&)> allreduceExact;  // exact sum over all ranks, result on every rank
+};
+
 // What the server step sees (rank 0 only).
 struct ServerInput {
   int round = 0;
@@ -104,6 +114,13 @@ class Algorithm {
   virtual int payloadSize() const { return 0; }
   // Whether layer sensitivity includes biases (PLayer-FL's option); default weights only.
   virtual bool sensitivityIncludesBias() const { return false; }
+
+  // Work all ranks do together once per round, before the clients train: the data-parallel `global`
+  // baseline. Called on every rank (in one coordinated region) only when usesRankUpdate(). Errors
+  // inside must arise on every rank alike (e.g. from a reduced value): the other ranks may be
+  // waiting in a collective.
+  virtual bool usesRankUpdate() const { return false; }
+  virtual void rankUpdate(RankContext& c) { (void)c; }
 
   virtual void clientUpdate(ClientContext& c, ClientUpdate& out) = 0;
   virtual void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) = 0;

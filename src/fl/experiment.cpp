@@ -174,6 +174,12 @@ RoundSummary Experiment::runRound(int round, RecordSink& sink) {
   std::vector<std::vector<double>> blockWeightLocal(mine);
   std::vector<double> payloadMine, sensMine;  // rows prefixed by client id
   Timer trainTimer;
+  if (alg_->usesRankUpdate()) {
+    coordinated(comm_, [&] {
+      RankContext rc{ctx, round, comm_.rank(), comm_.size(), [this](ExactSum& s) { comm_.allreduceExact(s); }};
+      alg_->rankUpdate(rc);
+    });
+  }
   coordinated(comm_, [&] {
     for (int k : selected) {
       if (!ctx.isLocal(k)) continue;

@@ -47,8 +47,32 @@ const std::int32_t* LocalTrainer::gatherLabels(const Dataset& data, const Index*
   return y_.data();
 }
 
+double LocalTrainer::dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp,
+                                          int client, int round, std::int64_t shard0) {
+  const std::size_t P = static_cast<std::size_t>(model.numParams());
+  if (shardSum_.size() != P + 1) shardSum_.resize(P + 1);
+  shardSum_.clear();
+  const int m = std::max(dp.shardSamples, 1);
+  for (int off = 0, s = 0; off < count; off += m, ++s) {
+    if (s % dp.ranks != dp.rank) continue;
+    const int cnt = std::min(m, count - off);
+    // Dropout masks of shard s: the same whichever rank computes it.
+    model.setRandomContext(dp.seed, client, (static_cast<std::int64_t>(round) << 32) + shard0 + s);
+    const float* x = gatherBatch(train_, idx + off, cnt);
+    const std::int32_t* y = gatherLabels(train_, idx + off, cnt);
+    const double w = static_cast<double>(cnt) / static_cast<double>(count);
+    const double loss = model.lossAndGradient(x, y, cnt);  // mean over the shard
+    shardSum_.addScaled(0, model.grads(), P, w);
+    shardSum_.add(P, loss * w);
+  }
+  dp.allreduceExact(shardSum_);
+  float* g = model.grads();
+  for (std::size_t i = 0; i < P; ++i) g[i] = static_cast<float>(shardSum_.value(i));
+  return shardSum_.value(P);
+}
+
 TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const TrainOptions& opt, Rng& shuffle,
-                               int client, int round, const GradientHook* hook) {
+                               int client, int round, const GradientHook* hook, const DataParallel* dp) {
   TrainStats st;
   if (indices.empty() || opt.epochs <= 0) return st;
   FEDSILO_ASSERT(opt.batch <= maxBatch_ && opt.batch <= model.maxBatch());
@@ -57,6 +81,7 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
   const std::size_t n = order_.size();
   const std::size_t P = static_cast<std::size_t>(model.numParams());
   double lossSum = 0.0;
+  std::int64_t shards = 0;  // data-parallel: shards so far (the dropout key)
   for (int e = 0; e < opt.epochs; ++e) {
     // A fresh permutation of the client's samples each epoch, restarting from the sorted list so
     // that the permutation depends only on (seed, client, round, epoch draws), not on history.
@@ -64,9 +89,16 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
     shuffle.shuffle(order_);
     for (std::size_t b = 0; b < n; b += static_cast<std::size_t>(opt.batch)) {
       const int cnt = static_cast<int>(std::min<std::size_t>(opt.batch, n - b));
-      const float* x = gatherBatch(train_, order_.data() + b, cnt);
-      const std::int32_t* y = gatherLabels(train_, order_.data() + b, cnt);
-      const double loss = model.lossAndGradient(x, y, cnt);
+      double loss;
+      if (dp) {
+        loss = dataParallelGradient(model, order_.data() + b, cnt, *dp, client, round, shards);
+        shards += (cnt + std::max(dp->shardSamples, 1) - 1) / std::max(dp->shardSamples, 1);
+      } else {
+        const float* x = gatherBatch(train_, order_.data() + b, cnt);
+        const std::int32_t* y = gatherLabels(train_, order_.data() + b, cnt);
+        loss = model.lossAndGradient(x, y, cnt);
+      }
+      // With dp the loss is the reduced one, the same on every rank: all ranks throw together.
       if (!std::isfinite(loss))
         throw NumericError(fmt("client ", client, " round ", round, ": training loss became ", loss,
                                " at step ", st.steps, " (lr = ", opt.lr, "; try a smaller train.lr)"));

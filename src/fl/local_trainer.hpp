@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/exact_sum.hpp"
 #include "core/rng.hpp"
 #include "data/dataset.hpp"
 #include "nn/model.hpp"
@@ -44,14 +45,31 @@ struct TrainOptions {
   static TrainOptions from(const TrainConfig& t) { return {t.epochs, t.batch, t.lr, t.momentum, t.weightDecay, 0}; }
 };
 
+// Data-parallel SGD over one index list held by every rank (the `global` baseline): every rank runs
+// the same loop over the same batches; each batch is cut into shards of `shardSamples` samples (a
+// fixed size, so that the arithmetic does not depend on the number of ranks), shard s of a batch is
+// computed by rank s % ranks, and the shards' gradients and losses are summed exactly across ranks
+// (allreduceExact) before the same SGD step on every rank. Results are bit-identical at any rank
+// count; each step costs one allreduce of numParams + 1 Fixed128 values. Dropout masks are keyed by
+// (seed, client, round, shard number), not by rank.
+struct DataParallel {
+  int rank = 0;
+  int ranks = 1;
+  int shardSamples = 16;
+  std::uint64_t seed = 0;  // dropout key, with the client and round given to train()
+  std::function<void(ExactSum&)> allreduceExact;
+};
+
 class LocalTrainer {
  public:
   LocalTrainer(const Dataset& train, int maxBatch);
   // Runs `opt.epochs` epochs of mini-batch SGD over `indices` (a fresh permutation per epoch from
   // `shuffle`; last partial batch kept), starting from the model's current parameters.
   // Throws NumericError naming `client` and `round` if a loss becomes NaN or Inf.
+  // With `dp`, the batch gradients are computed data-parallel across ranks (see DataParallel); every
+  // rank must then call train() with the same arguments.
   TrainStats train(Model& model, const IndexList& indices, const TrainOptions& opt, Rng& shuffle, int client,
-                   int round, const GradientHook* hook = nullptr);
+                   int round, const GradientHook* hook = nullptr, const DataParallel* dp = nullptr);
   // Full-batch mean loss and gradient over `indices` (q-FFL's F_k, Fisher, ...). Leaves the mean
   // gradient in model.grads().
   double meanLossAndGradient(Model& model, const IndexList& indices, std::vector<float>& gradOut);
@@ -69,6 +87,12 @@ class LocalTrainer {
   std::vector<std::int32_t> y_, pred_;
   IndexList order_;
   AlignedVector<float> gradAcc_;
+  ExactSum shardSum_;  // data-parallel: the batch's shard gradients and loss, summed across ranks
+
+  // The batch gradient (into model.grads()) and mean loss of the `count` samples at idx, computed
+  // data-parallel; `shard0` numbers the batch's first shard for the dropout key.
+  double dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp, int client,
+                              int round, std::int64_t shard0);
 };
 
 // PLayer-FL's federation sensitivity of every layer block, on one batch drawn with replacement

@@ -33,6 +33,9 @@ std::vector<OptionSpec> gemsOptionSpecs() {
       {"gems.finetune_lr", "0", "one-shot: fine-tuning learning rate (0: train.lr)"},
       {"gems.finetune_sizes", "0", "one-shot: public-sample sizes of the recorded fine-tuning sweep (e.g. 0,100,1000)"},
       {"gems.public_epochs", "0", "public_only: epochs on the public sample (0: gems.finetune_epochs)"},
+      {"gems.global_shard", "16",
+       "global: samples per gradient shard of its data-parallel SGD (shard s of a batch on rank s % ranks; "
+       "fixed, so results do not depend on the rank count)"},
   };
 }
 
@@ -489,21 +492,30 @@ void OneShotEnsemble::unpackExtra(StateReader& r) {
 
 // ---- global ---------------------------------------------------------------------------------------
 
+OneShotGlobal::OneShotGlobal(const ExperimentConfig& cfg)
+    : OneShot(cfg, "global"), shard_(static_cast<int>(cfg.algo.getInt("gems.global_shard", 1, 1000000))) {}
+
+void OneShotGlobal::rankUpdate(RankContext& c) {
+  const FlContext& ctx = c.fl;
+  Workbench& b = bench(ctx);
+  IndexList pooled;
+  for (const ClientData& cl : ctx.clients) pooled.insert(pooled.end(), cl.train.begin(), cl.train.end());
+  std::memcpy(b.model->params(), init_.data(), init_.size() * sizeof(float));
+  Rng rng(ctx.cfg.seed, -1, 0, Purpose::Shuffle);  // the same permutation on every rank
+  DataParallel dp{c.rank, c.ranks, shard_, ctx.cfg.seed, c.allreduceExact};
+  b.trainer->train(*b.model, pooled, localTrainOptions(ctx.cfg), rng, -1, 0, nullptr, &dp);
+  trained_.assign(b.model->params(), b.model->params() + b.model->numParams());
+}
+
 void OneShotGlobal::clientUpdate(ClientContext& c, ClientUpdate& out) {
-  out.blockWeight.assign(c.fl.blocks.size(), 0.0);  // the clients' data is pooled at the server
+  out.blockWeight.assign(c.fl.blocks.size(), 0.0);  // the clients' data is pooled (rankUpdate)
 }
 
 void OneShotGlobal::serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {
   (void)in;
   Workbench& b = bench(ctx);
-  IndexList pooled;
-  for (const ClientData& c : ctx.clients) pooled.insert(pooled.end(), c.train.begin(), c.train.end());
-  std::memcpy(b.model->params(), init_.data(), init_.size() * sizeof(float));
-  Rng rng(ctx.cfg.seed, -1, 0, Purpose::Shuffle);
-  b.model->setRandomContext(ctx.cfg.seed, -1, 0);
-  b.trainer->train(*b.model, pooled, localTrainOptions(ctx.cfg), rng, -1, 0);
-  const std::vector<float> trained(b.model->params(), b.model->params() + b.model->numParams());
-  global = sweep(ctx, *b.model, *b.trainer, trained);
+  FEDSILO_ASSERT(trained_.size() == init_.size(), "global: rankUpdate did not run");
+  global = sweep(ctx, *b.model, *b.trainer, trained_);
   roundDone_ = true;
 }
 

@@ -205,14 +205,21 @@ class OneShotEnsemble : public OneShotLocal {
   std::vector<double> members_;  // K x P
 };
 
-// One model trained on the pooled training data of all clients. Trained centrally at rank 0 (every
-// rank holds the whole dataset) with the shared LocalTrainer: the same SGD as data-parallel pooled
-// training, without its parallelism (the Algorithm interface has no per-step allreduce).
+// One model trained on the pooled training data of all clients (every rank holds the whole dataset),
+// data-parallel across all ranks in rankUpdate (LocalTrainer with DataParallel: gems.global_shard
+// samples per gradient shard, an exact allreduce per step), so the model is the same at any rank
+// count; rank 0 then runs the fine-tuning sweep on it.
 class OneShotGlobal : public OneShot {
  public:
-  explicit OneShotGlobal(const ExperimentConfig& cfg) : OneShot(cfg, "global") {}
+  explicit OneShotGlobal(const ExperimentConfig& cfg);
+  bool usesRankUpdate() const override { return true; }
+  void rankUpdate(RankContext& c) override;
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
   void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) override;
+
+ private:
+  int shard_;
+  std::vector<float> trained_;  // after rankUpdate, on every rank
 };
 
 // A model trained on the public sample alone, all layers from the shared initial model, with the
