@@ -74,13 +74,23 @@ class ThreadAllreduce {
   std::condition_variable cv_;
 };
 
-std::vector<float> trainDataParallel(int ranks, int shard, double dropout, const Dataset& ds) {
+TrainOptions options() {
   TrainOptions opt;
   opt.epochs = 3;
   opt.batch = 8;
   opt.lr = 0.1;
+  return opt;
+}
+
+IndexList allOf(const Dataset& ds) {
   IndexList idx;
   for (Index i = 0; i < ds.size(); ++i) idx.push_back(i);
+  return idx;
+}
+
+std::vector<float> trainDataParallel(int ranks, int shard, double dropout, const Dataset& ds) {
+  const TrainOptions opt = options();
+  const IndexList idx = allOf(ds);
   ThreadAllreduce reduce(ranks);
   std::vector<std::vector<float>> out(ranks);
   std::vector<std::thread> threads;
@@ -113,13 +123,7 @@ TEST(DataParallel, OneShardPerBatchIsTheSerialLoop) {
   auto m = makeModel(0.0);
   LocalTrainer tr(ds, 8);
   Rng shuffle(3, -1, 0, Purpose::Shuffle);
-  TrainOptions opt;
-  opt.epochs = 3;
-  opt.batch = 8;
-  opt.lr = 0.1;
-  IndexList idx;
-  for (Index i = 0; i < ds.size(); ++i) idx.push_back(i);
-  tr.train(*m, idx, opt, shuffle, -1, 0);
+  tr.train(*m, allOf(ds), options(), shuffle, -1, 0);
   ASSERT_EQ(dp.size(), static_cast<std::size_t>(m->numParams()));
   double moved = 0.0;
   auto init = makeModel(0.0);
