@@ -79,8 +79,9 @@ TEST(Comm, ExactReductionIsBitIdenticalToSerialSum) {
       if (pl.owner(k) == comm.rank()) local.add(i, value(k, i));
     }
   comm.reduceExact(local, 0);
-  if (comm.isRoot())
+  if (comm.isRoot()) {
     for (int i = 0; i < n; ++i) EXPECT_EQ(local.value(i), serial.value(i)) << i;
+  }
   ExactSum all(n);
   for (int k = 0; k < K; ++k)
     if (pl.owner(k) == comm.rank())
