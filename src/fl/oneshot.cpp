@@ -35,7 +35,7 @@ std::vector<OptionSpec> gemsOptionSpecs() {
       {"gems.public_epochs", "0", "public_only: epochs on the public sample (0: gems.finetune_epochs)"},
       {"gems.global_shard", "16",
        "global: samples per gradient shard of its data-parallel SGD (shard s of a batch on rank s % ranks; "
-       "fixed, so results do not depend on the rank count)"},
+       "fixed, so results do not depend on the rank count); 0 = train on rank 0 alone (serial)"},
   };
 }
 
@@ -493,18 +493,22 @@ void OneShotEnsemble::unpackExtra(StateReader& r) {
 // ---- global ---------------------------------------------------------------------------------------
 
 OneShotGlobal::OneShotGlobal(const ExperimentConfig& cfg)
-    : OneShot(cfg, "global"), shard_(static_cast<int>(cfg.algo.getInt("gems.global_shard", 1, 1000000))) {}
+    : OneShot(cfg, "global"), shard_(static_cast<int>(cfg.algo.getInt("gems.global_shard", 0, 1000000))) {}
 
-void OneShotGlobal::rankUpdate(RankContext& c) {
-  const FlContext& ctx = c.fl;
+void OneShotGlobal::trainPooled(const FlContext& ctx, const DataParallel* dp) {
   Workbench& b = bench(ctx);
   IndexList pooled;
   for (const ClientData& cl : ctx.clients) pooled.insert(pooled.end(), cl.train.begin(), cl.train.end());
   std::memcpy(b.model->params(), init_.data(), init_.size() * sizeof(float));
   Rng rng(ctx.cfg.seed, -1, 0, Purpose::Shuffle);  // the same permutation on every rank
-  DataParallel dp{c.rank, c.ranks, shard_, ctx.cfg.seed, c.allreduceExact};
-  b.trainer->train(*b.model, pooled, localTrainOptions(ctx.cfg), rng, -1, 0, nullptr, &dp);
+  if (!dp) b.model->setRandomContext(ctx.cfg.seed, -1, 0);  // (data-parallel: keyed per shard)
+  b.trainer->train(*b.model, pooled, localTrainOptions(ctx.cfg), rng, -1, 0, nullptr, dp);
   trained_.assign(b.model->params(), b.model->params() + b.model->numParams());
+}
+
+void OneShotGlobal::rankUpdate(RankContext& c) {
+  DataParallel dp{c.rank, c.ranks, shard_, c.fl.cfg.seed, c.allreduceExact};
+  trainPooled(c.fl, &dp);
 }
 
 void OneShotGlobal::clientUpdate(ClientContext& c, ClientUpdate& out) {
@@ -514,6 +518,7 @@ void OneShotGlobal::clientUpdate(ClientContext& c, ClientUpdate& out) {
 void OneShotGlobal::serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {
   (void)in;
   Workbench& b = bench(ctx);
+  if (shard_ == 0) trainPooled(ctx, nullptr);  // serial: the plain loop on rank 0
   FEDSILO_ASSERT(trained_.size() == init_.size(), "global: rankUpdate did not run");
   global = sweep(ctx, *b.model, *b.trainer, trained_);
   roundDone_ = true;

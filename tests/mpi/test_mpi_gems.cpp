@@ -78,6 +78,7 @@ const Case kCases[] = {
     {"ensemble", {"--algorithm", "ensemble", "--model", "mlp", "--model.hidden", "6", "--rounds", "1"}},
     {"oneshot_local", {"--algorithm", "oneshot_local", "--model", "logreg", "--rounds", "1"}},
     {"global", {"--algorithm", "global", "--model", "logreg", "--rounds", "1"}},
+    {"global_serial", {"--algorithm", "global", "--model", "logreg", "--rounds", "1", "--gems.global_shard", "0"}},
     // data-parallel with dropout and shards that do not divide the batch (16 = 3 + 3 + 3 + 3 + 3 + 1)
     {"global_dropout", {"--algorithm", "global", "--model", "mlp", "--model.hidden", "8", "--model.dropout", "0.3",
                         "--rounds", "1", "--gems.global_shard", "3"}},
