@@ -26,8 +26,9 @@ done
 # config | algorithms | reduced overrides (empty with --full)
 PLAN=(
   "playerfl_fmnist_mlp.ini|playerfl playerfl_random fedavg local fedbabu fedprox ditto pfedme fedlp|--rounds 10"
-  "playerfl_fmnist.ini|playerfl fedavg local fedbabu|--rounds 2"
+  "playerfl_fmnist.ini|playerfl playerfl_random fedavg local fedbabu fedprox ditto pfedme fedlp|"
   "alpha_fedavg_fmnist_mlp.ini|fedavg alpha_fedavg qffl|--rounds 20"
+  "qffl_synthetic.ini|qffl fedavg alpha_fedavg fedfa|"
   "gems_fmnist_logreg.ini|gems average ensemble oneshot_local global public_only|"
   "gems_fmnist_mlp.ini|gems average ensemble oneshot_local global public_only|"
 )
