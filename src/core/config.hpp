@@ -61,6 +61,7 @@ struct FlConfig {
   int clientsPerRound = 0;           // 0 = all clients every round
   double dropout = 0.0;              // probability that a selected client drops out of a round
   bool skipDiverged = false;         // drop a NaN/Inf client update instead of failing
+  std::string placement = "samples"; // clients -> ranks: samples (balance training samples) | clients (balance counts)
 };
 
 struct EvalConfig {

@@ -53,6 +53,11 @@ Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm)
                               " samples, data.split train fraction ", cfg_.data.split[0], "): use fewer clients"));
     }
   });
+  if (cfg_.fl.placement == "samples") {  // the same on every rank: every rank holds every client's lists
+    std::vector<std::int64_t> w(clients_.size());
+    for (std::size_t k = 0; k < clients_.size(); ++k) w[k] = static_cast<std::int64_t>(clients_[k].train.size());
+    placement_ = Placement(w, comm_.size());
+  }
   coordinated(comm_, [&] {
     InputSpec in{data_.train.shape, data_.train.numClasses, data_.vocabSize};
     model_ = buildModel<float>(cfg_.model, in);

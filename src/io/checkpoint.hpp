@@ -52,6 +52,12 @@ class Checkpoint final : public StateArchive {
                                             const Placement& placement, const CheckpointInfo& info);
   // Collective. Opens an existing checkpoint for reading and reads its attributes.
   static std::unique_ptr<Checkpoint> open(const std::string& path, const Communicator& comm, const Placement& placement);
+  // The placement under which per-client state is read from now on: the experiment's, which is only
+  // known once its data is partitioned (fl.placement = samples). Same number of clients.
+  void usePlacement(const Placement& placement) {
+    FEDSILO_ASSERT(placement.numClients() == placement_.numClients());
+    placement_ = placement;
+  }
   // Collective: closes. A checkpoint being written and never committed is removed. During the
   // unwinding of an exception that the ranks did NOT agree on (errorWasAgreed() false) the handles
   // are abandoned instead: closing is collective and the other ranks may be stuck elsewhere, so it

@@ -69,6 +69,9 @@ const std::vector<Opt>& coreOptions() {
       {"fl.clients_per_round", "0", "clients sampled per round (0 = all)"},
       {"fl.dropout", "0", "probability that a selected client drops out of a round, in [0, 1)"},
       {"fl.skip_diverged", "false", "drop a client update whose loss or parameters are NaN/Inf instead of failing"},
+      {"fl.placement", "samples",
+       "clients -> ranks, contiguous ranges balancing: samples (training samples per rank) | clients (client "
+       "count); results do not depend on it"},
       {"eval.every", "1", "evaluate every N rounds (the last round always)"},
       {"eval.batch", "256", "evaluation batch size"},
       {"output.client_models", "false", "also write every client's final model to /model/clients"},
@@ -182,6 +185,8 @@ ExperimentConfig toConfig(const std::map<std::string, std::string>& v) {
   c.fl.clientsPerRound = static_cast<int>(intIn("fl.clients_per_round", g("fl.clients_per_round"), 0, 1000000));
   c.fl.dropout = numIn("fl.dropout", g("fl.dropout"), 0.0, 1.0, false, true);
   c.fl.skipDiverged = boolOf("fl.skip_diverged", g("fl.skip_diverged"));
+  c.fl.placement = g("fl.placement");
+  oneOf("fl.placement", c.fl.placement, {"samples", "clients"});
   c.eval.every = static_cast<int>(intIn("eval.every", g("eval.every"), 1, 100000000));
   c.eval.batch = static_cast<int>(intIn("eval.batch", g("eval.batch"), 1, 1 << 20));
   c.output.clientModels = boolOf("output.client_models", g("output.client_models"));

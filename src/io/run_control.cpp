@@ -246,6 +246,7 @@ int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
       coordinated(comm, [&] { checkResumable(from->info().config, cfg.resolvedIni, ckptPath); });
     }
     Experiment exp(cfg, comm);
+    if (from) from->usePlacement(exp.placement());
     RoundRecorder recorder(comm, exp.placement(), fault);
     bool reopen = false;
     CheckpointInfo resumed;

@@ -9,21 +9,6 @@
 
 using namespace fedsilo;
 
-TEST(Placement, BlockDistributionCoversEveryClientOnce) {
-  for (int K : {1, 5, 10, 17}) {
-    for (int P : {1, 2, 3, 4, 8}) {
-      Placement pl(K, P);
-      int covered = 0;
-      for (int r = 0; r < P; ++r) {
-        EXPECT_EQ(pl.first(r), covered);
-        for (int k = pl.first(r); k < pl.end(r); ++k) EXPECT_EQ(pl.owner(k), r);
-        covered += pl.count(r);
-      }
-      EXPECT_EQ(covered, K);
-    }
-  }
-}
-
 TEST(Comm, ReduceAndGathervEqualSerial) {
   Communicator comm = Communicator::world();
   const int P = comm.size(), r = comm.rank();
