@@ -63,6 +63,48 @@ inline std::vector<Index> sampleIndices(Index n, Index limit, Rng& rng) {
   return idx;
 }
 
+// Central difference of lossAt() with respect to v; v is restored.
+template <typename LossAt>
+double centralDifference(double& v, LossAt&& lossAt, double eps) {
+  const double saved = v;
+  v = saved + eps;
+  const double lp1 = lossAt();
+  v = saved - eps;
+  const double lm1 = lossAt();
+  v = saved;
+  return (lp1 - lm1) / (2 * eps);
+}
+
+// Checks parameter entry `name`[i] (held in p, analytic gradient a) and records the worst error.
+template <typename LossAt>
+void checkParamEntry(double& p, double a, const std::string& name, Index i, LossAt&& lossAt,
+                     const GradCheckOptions& opt, GradCheckResult& res) {
+  const double num = centralDifference(p, lossAt, opt.eps);
+  const double e = gradErr(a, num, opt.floor);
+  if (e > res.maxParamErr) {
+    res.maxParamErr = e;
+    res.worst = name + "[" + std::to_string(i) + "] analytic " + std::to_string(a) + " numeric " + std::to_string(num);
+  }
+  ++res.paramsChecked;
+}
+
+// Checks the sampled entries of the input x against its analytic gradient dx.
+template <typename LossAt>
+void checkInputEntries(std::vector<double>& x, const std::vector<double>& dx, LossAt&& lossAt,
+                       const GradCheckOptions& opt, Rng& rng, GradCheckResult& res) {
+  for (Index i : sampleIndices(static_cast<Index>(x.size()), opt.maxInputs, rng)) {
+    const double num = centralDifference(x[static_cast<std::size_t>(i)], lossAt, opt.eps);
+    const double a = dx[static_cast<std::size_t>(i)];
+    const double e = gradErr(a, num, opt.floor);
+    if (e > res.maxInputErr) {
+      res.maxInputErr = e;
+      if (e > res.maxParamErr)
+        res.worst = "x[" + std::to_string(i) + "] analytic " + std::to_string(a) + " numeric " + std::to_string(num);
+    }
+    ++res.inputsChecked;
+  }
+}
+
 // Owns the parameter/gradient buffers of one stand-alone layer (what ModelT does for a model).
 struct LayerParams {
   std::vector<double> params, grads;
@@ -108,47 +150,13 @@ inline GradCheckResult checkLayerGradients(LayerT<double>& layer, LayerParams& l
   if (opt.checkParams) {
     Index off = 0;
     for (const auto& spec : layer.paramSpecs()) {
-      for (Index i : sampleIndices(spec.size, opt.maxPerTensor, rng)) {
-        double& p = lp.params[static_cast<std::size_t>(off + i)];
-        const double saved = p;
-        p = saved + opt.eps;
-        const double lp1 = lossAt();
-        p = saved - opt.eps;
-        const double lm1 = lossAt();
-        p = saved;
-        const double num = (lp1 - lm1) / (2 * opt.eps);
-        const double a = analytic[static_cast<std::size_t>(off + i)];
-        const double e = gradErr(a, num, opt.floor);
-        if (e > res.maxParamErr) {
-          res.maxParamErr = e;
-          res.worst = spec.name + "[" + std::to_string(i) + "] analytic " + std::to_string(a) + " numeric " +
-                      std::to_string(num);
-        }
-        ++res.paramsChecked;
-      }
+      for (Index i : sampleIndices(spec.size, opt.maxPerTensor, rng))
+        checkParamEntry(lp.params[static_cast<std::size_t>(off + i)], analytic[static_cast<std::size_t>(off + i)],
+                        spec.name, i, lossAt, opt, res);
       off += spec.size;
     }
   }
-  if (opt.checkInput) {
-    for (Index i : sampleIndices(static_cast<Index>(x.size()), opt.maxInputs, rng)) {
-      double& v = x[static_cast<std::size_t>(i)];
-      const double saved = v;
-      v = saved + opt.eps;
-      const double lp1 = lossAt();
-      v = saved - opt.eps;
-      const double lm1 = lossAt();
-      v = saved;
-      const double num = (lp1 - lm1) / (2 * opt.eps);
-      const double a = dx[static_cast<std::size_t>(i)];
-      const double e = gradErr(a, num, opt.floor);
-      if (e > res.maxInputErr) {
-        res.maxInputErr = e;
-        if (e > res.maxParamErr)
-          res.worst = "x[" + std::to_string(i) + "] analytic " + std::to_string(a) + " numeric " + std::to_string(num);
-      }
-      ++res.inputsChecked;
-    }
-  }
+  if (opt.checkInput) checkInputEntries(x, dx, lossAt, opt, rng, res);
   return res;
 }
 
@@ -184,47 +192,13 @@ inline GradCheckResult checkModelGradients(ModelT<double>& m, std::vector<double
   if (opt.checkParams) {
     for (const auto& blk : m.blocks()) {
       for (const auto& t : blk.tensors) {
-        for (Index i : sampleIndices(t.size, opt.maxPerTensor, rng)) {
-          double& p = m.params()[t.offset + i];
-          const double saved = p;
-          p = saved + opt.eps;
-          const double lp1 = lossAt();
-          p = saved - opt.eps;
-          const double lm1 = lossAt();
-          p = saved;
-          const double num = (lp1 - lm1) / (2 * opt.eps);
-          const double a = analytic[static_cast<std::size_t>(t.offset + i)];
-          const double e = gradErr(a, num, opt.floor);
-          if (e > res.maxParamErr) {
-            res.maxParamErr = e;
-            res.worst = t.name + "[" + std::to_string(i) + "] analytic " + std::to_string(a) + " numeric " +
-                        std::to_string(num);
-          }
-          ++res.paramsChecked;
-        }
+        for (Index i : sampleIndices(t.size, opt.maxPerTensor, rng))
+          checkParamEntry(m.params()[t.offset + i], analytic[static_cast<std::size_t>(t.offset + i)], t.name, i,
+                          lossAt, opt, res);
       }
     }
   }
-  if (opt.checkInput) {
-    for (Index i : sampleIndices(static_cast<Index>(x.size()), opt.maxInputs, rng)) {
-      double& v = x[static_cast<std::size_t>(i)];
-      const double saved = v;
-      v = saved + opt.eps;
-      const double lp1 = lossAt();
-      v = saved - opt.eps;
-      const double lm1 = lossAt();
-      v = saved;
-      const double num = (lp1 - lm1) / (2 * opt.eps);
-      const double a = dx[static_cast<std::size_t>(i)];
-      const double e = gradErr(a, num, opt.floor);
-      if (e > res.maxInputErr) {
-        res.maxInputErr = e;
-        if (e > res.maxParamErr)
-          res.worst = "x[" + std::to_string(i) + "] analytic " + std::to_string(a) + " numeric " + std::to_string(num);
-      }
-      ++res.inputsChecked;
-    }
-  }
+  if (opt.checkInput) checkInputEntries(x, dx, lossAt, opt, rng, res);
   return res;
 }
 
