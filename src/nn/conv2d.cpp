@@ -235,6 +235,27 @@ inline void validRange(int outW, int w, int s, int kw, int pad, int& lo, int& hi
   hi = std::max(lo, std::min(hi, outW));
 }
 
+// Geometry of the "same"-convolution fast path for one kernel offset (kh, kw), with output and
+// input planes of the same size (oh = h, ow = w): output rows [rowLo, rowHi) read inside the input;
+// the source index is the destination index + off; the flat destination range [p0, p1) is the part
+// whose source lies inside the plane.
+struct ShiftedPlane {
+  int rowLo, rowHi;
+  Index off, p0, p1;
+};
+
+inline ShiftedPlane shiftedPlane(int kh, int kw, int pad, int h, int w) {
+  ShiftedPlane g;
+  const int dh = kh - pad;
+  const Index plane = static_cast<Index>(h) * w;
+  g.rowLo = std::max(0, -dh);
+  g.rowHi = std::min(h, h - dh);
+  g.off = static_cast<Index>(dh) * w + (kw - pad);
+  g.p0 = std::max<Index>(static_cast<Index>(g.rowLo) * w, -g.off);
+  g.p1 = std::max(g.p0, std::min<Index>(static_cast<Index>(g.rowHi) * w, plane - g.off));
+  return g;
+}
+
 }  // namespace
 
 template <typename T>
@@ -322,12 +343,7 @@ void Conv2DT<T>::im2col(const T* x, int b0, int nb) {
         validRange(ow_, w_, stride_, kw, pad_, lo, hi);
         const int shift = kw - pad_;
         if (same) {
-          const int dh = kh - pad_;
-          const int rowLo = std::max(0, -dh), rowHi = std::min(oh_, h_ - dh);  // output rows inside the input
-          const Index off = static_cast<Index>(dh) * w_ + shift;               // src index = dst index + off
-          // Flat range of dst whose source index lies in [0, plane), intersected with the valid rows.
-          const Index p0 = std::max<Index>(static_cast<Index>(rowLo) * ow_, -off);
-          const Index p1 = std::max(p0, std::min<Index>(static_cast<Index>(rowHi) * ow_, plane - off));
+          const auto [rowLo, rowHi, off, p0, p1] = shiftedPlane(kh, kw, pad_, h_, w_);
           for (int b = 0; b < nb; ++b, dst += ohw_) {
             const T* src = x + static_cast<Index>(b0 + b) * inSize_ + c * plane;
             for (Index p = 0; p < p0; ++p) dst[p] = T(0);
@@ -380,11 +396,7 @@ void Conv2DT<T>::col2im(T* dx, int b0, int nb) {
         validRange(ow_, w_, stride_, kw, pad_, lo, hi);
         const int shift = kw - pad_;
         if (same) {
-          const int dh = kh - pad_;
-          const int rowLo = std::max(0, -dh), rowHi = std::min(oh_, h_ - dh);
-          const Index off = static_cast<Index>(dh) * w_ + shift;
-          const Index p0 = std::max<Index>(static_cast<Index>(rowLo) * ow_, -off);
-          const Index p1 = std::max(p0, std::min<Index>(static_cast<Index>(rowHi) * ow_, plane - off));
+          const auto [rowLo, rowHi, off, p0, p1] = shiftedPlane(kh, kw, pad_, h_, w_);
           for (int b = 0; b < nb; ++b, src += ohw_) {
             T* dst = dx + static_cast<Index>(b0 + b) * inSize_ + c * plane;
             for (int oh = rowLo; oh < rowHi; ++oh) {
