@@ -24,10 +24,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-BUILD=$(cd "$BUILD" && pwd)
-EXE=$BUILD/fedsilo
-PY=/usr/bin/python3
-[ -x "$EXE" ] || { echo "no fedsilo executable at $EXE" >&2; exit 2; }
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+use_build
 DIR=$ROOT/out/bench/clients-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$DIR"
 # shellcheck source=/dev/null

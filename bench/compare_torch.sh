@@ -50,12 +50,11 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$ONLY" ] && [ "$ONLY" != w1 ] && [ "$ONLY" != w2 ] && { echo "--only w1|w2" >&2; exit 2; }
 SHARED=$(cd "$SHARED" && pwd)
-BUILD=$(cd "$BUILD" && pwd)
-EXE=$BUILD/fedsilo
-PY=/usr/bin/python3   # Debian's python (numpy, h5py, torch); a pyenv python3 on PATH does not see them
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+use_build
 TORCH=$SHARED/bench/torch_fedavg.py
 PART=$SHARED/bench/partition_seed0_c10_a0.5.npy
-[ -x "$EXE" ] || { echo "no fedsilo executable at $EXE (build first, or pass --build DIR)" >&2; exit 2; }
 [ -f "$TORCH" ] && [ -f "$PART" ] || { echo "missing $TORCH or $PART (pass --shared DIR)" >&2; exit 2; }
 if ! dpkg -s python3-torch > /dev/null 2>&1; then
   echo "python3-torch is not installed: installing it (apt-get install -y python3-torch)"

@@ -45,10 +45,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-BUILD=$(cd "$BUILD" && pwd)
-EXE=$BUILD/fedsilo
-PY=/usr/bin/python3
-[ -x "$EXE" ] || { echo "no fedsilo executable at $EXE (build first, or pass --build DIR)" >&2; exit 2; }
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+use_build
 SAMPLES=${SAMPLES:-$((60000 / (CPR * MAXR)))}
 CORES=$(nproc)
 RANKLIST=()
