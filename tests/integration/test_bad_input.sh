@@ -40,4 +40,6 @@ check_case missing_data_dir 3 "/nonexistent/fmnist" --data.dir /nonexistent/fmni
 check_case corrupt_idx 3 "train-images-idx3-ubyte" --data.dir "$corrupt"
 check_case missing_config 2 "/nonexistent.ini" --config /nonexistent.ini
 check_case bad_split 2 "data.split" --data.split 0.5,0.6,0.1
+check_case bad_placement 2 "fl.placement = racks" --fl.placement racks
+check_case bad_global_shard 2 "gems.global_shard" --algorithm global --rounds 1 --gems.global_shard -1
 finish
