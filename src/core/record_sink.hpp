@@ -13,8 +13,10 @@ namespace fedsilo {
 class RecordSink {
  public:
   virtual ~RecordSink() = default;
-  // Per-round rows (/rounds/<name>): a replicated scalar per round, or a [T, K] row of client values.
+  // Per-round rows (/rounds/<name>): a replicated scalar per round (float64, or int64 for
+  // appendRoundInt), or a [T, K] row of client values. Every round appends one row.
   virtual void appendRoundScalar(const std::string& name, double value) = 0;
+  virtual void appendRoundInt(const std::string& name, std::int64_t value) = 0;
   virtual void appendRoundClients(const std::string& name, const std::vector<double>& localValues) = 0;
   // Call once per written round after all appends of that round.
   virtual void endRound() = 0;

@@ -32,10 +32,6 @@ enum StateSlot {
   kFixedSlots
 };
 
-bool evaluatedRound(const ExperimentConfig& cfg, int t) {
-  return t == cfg.rounds - 1 || (cfg.eval.every > 0 && t % cfg.eval.every == 0);
-}
-
 }  // namespace
 
 std::vector<OptionSpec> alphaFedAvgOptions() {
@@ -335,15 +331,14 @@ void AlphaFedAvg::checkpoint(StateArchive& ar) {
   }
 }
 
-void AlphaFedAvg::record(const FlContext& ctx, RecordSink& sink) const {
+void AlphaFedAvg::record(const FlContext&, RecordSink& sink) const {
+  // One row per round, like the rest of /rounds (clients report every round, evaluated or not).
   const std::uint64_t K = static_cast<std::uint64_t>(K_);
   std::vector<double> rep, chk;
-  std::uint64_t T = 0;
+  const std::uint64_t T = reports_.size();
   for (std::size_t t = 0; t < reports_.size(); ++t) {
-    if (!evaluatedRound(ctx.cfg, static_cast<int>(t))) continue;
     rep.insert(rep.end(), reports_[t].begin(), reports_[t].end());
     chk.insert(chk.end(), checks_[t].begin(), checks_[t].end());
-    ++T;
   }
   sink.writeArray("/rounds/reported_accuracy", rep, {T, K});
   sink.writeArray("/alpha_fedavg/verified_accuracy", chk, {T, K});

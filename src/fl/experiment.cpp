@@ -293,8 +293,10 @@ RoundSummary Experiment::runRound(int round, RecordSink& sink) {
 
   const bool evalNow = last || (cfg_.eval.every > 0 && round % cfg_.eval.every == 0);
   rs.evaluated = evalNow;
+  // Every round appends one row; the evaluation entries of a round that was not evaluated are NaN.
+  std::vector<double> acc(mine, kNaN), f1(mine, kNaN), loss(mine, kNaN);
+  rs.globalAccuracy = rs.globalLoss = rs.meanClientAccuracy = rs.worst10 = kNaN;
   if (evalNow) {
-    std::vector<double> acc(mine), f1(mine), loss(mine);
     coordinated(comm_, [&] {
       evaluateClients(acc, f1, loss);
       lastAccLocal_ = acc;
@@ -316,21 +318,19 @@ RoundSummary Experiment::runRound(int round, RecordSink& sink) {
     comm_.bcast(&w, 1, 0);
     rs.meanClientAccuracy = m;
     rs.worst10 = w;
-    rs.seconds = comm_.allreduceMax(roundTimer.seconds());
-    sink.appendRoundScalar("round", round);
-    sink.appendRoundScalar("global_accuracy", rs.globalAccuracy);
-    sink.appendRoundScalar("global_loss", rs.globalLoss);
-    sink.appendRoundClients("client_accuracy", acc);
-    sink.appendRoundClients("client_f1", f1);
-    sink.appendRoundClients("client_loss", loss);
-    sink.appendRoundClients("weight", weightLocal);
-    sink.appendRoundClients("participated", participatedLocal);
-    sink.appendRoundScalar("seconds", rs.seconds);
-    sink.appendRoundScalar("train_seconds", rs.trainSeconds);
-    sink.endRound();
-  } else {
-    rs.seconds = comm_.allreduceMax(roundTimer.seconds());
   }
+  rs.seconds = comm_.allreduceMax(roundTimer.seconds());
+  sink.appendRoundInt("round", round);
+  sink.appendRoundScalar("global_accuracy", rs.globalAccuracy);
+  sink.appendRoundScalar("global_loss", rs.globalLoss);
+  sink.appendRoundClients("client_accuracy", acc);
+  sink.appendRoundClients("client_f1", f1);
+  sink.appendRoundClients("client_loss", loss);
+  sink.appendRoundClients("weight", weightLocal);
+  sink.appendRoundClients("participated", participatedLocal);
+  sink.appendRoundScalar("seconds", rs.seconds);
+  sink.appendRoundScalar("train_seconds", rs.trainSeconds);
+  sink.endRound();
   roundSeconds_.push_back(rs.seconds);
   return rs;
 }

@@ -19,7 +19,7 @@ namespace fedsilo {
 // Per-round figures (replicated on every rank after the round).
 struct RoundSummary {
   int round = 0;
-  bool evaluated = false;
+  bool evaluated = false;  // false (eval.every): the accuracy and loss figures are NaN
   double globalAccuracy = 0.0, globalLoss = 0.0;
   double meanClientAccuracy = 0.0, worst10 = 0.0;
   double seconds = 0.0, trainSeconds = 0.0;

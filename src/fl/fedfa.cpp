@@ -124,16 +124,12 @@ void FedFa::checkpoint(StateArchive& ar) {
     weights_.emplace_back(hist.begin() + static_cast<std::ptrdiff_t>(i), hist.begin() + static_cast<std::ptrdiff_t>(i + K));
 }
 
-void FedFa::record(const FlContext& ctx, RecordSink& sink) const {
+void FedFa::record(const FlContext&, RecordSink& sink) const {
+  // One row per round, like /rounds.
   const std::uint64_t K = static_cast<std::uint64_t>(K_);
   std::vector<double> w;
-  std::uint64_t T = 0;
-  for (std::size_t t = 0; t < weights_.size(); ++t) {
-    const int r = static_cast<int>(t);
-    if (!(r == ctx.cfg.rounds - 1 || (ctx.cfg.eval.every > 0 && r % ctx.cfg.eval.every == 0))) continue;
-    w.insert(w.end(), weights_[t].begin(), weights_[t].end());
-    ++T;
-  }
+  const std::uint64_t T = weights_.size();
+  for (const auto& row : weights_) w.insert(w.end(), row.begin(), row.end());
   sink.writeArray("/fedfa/weight", w, {T, K});
   sink.writeIntArray("/fedfa/frequency", std::vector<std::int64_t>(frequency_.begin(), frequency_.end()), {K});
 }

@@ -13,7 +13,7 @@ namespace fedsilo {
 
 namespace {
 
-constexpr const char* kFormat = "fedsilo-checkpoint-1";
+constexpr const char* kFormat = "fedsilo-checkpoint-2";
 
 template <typename T>
 struct H5Type;

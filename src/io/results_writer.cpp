@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 namespace fedsilo {
 
@@ -114,7 +115,7 @@ void ResultsWriter::writeStringAttribute(const std::string& path, const std::str
   h5::check(H5Awrite(a, type, value.empty() ? "" : value.data()), "write attribute " + name);
 }
 
-hid_t ResultsWriter::roundDataset(const std::string& name, bool perClient) {
+hid_t ResultsWriter::roundDataset(const std::string& name, bool perClient, hid_t fileType) {
   auto it = rounds_.find(name);
   if (it != rounds_.end()) return it->second;
   const std::string path = "/rounds/" + name;
@@ -129,16 +130,18 @@ hid_t ResultsWriter::roundDataset(const std::string& name, bool perClient) {
     h5::Handle space(H5Screate_simple(rank, dims, maxd), H5Sclose, "dataspace " + path);
     h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dcpl");
     h5::check(H5Pset_chunk(dcpl, rank, chunk), "H5Pset_chunk " + path);
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
-    d = H5Dcreate2(file_, path.c_str(), H5T_IEEE_F64LE, space, lcpl_, dcpl, H5P_DEFAULT);
+    if (H5Tget_class(fileType) == H5T_FLOAT) {
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
+    }
+    d = H5Dcreate2(file_, path.c_str(), fileType, space, lcpl_, dcpl, H5P_DEFAULT);
   }
   if (d < 0) throw RuntimeError(fmt("HDF5: cannot create or open ", path));
   return rounds_.emplace(name, h5::Handle(d, H5Dclose, path)).first->second;
 }
 
-void ResultsWriter::appendRoundScalar(const std::string& name, double value) {
-  hid_t d = roundDataset(name, false);
+void ResultsWriter::appendRoundValue(const std::string& name, hid_t memType, hid_t fileType, const void* value) {
+  hid_t d = roundDataset(name, false, fileType);
   hsize_t dims[1] = {rows_ + 1};
   h5::check(H5Dset_extent(d, dims), "extend /rounds/" + name);
   h5::Handle fs(H5Dget_space(d), H5Sclose, "space");
@@ -150,11 +153,19 @@ void ResultsWriter::appendRoundScalar(const std::string& name, double value) {
     H5Sselect_none(fs);
     H5Sselect_none(ms);
   }
-  h5::check(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl_, &value), "write /rounds/" + name);
+  h5::check(H5Dwrite(d, memType, ms, fs, dxpl_, value), "write /rounds/" + name);
+}
+
+void ResultsWriter::appendRoundScalar(const std::string& name, double value) {
+  appendRoundValue(name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, &value);
+}
+
+void ResultsWriter::appendRoundInt(const std::string& name, std::int64_t value) {
+  appendRoundValue(name, H5T_NATIVE_INT64, H5T_STD_I64LE, &value);
 }
 
 void ResultsWriter::appendRoundClients(const std::string& name, const std::vector<double>& local) {
-  hid_t d = roundDataset(name, true);
+  hid_t d = roundDataset(name, true, H5T_IEEE_F64LE);
   const hsize_t K = static_cast<hsize_t>(placement_.numClients());
   hsize_t dims[2] = {rows_ + 1, K};
   h5::check(H5Dset_extent(d, dims), "extend /rounds/" + name);

@@ -34,6 +34,7 @@ class ResultsWriter : public RecordSink {
   const std::string& partialPath() const { return partial_; }
 
   void appendRoundScalar(const std::string& name, double value) override;
+  void appendRoundInt(const std::string& name, std::int64_t value) override;
   void appendRoundClients(const std::string& name, const std::vector<double>& localValues) override;
   void endRound() override;
   void writeScalar(const std::string& path, double value) override;
@@ -53,7 +54,8 @@ class ResultsWriter : public RecordSink {
   void writeReplicated(const std::string& path, hid_t memType, hid_t fileType, const void* data,
                        const std::vector<std::uint64_t>& dims);
   void writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data, std::uint64_t width);
-  hid_t roundDataset(const std::string& name, bool perClient);
+  hid_t roundDataset(const std::string& name, bool perClient, hid_t fileType);
+  void appendRoundValue(const std::string& name, hid_t memType, hid_t fileType, const void* value);
 
   const Communicator& comm_;
   Placement placement_;

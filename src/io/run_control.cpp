@@ -32,8 +32,11 @@ void writeRootAttributes(ResultsWriter& w, const ExperimentConfig& cfg, const Co
   w.writeRootAttribute("num_rounds", static_cast<std::int64_t>(cfg.rounds));
 }
 
-std::string fmtAcc(double x) {
-  if (!std::isfinite(x)) return "   n/a";
+// A figure of the round line: "-" in a round that was not evaluated (eval.every), "n/a" where the
+// figure cannot be computed (no global model, empty test splits).
+std::string fmtAcc(double x, bool evaluated) {
+  if (!evaluated) return "-";
+  if (!std::isfinite(x)) return "n/a";
   char b[32];
   std::snprintf(b, sizeof b, "%.4f", x);
   return b;
@@ -87,10 +90,15 @@ class RoundRecorder final : public RecordSink {
   std::uint64_t rows() const { return rows_; }
 
   void appendRoundScalar(const std::string& name, double value) override {
-    if (name == "round") round_ = static_cast<int>(value);
     note('s', name);
     scalars_[name].push_back(value);
     out_->appendRoundScalar(name, value);
+  }
+  void appendRoundInt(const std::string& name, std::int64_t value) override {
+    if (name == "round") round_ = static_cast<int>(value);
+    note('i', name);
+    scalars_[name].push_back(static_cast<double>(value));  // exact: round indices are far below 2^53
+    out_->appendRoundInt(name, value);
   }
   void appendRoundClients(const std::string& name, const std::vector<double>& local) override {
     if (fault_.on(FaultPlan::Kind::Io, comm_.rank()) && round_ >= fault_.round)
@@ -129,7 +137,8 @@ class RoundRecorder final : public RecordSink {
     out_->writeStringAttribute(p, n, v);
   }
 
-  // "s:name" (replicated scalar) and "c:name" (client row) lines, in first-append order.
+  // "s:name" (replicated scalar), "i:name" (replicated integer) and "c:name" (client row) lines, in
+  // first-append order.
   std::string names() const {
     std::string s;
     for (const auto& [kind, name] : order_) s += std::string(1, kind) + ":" + name + "\n";
@@ -139,7 +148,7 @@ class RoundRecorder final : public RecordSink {
   void save(StateArchive& ar) {
     const int first = placement_.first(comm_.rank()), mine = placement_.count(comm_.rank());
     for (const auto& [kind, name] : order_) {
-      if (kind == 's') {
+      if (kind != 'c') {
         ar.doubles("rounds/" + name, scalars_.at(name));
         continue;
       }
@@ -162,7 +171,7 @@ class RoundRecorder final : public RecordSink {
       const char kind = line[0];
       const std::string name = line.substr(2);
       order_.emplace_back(kind, name);
-      if (kind == 's') {
+      if (kind != 'c') {
         std::vector<double>& v = scalars_[name];
         ar.doubles("rounds/" + name, v);
         FEDSILO_ASSERT(v.size() == rows, "checkpoint: /rounds/", name, " has ", v.size(), " rows, expected ", rows);
@@ -186,6 +195,7 @@ class RoundRecorder final : public RecordSink {
     for (std::uint64_t t = 0; t < rows_; ++t) {
       for (const auto& [kind, name] : order_) {
         if (kind == 's') out.appendRoundScalar(name, scalars_.at(name).at(t));
+        else if (kind == 'i') out.appendRoundInt(name, static_cast<std::int64_t>(scalars_.at(name).at(t)));
         else out.appendRoundClients(name, clients_.at(name).at(t));
       }
       out.endRound();
@@ -304,9 +314,10 @@ int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
 
     int stoppedBy = 0, stoppedAt = 0;
     exp.run(recorder, [&](const RoundSummary& rs) {
-      if (comm.isRoot() && rs.evaluated) {
-        std::printf("%6d %10s %10s %10s %9.3f %9.3f\n", rs.round, fmtAcc(rs.globalAccuracy).c_str(),
-                    fmtAcc(rs.meanClientAccuracy).c_str(), fmtAcc(rs.worst10).c_str(), rs.trainSeconds, rs.seconds);
+      if (comm.isRoot()) {  // one line per round
+        std::printf("%6d %10s %10s %10s %9.3f %9.3f\n", rs.round, fmtAcc(rs.globalAccuracy, rs.evaluated).c_str(),
+                    fmtAcc(rs.meanClientAccuracy, rs.evaluated).c_str(), fmtAcc(rs.worst10, rs.evaluated).c_str(),
+                    rs.trainSeconds, rs.seconds);
         std::fflush(stdout);
       }
       const int next = rs.round + 1;

@@ -34,7 +34,7 @@ check((f["clients/label_counts"][:].sum(axis=1) == f["clients/num_train"][:]).al
 check(int(f["clients/num_train"][:].sum() + f["clients/num_val"][:].sum() + f["clients/num_test"][:].sum()) == 400, "100 samples per client")
 for n in ("global_accuracy", "global_loss", "seconds", "train_seconds", "round"):
     check(f["rounds/" + n].shape == (T,), "/rounds/" + n)
-check(list(f["rounds/round"][:]) == [0, 1, 2], "round indices")
+check(list(f["rounds/round"][:]) == [0, 1, 2] and f["rounds/round"].dtype == np.int64, "round indices (int64)")
 for n in ("client_accuracy", "client_f1", "client_loss", "weight", "participated"):
     check(f["rounds/" + n].shape == (T, K), "/rounds/" + n)
 acc = f["rounds/client_accuracy"][:]
@@ -61,5 +61,52 @@ check(np.array_equal(f["model/clients"][0], f["model/global"][:]), "fedavg clien
 check(f["sensitivity/round0"].shape == (K, 2) and np.isfinite(f["sensitivity/round0"][:]).all(), "sensitivity round0")
 check(f["sensitivity/final"].shape == (K, 2), "sensitivity final")
 print("h5py: all checks passed")
+PYEOF
+
+# eval.every > 1: still one row per round; the rounds not evaluated (1 and 3 of 0..4; the last round
+# is always evaluated) have NaN evaluation entries, and every row has its weights, participation and
+# times. Rank 0 prints one line per round, with "-" for the accuracies of a round not evaluated.
+ev=$TMP/every.h5
+"$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" --rounds 5 --eval.every 2 --output "$ev" >"$TMP/every.log" 2>&1 \
+  || { cat "$TMP/every.log"; fail "eval.every run failed"; finish; }
+for t in 0 2 4; do
+  grep -qE "^ +$t +0\.[0-9]{4} +0\.[0-9]{4} +0\.[0-9]{4} +[0-9.]+ +[0-9.]+$" "$TMP/every.log" \
+    && pass "round line $t shows the accuracies" || fail "round line $t: $(grep -E "^ +$t " "$TMP/every.log")"
+done
+for t in 1 3; do
+  grep -qE "^ +$t +- +- +- +[0-9.]+ +[0-9.]+$" "$TMP/every.log" \
+    && pass "round line $t (not evaluated) shows - placeholders" || fail "round line $t: $(grep -E "^ +$t " "$TMP/every.log")"
+done
+[ "$(grep -cE '^ +[0-9]+ ' "$TMP/every.log")" = 5 ] && pass "one round line per round" || fail "not 5 round lines"
+h5dump -H -d /rounds/weight "$ev" | grep -q "( 5, 4 ) / ( H5S_UNLIMITED, 4 )" \
+  && pass "h5dump: /rounds/weight is 5 x 4 with eval.every 2" || fail "h5dump shape of /rounds/weight (eval.every 2)"
+"$PY" - "$ev" <<'PYEOF' || fail "h5py checks (eval.every 2)"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+K, T = 4, 5
+evaluated, skipped = [0, 2, 4], [1, 3]
+def check(cond, msg):
+    if not cond:
+        print("h5py check failed:", msg); sys.exit(1)
+r = f["rounds"]
+check(list(r["round"][:]) == list(range(T)), "one row per round: round = 0..4")
+for n in ("global_accuracy", "global_loss", "seconds", "train_seconds"):
+    check(r[n].shape == (T,), "/rounds/" + n + " has T rows")
+for n in ("client_accuracy", "client_f1", "client_loss", "weight", "participated"):
+    check(r[n].shape == (T, K), "/rounds/" + n + " has T rows")
+for n in ("global_accuracy", "global_loss"):
+    check(np.isnan(r[n][skipped]).all(), n + " NaN in the rounds not evaluated")
+    check(np.isfinite(r[n][evaluated]).all(), n + " finite in the evaluated rounds")
+for n in ("client_accuracy", "client_f1", "client_loss"):
+    check(np.isnan(r[n][skipped]).all(), n + " NaN in the rounds not evaluated")
+    check(np.isfinite(r[n][evaluated]).all(), n + " finite in the evaluated rounds")
+w = r["weight"][:]
+check(np.allclose(w.sum(axis=1), 1.0), "weights filled (sum to 1) in every round")
+ntr = f["clients/num_train"][:]
+check(np.allclose(w, ntr / ntr.sum()), "FedAvg weights n_k / sum n in every round")
+check((r["participated"][:] == 1).all(), "participation filled in every round")
+check((r["seconds"][:] > 0).all() and (r["train_seconds"][:] > 0).all(), "times filled in every round")
+check(np.array_equal(f["summary/client_accuracy"][:], r["client_accuracy"][T - 1]), "the last round is evaluated")
+print("h5py: eval.every checks passed")
 PYEOF
 finish

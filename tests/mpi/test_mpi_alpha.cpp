@@ -41,7 +41,7 @@ ExperimentConfig tinyConfig(const std::string& algorithm, const std::vector<std:
 
 struct Outcome {
   std::vector<float> global;
-  std::vector<std::vector<double>> weights;  // per evaluated round, all K clients
+  std::vector<std::vector<double>> weights;  // per round, all K clients
   std::map<std::string, std::vector<double>> values;
 };
 
@@ -159,7 +159,8 @@ TEST(AlphaFedAvg, ReferenceSearchRunsBeforeTraining) {
 class FairnessInvariance : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(FairnessInvariance, DistributedRunEqualsSingleProcessRun) {
-  std::vector<std::string> extra{"--fl.clients_per_round", "5"};
+  // eval.every 3: rounds 0 and 3 evaluated, yet every per-round record has a row for each of the 4 rounds.
+  std::vector<std::string> extra{"--fl.clients_per_round", "5", "--eval.every", "3"};
   if (std::string(GetParam()) == "alpha_fedavg")
     extra.insert(extra.end(), {"--alpha_fedavg.verify_samples", "10", "--alpha_fedavg.liars", "1"});
   if (std::string(GetParam()) == "fedfa") extra.insert(extra.end(), {"--fedfa.server_momentum", "0.5"});
@@ -190,7 +191,9 @@ TEST_P(FairnessInvariance, DistributedRunEqualsSingleProcessRun) {
     EXPECT_TRUE(std::isfinite(alpha) && alpha > 0.0) << alpha;
     EXPECT_FALSE(a.values.at("/alpha_fedavg/search_trace").empty());
     EXPECT_EQ(a.values.at("/rounds/reported_accuracy").size(), 4u * 8u);
+    EXPECT_EQ(a.values.at("/alpha_fedavg/verified_accuracy").size(), 4u * 8u);
   }
+  if (std::string(GetParam()) == "fedfa") EXPECT_EQ(a.values.at("/fedfa/weight").size(), 4u * 8u);
   if (std::string(GetParam()) != "fedfa") {
     EXPECT_EQ(participants, 5);  // fedfa: weights in /fedfa/weight
   }

@@ -55,7 +55,7 @@ TEST(Checkpoint, EveryLayoutRoundTrips) {
   info.rows = 2;
   info.numClients = K;
   info.numRanks = comm.size();
-  info.roundNames = "s:round\n";
+  info.roundNames = "i:round\ns:seconds\n";
 
   std::vector<float> global{1.5f, -2.0f, 3.25f};
   std::vector<double> empty, state{0.1, 0.2};

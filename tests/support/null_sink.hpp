@@ -12,6 +12,7 @@ namespace fedsilo::test {
 class NullSink : public RecordSink {
  public:
   void appendRoundScalar(const std::string&, double) override {}
+  void appendRoundInt(const std::string&, std::int64_t) override {}
   void appendRoundClients(const std::string&, const std::vector<double>&) override {}
   void endRound() override {}
   void writeScalar(const std::string&, double) override {}
@@ -29,6 +30,7 @@ class NullSink : public RecordSink {
 class MemorySink : public NullSink {
  public:
   void appendRoundScalar(const std::string& name, double v) override { scalars[name].push_back(v); }
+  void appendRoundInt(const std::string& name, std::int64_t v) override { scalars[name].push_back(static_cast<double>(v)); }
   void appendRoundClients(const std::string& name, const std::vector<double>& local) override {
     rows[name].push_back(local);
   }
