@@ -13,6 +13,9 @@ namespace fedsilo {
 std::vector<OptionSpec> gemsOptionSpecs() {
   return {
       {"gems.local_epochs", "40", "one-shot algorithms: epochs of local training to convergence (train.batch, train.lr)"},
+      {"gems.init", "shared",
+       "one-shot algorithms: shared (every local model starts from the experiment's initial model) | independent "
+       "(client k starts from its own draw, keyed by seed and k, as in the GEMS authors' code)"},
       {"gems.epsilon", "0.4", "GEMS: good-enough threshold, Q(w) = 1 iff validation accuracy >= epsilon"},
       {"gems.r_max", "4000", "GEMS: radius search interval [0, r_max]"},
       {"gems.tol", "0.01", "GEMS: radius search stops when hi - lo <= tol"},
@@ -55,6 +58,7 @@ GemsOptions GemsOptions::parse(const ExperimentConfig& cfg) {
   const OptionValues& v = cfg.algo;
   GemsOptions o;
   o.localEpochs = static_cast<int>(v.getInt("gems.local_epochs", 0, 1000000));
+  oneOfOption(cfg, "gems.init", {"shared", "independent"}, o.init);
   o.epsilon = v.getDouble("gems.epsilon", 0.0, 1.0);
   o.rMax = v.getDouble("gems.r_max", 1e-12, 1e12);
   o.tol = v.getDouble("gems.tol", 1e-12, 1e12);
@@ -233,8 +237,17 @@ TrainOptions OneShot::localTrainOptions(const ExperimentConfig& cfg) const {
   return t;
 }
 
+void OneShot::startLocal(ClientContext& c) const {
+  if (opt_.init == "independent") {
+    Rng init(c.fl.cfg.seed, c.client.id, -1, Purpose::Init);
+    c.model.initialize(init);
+  } else {
+    std::memcpy(c.model.params(), init_.data(), init_.size() * sizeof(float));
+  }
+}
+
 double OneShot::trainLocal(ClientContext& c) {
-  std::memcpy(c.model.params(), init_.data(), init_.size() * sizeof(float));
+  startLocal(c);
   Rng rng = c.shuffleRng();
   const TrainStats st = c.trainer.train(c.model, c.client.train, localTrainOptions(c.fl.cfg), rng, c.client.id, c.round);
   if (keepLocal_) local_.put(c.client.id, c.model.params(), static_cast<std::size_t>(c.model.numParams()));

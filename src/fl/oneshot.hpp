@@ -29,6 +29,7 @@ namespace fedsilo {
 // gems.* options, shared by every one-shot algorithm (declared once, with the gems entry).
 struct GemsOptions {
   int localEpochs = 40;
+  std::string init = "shared";     // shared | independent: where each client's local model starts
   double epsilon = 0.4;            // Q(w) = 1 iff validation accuracy >= epsilon
   double rMax = 4000.0;
   double tol = 0.01;
@@ -118,9 +119,12 @@ class OneShot : public Algorithm {
   Workbench& bench(const FlContext& ctx) const;
   static Workbench makeBench(const FlContext& ctx, const ModelConfig& mcfg);
 
-  // Local training of c.model (entering with the shared initial model) for gems.local_epochs on the
-  // client's training split, through the shared LocalTrainer; keeps a copy for evalParams when
-  // keepLocal_. Returns the mean training loss.
+  // Sets c.model to where client c's local model starts: the experiment's initial model
+  // (gems.init = shared) or the client's own draw, Rng(seed, client, -1, Init) (independent).
+  void startLocal(ClientContext& c) const;
+  // Local training of c.model from startLocal for gems.local_epochs on the client's training split,
+  // through the shared LocalTrainer; keeps a copy for evalParams when keepLocal_. Returns the mean
+  // training loss.
   double trainLocal(ClientContext& c);
   TrainOptions localTrainOptions(const ExperimentConfig& cfg) const;
   // The first S samples of the public pool.

@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 
 #include "comm/communicator.hpp"
 #include "fl/experiment.hpp"
 #include "fl/gems.hpp"
 #include "io/config_parser.hpp"
+#include "nn/presets.hpp"
 #include "support/null_sink.hpp"
 
 using namespace fedsilo;
@@ -83,6 +85,12 @@ const Case kCases[] = {
     {"global_dropout", {"--algorithm", "global", "--model", "mlp", "--model.hidden", "8", "--model.dropout", "0.3",
                         "--rounds", "1", "--gems.global_shard", "3"}},
     {"public_only", {"--algorithm", "public_only", "--model", "logreg", "--rounds", "1"}},
+    // every client's local model from its own draw (the GEMS authors' protocol)
+    {"gems_neuron_independent", {"--algorithm", "gems", "--model", "mlp", "--model.hidden", "6", "--rounds", "2",
+                                 "--gems.clusters", "8", "--gems.neuron_tol", "5", "--gems.neuron_epsilon", "0.05",
+                                 "--gems.head_epochs", "2", "--gems.init", "independent"}},
+    {"average_independent", {"--algorithm", "average", "--model", "mlp", "--model.hidden", "6", "--rounds", "1",
+                             "--gems.init", "independent"}},
 };
 
 }  // namespace
@@ -121,7 +129,7 @@ TEST_P(GemsInvariance, DistributedRunEqualsSingleProcessRun) {
     double maxR = 0.0;
     for (double r : b.values.at("/gems/radius")) maxR = std::max(maxR, r);
     EXPECT_GT(maxR, 0.0) << "every ball collapsed: the test config no longer exercises the search";
-    if (name == "gems_neuron") {
+    if (name.rfind("gems_neuron", 0) == 0) {
       const double width = b.values.at("/gems/hidden_width").at(0);
       EXPECT_GE(width, 1.0);
       EXPECT_LE(width, 30.0);  // at most K * L neurons
@@ -133,3 +141,42 @@ TEST_P(GemsInvariance, DistributedRunEqualsSingleProcessRun) {
 
 INSTANTIATE_TEST_SUITE_P(OneShot, GemsInvariance, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+// gems.init: with no local training the naive average is the mean of where the local models start:
+// the experiment's initial model (shared), or the mean of the clients' own draws
+// Rng(seed, k, -1, Init) (independent), whatever the rank count.
+TEST(GemsInit, LocalModelsStartFromTheSharedModelOrFromEachClientsOwnDraw) {
+  Communicator world = Communicator::world();
+  const auto start = [](std::int64_t client) {
+    ModelConfig mc;
+    mc.name = "mlp";
+    mc.hidden = {6};
+    auto m = buildModel<float>(mc, InputSpec{Shape{1, 28, 28}, 10, 0});
+    Rng rng(7, client, -1, Purpose::Init);
+    m->initialize(rng);
+    return std::vector<float>(m->params(), m->params() + m->numParams());
+  };
+  for (const char* init : {"shared", "independent"}) {
+    const ExperimentConfig cfg = makeConfig({"init", {"--algorithm", "average", "--model", "mlp", "--model.hidden", "6",
+                                                      "--rounds", "1", "--seed", "7", "--gems.local_epochs", "0",
+                                                      "--gems.public_samples", "0", "--gems.init", init}});
+    const Outcome o = run(cfg, world);
+    const std::vector<float> shared = start(-1);
+    ASSERT_EQ(o.global.size(), shared.size());
+    std::vector<double> expect(shared.begin(), shared.end());
+    if (std::string(init) == "independent") {
+      std::fill(expect.begin(), expect.end(), 0.0);
+      for (int k = 0; k < cfg.clients; ++k) {
+        const std::vector<float> own = start(k);
+        for (std::size_t i = 0; i < own.size(); ++i) expect[i] += own[i] / static_cast<double>(cfg.clients);
+      }
+    }
+    double maxDiff = 0.0, maxMove = 0.0;
+    for (std::size_t i = 0; i < expect.size(); ++i) {
+      maxDiff = std::max(maxDiff, std::abs(o.global[i] - expect[i]));
+      maxMove = std::max(maxMove, std::abs(static_cast<double>(o.global[i]) - shared[i]));
+    }
+    EXPECT_LT(maxDiff, 1e-6) << "gems.init = " << init;
+    if (std::string(init) == "independent") EXPECT_GT(maxMove, 1e-3) << "the clients' draws equal the shared model";
+  }
+}
