@@ -12,17 +12,33 @@
 #      the walltime): fedsilo checkpoints and exits 75, the script requeues the job, the requeued job
 #      resumes, and the result equals an uninterrupted mpirun run.
 # Every daemon this test started is stopped by PID in an EXIT trap, also on failure; its jobs are
-# cancelled first. Needs root and the packages munge slurmctld slurmd slurm-client, which
-# tests/run.sh installs (FEDSILO_WITH_SLURM=1 jobs/setup.sh). A missing piece FAILS this test.
+# cancelled first. Needs root and the packages munge slurmctld slurmd slurm-client: tests/run.sh
+# installs them (FEDSILO_WITH_SLURM=1 jobs/setup.sh), and this test installs whatever is missing
+# itself with apt-get (jobs/packages.sh). Without root, or without apt-get, a missing piece FAILS it.
 TEST_NAME=test_slurm
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 T0=$(now_ms)
 
-for b in slurmctld slurmd sbatch squeue sinfo scontrol scancel munged munge unmunge; do
-  command -v "$b" >/dev/null ||
-    die "'$b' not found: this test needs munge, slurmctld, slurmd and slurm-client; run tests/run.sh (or FEDSILO_WITH_SLURM=1 bash jobs/setup.sh) to install them"
-done
 [ "$(id -u)" = 0 ] || die "needs root (slurmd and slurmctld run as root in this test cluster)"
+# On a fresh machine the SLURM parts are installed here, with apt-get (the list and the installer
+# are jobs/setup.sh's, from jobs/packages.sh). Without root and apt-get the test fails, naming them.
+SLURM_BINS=(slurmctld slurmd sbatch squeue sinfo scontrol scancel munged munge unmunge)
+case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin ;; esac # Debian's daemons live there
+missing_bins() {
+  local b gone=()
+  for b in "${SLURM_BINS[@]}"; do command -v "$b" >/dev/null || gone+=("$b"); done
+  echo "${gone[@]:-}"
+}
+if [ -n "$(missing_bins)" ]; then
+  # shellcheck source=../../jobs/packages.sh
+  source "$FEDSILO_SOURCE_DIR/jobs/packages.sh"
+  log "not found: $(missing_bins); installing the SLURM test's packages"
+  fedsilo_install_missing test_slurm --no-install-recommends "${FEDSILO_SLURM_PKGS[@]}" ||
+    die "the SLURM packages (${FEDSILO_SLURM_PKGS[*]}) are missing and could not be installed (above)"
+  hash -r
+  [ -z "$(missing_bins)" ] ||
+    die "'$(missing_bins)' still not found after installing ${FEDSILO_SLURM_PKGS[*]} (PATH=$PATH)"
+fi
 
 S=$(mktemp -d "${TMPDIR:-/tmp}/fedsilo-slurm.XXXXXX")
 chmod 755 "$S"  # munged wants its socket directory reachable by everyone
