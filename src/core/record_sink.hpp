@@ -33,6 +33,8 @@ class RecordSink {
   virtual void writeStrings(const std::string& path, const std::vector<std::string>& values) = 0;
   // Per-client rows: [K, width] (width 1 -> [K]); localRows holds count*width values of this rank.
   virtual void writeClientRows(const std::string& path, const std::vector<double>& localRows, std::uint64_t width) = 0;
+  // As writeClientRows, but always [K, width], also for width 1 (a per-layer table of a one-layer model).
+  virtual void writeClientMatrix(const std::string& path, const std::vector<double>& localRows, std::uint64_t width) = 0;
   virtual void writeClientIntRows(const std::string& path, const std::vector<std::int64_t>& localRows,
                                   std::uint64_t width) = 0;
   virtual void writeClientFloatRows(const std::string& path, const std::vector<float>& localRows,

@@ -450,8 +450,8 @@ void Experiment::writeFinal(RecordSink& sink) {
     sink.writeClientFloatRows("/model/clients", rows, global_.size());
   }
   sink.writeStrings("/sensitivity/layers", names2);
-  sink.writeClientRows("/sensitivity/round0", sensRound0_, L);
-  sink.writeClientRows("/sensitivity/final", sensFinal_, L);
+  sink.writeClientMatrix("/sensitivity/round0", sensRound0_, L);  // [K, L] also for a one-layer model
+  sink.writeClientMatrix("/sensitivity/final", sensFinal_, L);
   if (!data_.vocabulary.empty()) sink.writeStrings("/data/vocabulary", data_.vocabulary);
   alg_->record(ctx, sink);
 }

@@ -255,10 +255,11 @@ void ResultsWriter::writeStrings(const std::string& path, const std::vector<std:
   writeReplicated(path, t, t, buf.data(), {values.size()});
 }
 
-void ResultsWriter::writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data, std::uint64_t width) {
+void ResultsWriter::writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data, std::uint64_t width,
+                              bool matrix) {
   const hsize_t K = static_cast<hsize_t>(placement_.numClients());
   hsize_t dims[2] = {K, width};
-  const int rank = width == 1 ? 1 : 2;
+  const int rank = width == 1 && !matrix ? 1 : 2;
   h5::Handle fs(H5Screate_simple(rank, dims, nullptr), H5Sclose, "dataspace " + path);
   if (H5Lexists(file_, path.c_str(), H5P_DEFAULT) > 0) H5Ldelete(file_, path.c_str(), H5P_DEFAULT);
   h5::Handle ds(H5Dcreate2(file_, path.c_str(), fileType, fs, lcpl_, H5P_DEFAULT, H5P_DEFAULT), H5Dclose, "create " + path);
@@ -278,6 +279,10 @@ void ResultsWriter::writeRows(const std::string& path, hid_t memType, hid_t file
 void ResultsWriter::writeClientRows(const std::string& path, const std::vector<double>& rows, std::uint64_t width) {
   FEDSILO_ASSERT(rows.size() == placement_.count(comm_.rank()) * width, path);
   writeRows(path, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, rows.data(), width);
+}
+void ResultsWriter::writeClientMatrix(const std::string& path, const std::vector<double>& rows, std::uint64_t width) {
+  FEDSILO_ASSERT(rows.size() == placement_.count(comm_.rank()) * width, path);
+  writeRows(path, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, rows.data(), width, true);
 }
 void ResultsWriter::writeClientIntRows(const std::string& path, const std::vector<std::int64_t>& rows, std::uint64_t width) {
   FEDSILO_ASSERT(rows.size() == placement_.count(comm_.rank()) * width, path);

@@ -46,6 +46,7 @@ class ResultsWriter : public RecordSink {
                        const std::vector<std::uint64_t>& dims) override;
   void writeStrings(const std::string& path, const std::vector<std::string>& values) override;
   void writeClientRows(const std::string& path, const std::vector<double>& localRows, std::uint64_t width) override;
+  void writeClientMatrix(const std::string& path, const std::vector<double>& localRows, std::uint64_t width) override;
   void writeClientIntRows(const std::string& path, const std::vector<std::int64_t>& localRows, std::uint64_t width) override;
   void writeClientFloatRows(const std::string& path, const std::vector<float>& localRows, std::uint64_t width) override;
   void writeStringAttribute(const std::string& path, const std::string& name, const std::string& value) override;
@@ -53,7 +54,9 @@ class ResultsWriter : public RecordSink {
  private:
   void writeReplicated(const std::string& path, hid_t memType, hid_t fileType, const void* data,
                        const std::vector<std::uint64_t>& dims);
-  void writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data, std::uint64_t width);
+  // [K, width] rows of the clients of this rank; a [K] dataset when width is 1 unless `matrix`.
+  void writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data, std::uint64_t width,
+                 bool matrix = false);
   hid_t roundDataset(const std::string& name, bool perClient, hid_t fileType);
   void appendRoundValue(const std::string& name, hid_t memType, hid_t fileType, const void* value);
 

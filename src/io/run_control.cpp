@@ -127,6 +127,9 @@ class RoundRecorder final : public RecordSink {
   void writeClientRows(const std::string& p, const std::vector<double>& v, std::uint64_t w) override {
     out_->writeClientRows(p, v, w);
   }
+  void writeClientMatrix(const std::string& p, const std::vector<double>& v, std::uint64_t w) override {
+    out_->writeClientMatrix(p, v, w);
+  }
   void writeClientIntRows(const std::string& p, const std::vector<std::int64_t>& v, std::uint64_t w) override {
     out_->writeClientIntRows(p, v, w);
   }

@@ -109,4 +109,12 @@ check((r["seconds"][:] > 0).all() and (r["train_seconds"][:] > 0).all(), "times 
 check(np.array_equal(f["summary/client_accuracy"][:], r["client_accuracy"][T - 1]), "the last round is evaluated")
 print("h5py: eval.every checks passed")
 PYEOF
+# A one-layer model (L = 1): the per-layer tables stay [K, L], i.e. [K, 1], not [K].
+one=$TMP/logreg.h5
+"$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" --model logreg --output "$one" >"$TMP/logreg.log" 2>&1 \
+  || { cat "$TMP/logreg.log"; fail "logreg run failed"; finish; }
+for d in round0 final; do
+  h5dump -H -d /sensitivity/$d "$one" | grep -q "SIMPLE { ( 4, 1 ) / ( 4, 1 ) }" \
+    && pass "h5dump: /sensitivity/$d is [K, L] = 4 x 1 for a one-layer model" || fail "shape of /sensitivity/$d (L = 1)"
+done
 finish

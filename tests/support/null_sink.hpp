@@ -22,6 +22,7 @@ class NullSink : public RecordSink {
   void writeFloatArray(const std::string&, const std::vector<float>&, const std::vector<std::uint64_t>&) override {}
   void writeStrings(const std::string&, const std::vector<std::string>&) override {}
   void writeClientRows(const std::string&, const std::vector<double>&, std::uint64_t) override {}
+  void writeClientMatrix(const std::string&, const std::vector<double>&, std::uint64_t) override {}
   void writeClientIntRows(const std::string&, const std::vector<std::int64_t>&, std::uint64_t) override {}
   void writeClientFloatRows(const std::string&, const std::vector<float>&, std::uint64_t) override {}
   void writeStringAttribute(const std::string&, const std::string&, const std::string&) override {}
@@ -40,6 +41,9 @@ class MemorySink : public NullSink {
     values[path] = v;
   }
   void writeClientRows(const std::string& path, const std::vector<double>& local, std::uint64_t) override {
+    values[path] = local;
+  }
+  void writeClientMatrix(const std::string& path, const std::vector<double>& local, std::uint64_t) override {
     values[path] = local;
   }
   std::map<std::string, std::vector<double>> scalars;                    // /rounds scalars per round
