@@ -88,15 +88,85 @@ class Run:
 
     @property
     def seconds_per_round(self) -> float:
+        """/summary/seconds_per_round as fedsilo stored it; the median of the finite /rounds/seconds
+        only when the file has no such scalar."""
+        stored = self.stored_summary.get("seconds_per_round")
+        if stored is not None:
+            return stored
         sec = self.rounds.get("seconds")
         if sec is None or sec.size == 0:
-            return self.stored_summary.get("seconds_per_round", float("nan"))
+            return float("nan")
         sec = sec[np.isfinite(sec)]
         return float(np.median(sec)) if sec.size else float("nan")
+
+    def evaluated_rounds(self, name: str = "client_accuracy") -> Tuple[np.ndarray, np.ndarray]:
+        """(round indices, rows) of /rounds/<name> [T, K] restricted to evaluated rounds.
+
+        /rounds may hold one row per evaluated round or one row per round with NaN metrics in the
+        rounds that were not evaluated (eval.every > 1); only rows with at least one finite value are
+        kept. Round indices come from /rounds/round, or 0..T-1 when it is missing or of another length.
+        """
+        rows = self.rounds.get(name)
+        if rows is None or rows.ndim != 2 or rows.shape[0] == 0:
+            return np.zeros(0), np.zeros((0, 0))
+        rnd = self.rounds.get("round")
+        rnd = (np.arange(rows.shape[0], dtype=float) if rnd is None or rnd.size != rows.shape[0]
+               else rnd.reshape(-1))
+        keep = np.isfinite(rows).any(axis=1)
+        return rnd[keep], rows[keep]
+
+    @property
+    def config_items(self) -> Dict[str, str]:
+        """The root attribute ``config`` (INI text) as {"key" or "section.key": value}."""
+        return parse_config(self.config)
 
     @property
     def is_alpha_fedavg(self) -> bool:
         return self.alpha is not None or normalise_algorithm(self.algorithm) == "alpha_fedavg"
+
+
+def parse_config(text: str) -> Dict[str, str]:
+    """INI text as written by fedsilo (``key = value`` lines, ``[section]`` headers, ``#`` comments)
+    -> {"key": value} for top-level keys and {"section.key": value} below a section header."""
+    items: Dict[str, str] = {}
+    section = ""
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            continue
+        key = key.strip()
+        items[f"{section}.{key}" if section else key] = value.strip()
+    return items
+
+
+def _last_finite(values: Optional[np.ndarray]) -> float:
+    if values is None:
+        return float("nan")
+    v = np.asarray(values, dtype=float).reshape(-1)
+    v = v[np.isfinite(v)]
+    return float(v[-1]) if v.size else float("nan")
+
+
+def _sensitivity_matrix(path: str, stage: str, values: np.ndarray, num_layers: Optional[int]) -> np.ndarray:
+    """/sensitivity/<stage> as [K, L]. fedsilo writes a 1-D [K] array when the model has one block
+    (L = 1); a 1-D array is read as [K, 1] when L = 1 and as one client's [1, L] when its length is L."""
+    a = np.asarray(values, dtype=float)
+    if a.ndim == 2:
+        return a
+    if a.ndim == 0:
+        return a.reshape(1, 1)
+    if a.ndim == 1:
+        if num_layers == 1 or num_layers is None:
+            return a.reshape(-1, 1)
+        if a.size == num_layers:
+            return a.reshape(1, -1)
+    raise InputError(path, f"malformed /sensitivity/{stage} (shape {a.shape}, {num_layers} layer block(s))")
 
 
 def normalise_algorithm(name: str) -> str:
@@ -175,7 +245,9 @@ def _read(path: str, f) -> Run:
             return per_client[name]
         rows = rounds.get(name)
         if rows is not None and rows.ndim == 2 and rows.shape[0] > 0:
-            return rows[-1].copy()
+            # the last evaluated round: rows of rounds without evaluation are all NaN
+            evaluated = np.flatnonzero(np.isfinite(rows).any(axis=1))
+            return rows[evaluated[-1] if evaluated.size else -1].copy()
         return None
 
     acc = final("client_accuracy")
@@ -201,10 +273,8 @@ def _read(path: str, f) -> Run:
 
     if "global_accuracy" in stored:
         gacc = stored["global_accuracy"]
-    elif "global_accuracy" in rounds and rounds["global_accuracy"].size:
-        gacc = float(rounds["global_accuracy"].reshape(-1)[-1])
     else:
-        gacc = float("nan")
+        gacc = _last_finite(rounds.get("global_accuracy"))
 
     sens_layers = None
     sens: Dict[str, np.ndarray] = {}
@@ -212,9 +282,12 @@ def _read(path: str, f) -> Run:
         g = f["sensitivity"]
         if "layers" in g:
             sens_layers = _texts(g["layers"][()])
+        n_layers = len(sens_layers) if sens_layers is not None else None
+        if n_layers is None and "model" in f and "layers" in f["model"] and "name" in f["model"]["layers"]:
+            n_layers = int(np.asarray(f["model"]["layers"]["name"]).size)
         for stage in ("round0", "final"):
             if stage in g:
-                sens[stage] = np.atleast_2d(np.asarray(g[stage][()], dtype=float))
+                sens[stage] = _sensitivity_matrix(path, stage, g[stage][()], n_layers)
 
     split = None
     if "playerfl" in f and "split_layer" in f["playerfl"]:
