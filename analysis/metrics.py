@@ -140,27 +140,29 @@ def improved_share(scores, local, fedavg) -> Tuple[float, int]:
     return (float(np.mean(p[ok] > np.maximum(s[ok], g[ok]))), n)
 
 
-def ranks_per_block(table: Dict[str, Dict[str, float]]) -> Dict[str, Dict[str, float]]:
-    """Rank algorithms within each dataset, 1 = highest value, ties get the average rank.
+def ranks_per_block(table: Dict[str, Dict[str, float]], higher_is_better: bool = True) -> Dict[str, Dict[str, float]]:
+    """Rank algorithms within each block (setting), 1 = best, ties get the average rank.
 
-    ``table[dataset][algorithm] = value``; NaN values are not ranked.
+    ``table[block][algorithm] = value``; best = highest value, or lowest with ``higher_is_better=False``
+    (fairness: variance). NaN values are not ranked.
     """
     from scipy.stats import rankdata
 
+    sign = -1.0 if higher_is_better else 1.0
     out: Dict[str, Dict[str, float]] = {}
     for block, row in table.items():
         names = [n for n, v in row.items() if np.isfinite(v)]
         if not names:
             out[block] = {}
             continue
-        r = rankdata([-row[n] for n in names], method="average")
+        r = rankdata([sign * row[n] for n in names], method="average")
         out[block] = {n: float(x) for n, x in zip(names, r)}
     return out
 
 
-def average_ranks(table: Dict[str, Dict[str, float]]) -> Dict[str, Tuple[float, int]]:
-    """Average of each algorithm's per-dataset rank over the datasets it was ranked in -> (avg, n)."""
-    per = ranks_per_block(table)
+def average_ranks(table: Dict[str, Dict[str, float]], higher_is_better: bool = True) -> Dict[str, Tuple[float, int]]:
+    """Average of each algorithm's per-block rank over the blocks it was ranked in -> (avg, n)."""
+    per = ranks_per_block(table, higher_is_better)
     acc: Dict[str, List[float]] = {}
     for ranks in per.values():
         for name, r in ranks.items():
@@ -169,10 +171,11 @@ def average_ranks(table: Dict[str, Dict[str, float]]) -> Dict[str, Tuple[float, 
 
 
 def friedman(table: Dict[str, Dict[str, float]]):
-    """Friedman test with algorithms as treatments and datasets as blocks.
+    """Friedman test with algorithms as treatments and settings (datasets) as blocks.
 
-    Uses the algorithms that have a finite value in every dataset. Returns
-    (statistic, p, algorithms used, datasets used, reason) where reason is None when the test ran,
+    Uses the algorithms that have a finite value in every block. The statistic depends only on the
+    ranks within each block, so it is the same whether higher or lower values are better. Returns
+    (statistic, p, algorithms used, blocks used, reason) where reason is None when the test ran,
     otherwise a sentence saying why not (statistic and p are then NaN).
     """
     from scipy.stats import friedmanchisquare
@@ -183,17 +186,17 @@ def friedman(table: Dict[str, Dict[str, float]]):
     nan = float("nan")
     if len(blocks) < 2:
         return nan, nan, complete, blocks, (
-            f"the Friedman test needs at least 2 datasets (blocks); there is {len(blocks)}")
+            f"the Friedman test needs at least 2 settings (blocks); there is {len(blocks)}")
     if len(complete) < 3:
         return nan, nan, complete, blocks, (
-            f"the Friedman test needs at least 3 algorithms with a result on every dataset; "
+            f"the Friedman test needs at least 3 algorithms with a result in every setting; "
             f"there are {len(complete)}" + (f" ({', '.join(complete)})" if complete else ""))
     samples = [[table[b][a] for b in blocks] for a in complete]
     stat, p = friedmanchisquare(*samples)
     stat, p = float(stat), float(p)
     reason = None
     if not np.isfinite(stat):
-        reason = "the Friedman statistic is undefined (every dataset ranks all algorithms as ties)"
+        reason = "the Friedman statistic is undefined (every setting ranks all algorithms as ties)"
     return stat, p, complete, blocks, reason
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import metrics as M
 from .results import Run, normalise_algorithm
+from .settings import group_by_setting, setting_labels
 
 # --------------------------------------------------------------------------- rendering helpers
 
@@ -84,12 +85,14 @@ SUMMARY_COLUMNS: List[Tuple[str, str, str]] = [
     ("efficiency", "efficiency", "acc"),
     ("global_accuracy", "global acc", "acc"),
     ("seconds_per_round", "s / round", "sci"),
+    ("setting", "setting", "text"),
 ]
 
 
-def summary_row(run: Run) -> Dict[str, object]:
+def summary_row(run: Run, setting: str = "") -> Dict[str, object]:
     acc, f1 = run.client_accuracy, run.client_f1
     row: Dict[str, object] = {
+        "setting": setting,
         "file": run.path,
         "algorithm": run.algorithm,
         "dataset": run.dataset,
@@ -112,7 +115,9 @@ def sort_runs(runs: Sequence[Run]) -> List[Run]:
 
 
 def summary_rows(runs: Sequence[Run]) -> List[Dict[str, object]]:
-    return [summary_row(r) for r in sort_runs(runs)]
+    """One row per run, sorted by setting (settings.py), algorithm, seed and file."""
+    rows = [summary_row(r, label) for r, label in zip(runs, setting_labels(runs))]
+    return sorted(rows, key=lambda row: (row["setting"], row["algorithm"], row["seed"], row["file"]))
 
 
 def render_summary(rows: List[Dict[str, object]], fmt_name: str = "markdown", file_label=None) -> str:
@@ -140,6 +145,7 @@ BASELINES = ("local", "fedavg")
 
 @dataclass
 class CompareRow:
+    setting: str  # settings.py label of the group
     dataset: str
     algorithm: str
     seeds: List[int]
@@ -150,11 +156,16 @@ class CompareRow:
     ipr: float  # fraction in [0, 1], NaN when not computed
     rank: float = float("nan")
     average_rank: float = float("nan")
+    fairness_rank: float = float("nan")
+    average_fairness_rank: float = float("nan")
     notes: List[str] = field(default_factory=list)
 
     @property
     def is_baseline(self) -> bool:
         return normalise_algorithm(self.algorithm) in BASELINES
+
+
+Friedman = Tuple[float, float, List[str], List[str], Optional[str]]
 
 
 @dataclass
@@ -165,7 +176,9 @@ class CompareResult:
     bootstrap_seed: int
     rows: List[CompareRow]
     average_ranks: Dict[str, Tuple[float, int]]
-    friedman: Tuple[float, float, List[str], List[str], Optional[str]]
+    friedman: Friedman
+    fairness_average_ranks: Dict[str, Tuple[float, int]]
+    fairness_friedman: Friedman
     notes: List[str]
 
 
@@ -186,24 +199,75 @@ def _per_client_median(arrays: List[np.ndarray]) -> Optional[np.ndarray]:
     return out
 
 
+def _paired_ipr(rs: List[Run], baselines: Dict[str, List[Run]], metric: str, notes: List[str]) -> float:
+    """IPR per seed against the local and fedavg runs of the same setting and seed; median over seeds."""
+    by_seed = {b: {} for b in BASELINES}
+    for b in BASELINES:
+        for run in baselines[b]:
+            by_seed[b].setdefault(run.seed, []).append(run)
+    shares = []
+    for r in rs:
+        pair = []
+        for b in BASELINES:
+            same = by_seed[b].get(r.seed, [])
+            if len(same) > 1:
+                note = (f"{len(same)} {b} runs with seed {r.seed} in this setting; IPR uses the first by "
+                        f"file name, {same[0].path}")
+                if note not in notes:
+                    notes.append(note)
+            pair.append(same[0] if same else None)
+        if pair[0] is None or pair[1] is None:
+            continue
+        share, n = M.improved_share(_values(r, metric), _values(pair[0], metric), _values(pair[1], metric))
+        if n:
+            shares.append(share)
+    if not shares:
+        notes.append("IPR not computed: no seed has both a local and a fedavg run of this setting "
+                     "with the same seed")
+        return float("nan")
+    if len(shares) < len(rs):
+        notes.append(f"IPR over the {len(shares)} of {len(rs)} seeds that have local and fedavg runs "
+                     f"of this setting with the same seed")
+    return M.median(shares)
+
+
+def _median_ipr(client_meds: Optional[np.ndarray], baselines: Dict[str, List[Run]], metric: str,
+                notes: List[str]) -> float:
+    """PLayer-FL's code: per-client medians over all seeds of the algorithm and of both baselines."""
+    loc = _per_client_median([_values(b, metric) for b in baselines["local"]])
+    fed = _per_client_median([_values(b, metric) for b in baselines["fedavg"]])
+    if client_meds is None or loc is None or fed is None:
+        notes.append("IPR not computed: runs differ in the number of clients")
+        return float("nan")
+    share, n = M.improved_share(client_meds, loc, fed)
+    if not n:
+        notes.append("IPR not computed: no client has finite scores in all three")
+        return float("nan")
+    return share
+
+
 def compare(runs: Sequence[Run], metric: str = "accuracy", ipr_mode: str = "paired",
             resamples: int = M.BOOTSTRAP_RESAMPLES, bootstrap_seed: int = M.BOOTSTRAP_SEED) -> CompareResult:
-    """Group runs by dataset, then algorithm, and compute the PLayer-FL table columns (ALGORITHMS.md §1.3, §1.5)."""
+    """Group runs by setting (settings.py), then algorithm, and compute the PLayer-FL table columns
+    (ALGORITHMS.md §1.3, §1.5); settings are the blocks of the ranks and the Friedman tests."""
     notes: List[str] = []
     groups: Dict[str, Dict[str, List[Run]]] = {}
-    for r in sort_runs(runs):
-        groups.setdefault(r.dataset, {}).setdefault(r.algorithm, []).append(r)
+    for setting, rs in group_by_setting(sort_runs(runs)).items():
+        for r in rs:
+            groups.setdefault(setting, {}).setdefault(r.algorithm, []).append(r)
 
     rows: List[CompareRow] = []
     table: Dict[str, Dict[str, float]] = {}
-    for dataset, by_algo in groups.items():
-        baseline_runs = {b: [r for a, rs in by_algo.items() if normalise_algorithm(a) == b for r in rs]
-                         for b in BASELINES}
+    fair_table: Dict[str, Dict[str, float]] = {}
+    for setting, by_algo in groups.items():
+        baselines = {b: [r for a, rs in by_algo.items() if normalise_algorithm(a) == b for r in rs]
+                     for b in BASELINES}
         for algo, rs in by_algo.items():
             row_notes: List[str] = []
             seeds = [r.seed for r in rs]
             if len(set(seeds)) != len(seeds):
-                row_notes.append("several files share a seed; each file counts as one run")
+                row_notes.append("several files share a seed (runs that differ only in algorithm options "
+                                 "are pooled); each file counts as one run")
             per_run = np.array([M.mean(_values(r, metric)) for r in rs])
             med = M.median(per_run)
             lo, hi = M.bootstrap_median_ci(per_run, resamples=resamples, seed=bootstrap_seed)
@@ -219,96 +283,83 @@ def compare(runs: Sequence[Run], metric: str = "accuracy", ipr_mode: str = "pair
             ipr = float("nan")
             if normalise_algorithm(algo) in BASELINES:
                 pass  # PLayer-FL leaves Local and FedAvg out of the IPR table
-            elif not baseline_runs["local"] or not baseline_runs["fedavg"]:
-                missing = [b for b in BASELINES if not baseline_runs[b]]
-                row_notes.append(f"IPR not computed: no {' and no '.join(missing)} run for this dataset")
+            elif not baselines["local"] or not baselines["fedavg"]:
+                missing = [b for b in BASELINES if not baselines[b]]
+                row_notes.append(f"IPR not computed: no {' and no '.join(missing)} run of this setting")
             elif ipr_mode == "paired":
-                shares = []
-                for r in rs:
-                    loc = [b for b in baseline_runs["local"] if b.seed == r.seed]
-                    fed = [b for b in baseline_runs["fedavg"] if b.seed == r.seed]
-                    if loc and fed:
-                        share, n = M.improved_share(_values(r, metric), _values(loc[0], metric),
-                                                    _values(fed[0], metric))
-                        if n:
-                            shares.append(share)
-                if shares:
-                    ipr = M.median(shares)
-                    if len(shares) < len(rs):
-                        row_notes.append(f"IPR over the {len(shares)} of {len(rs)} seeds that have local "
-                                         f"and fedavg runs with the same seed and number of clients")
-                else:
-                    row_notes.append("IPR not computed: no seed has both a local and a fedavg run "
-                                     "with the same number of clients")
-            else:  # "median": PLayer-FL's code, per-client medians over all seeds
-                loc = _per_client_median([_values(b, metric) for b in baseline_runs["local"]])
-                fed = _per_client_median([_values(b, metric) for b in baseline_runs["fedavg"]])
-                if client_meds is None or loc is None or fed is None:
-                    row_notes.append("IPR not computed: runs differ in the number of clients")
-                else:
-                    share, n = M.improved_share(client_meds, loc, fed)
-                    if n:
-                        ipr = share
-                    else:
-                        row_notes.append("IPR not computed: no client has finite scores in all three")
+                ipr = _paired_ipr(rs, baselines, metric, row_notes)
+            else:
+                ipr = _median_ipr(client_meds, baselines, metric, row_notes)
 
-            rows.append(CompareRow(dataset, algo, seeds, med, lo, hi, fair, ipr, notes=row_notes))
-            table.setdefault(dataset, {})[algo] = med
+            rows.append(CompareRow(setting, rs[0].dataset, algo, seeds, med, lo, hi, fair, ipr, notes=row_notes))
+            table.setdefault(setting, {})[algo] = med
+            fair_table.setdefault(setting, {})[algo] = fair
 
     per_ranks = M.ranks_per_block(table)
     avg = M.average_ranks(table)
+    fair_ranks = M.ranks_per_block(fair_table, higher_is_better=False)
+    fair_avg = M.average_ranks(fair_table, higher_is_better=False)
     for row in rows:
-        row.rank = per_ranks.get(row.dataset, {}).get(row.algorithm, float("nan"))
+        row.rank = per_ranks.get(row.setting, {}).get(row.algorithm, float("nan"))
         row.average_rank = avg.get(row.algorithm, (float("nan"), 0))[0]
-    fr = M.friedman(table)
+        row.fairness_rank = fair_ranks.get(row.setting, {}).get(row.algorithm, float("nan"))
+        row.average_fairness_rank = fair_avg.get(row.algorithm, (float("nan"), 0))[0]
     all_algos = sorted({r.algorithm for r in rows})
     partial = [a for a in all_algos if avg.get(a, (0, 0))[1] < len(table)]
     if partial:
-        notes.append("not every algorithm has runs on every dataset; average ranks are over the datasets "
+        notes.append("not every algorithm has runs in every setting; average ranks are over the settings "
                      "each algorithm was ranked in: " + ", ".join(partial))
-    return CompareResult(metric, ipr_mode, resamples, bootstrap_seed, rows, avg, fr, notes)
+    return CompareResult(metric, ipr_mode, resamples, bootstrap_seed, rows, avg, M.friedman(table),
+                         fair_avg, M.friedman(fair_table), notes)
 
 
-def friedman_sentence(res: CompareResult) -> str:
-    stat, p, algos, blocks, reason = res.friedman
+def friedman_sentence(fr: Friedman, what: str) -> str:
+    stat, p, algos, blocks, reason = fr
     if reason is not None and not math.isfinite(stat):
-        return f"Friedman test not run: {reason}."
-    return (f"Friedman test over {len(algos)} algorithms ({', '.join(algos)}) and {len(blocks)} datasets: "
-            f"chi-square = {stat:.4g}, p = {p:.4g}.")
+        return f"Friedman test on the {what} not run: {reason}."
+    return (f"Friedman test on the {what} over {len(algos)} algorithms ({', '.join(algos)}) and "
+            f"{len(blocks)} settings: chi-square = {stat:.4g}, p = {p:.4g}.")
+
+
+COMPARE_CSV_COLUMNS = ["setting", "dataset", "algorithm", "metric", "seeds", "runs", "median", "ci_low", "ci_high",
+                       "fairness_variance", "ipr_percent", "rank", "average_rank", "fairness_rank",
+                       "average_fairness_rank", "friedman_statistic", "friedman_p", "fairness_friedman_statistic",
+                       "fairness_friedman_p", "note"]
 
 
 def render_compare(res: CompareResult, fmt_name: str = "markdown", heading_level: int = 2) -> str:
     if fmt_name == "csv":
         stat, p, _, _, reason = res.friedman
-        headers = ["dataset", "algorithm", "metric", "seeds", "runs", "median", "ci_low", "ci_high",
-                   "fairness_variance", "ipr_percent", "rank", "average_rank", "friedman_statistic",
-                   "friedman_p", "note"]
+        fstat, fp, _, _, freason = res.fairness_friedman
         body = []
         for r in res.rows:
             note = "; ".join((["baseline: no IPR (as in PLayer-FL)"] if r.is_baseline else []) + r.notes
-                             + ([f"Friedman: {reason}"] if reason else []))
-            body.append([r.dataset, r.algorithm, res.metric, ";".join(str(s) for s in r.seeds), len(r.seeds),
-                         r.median, r.ci_low, r.ci_high, r.fairness, r.ipr * 100.0, r.rank, r.average_rank,
-                         stat, p, note])
-        return csv_text(headers, body)
+                             + ([f"Friedman: {reason}"] if reason else [])
+                             + ([f"fairness Friedman: {freason}"] if freason else []))
+            body.append([r.setting, r.dataset, r.algorithm, res.metric, ";".join(str(s) for s in r.seeds),
+                         len(r.seeds), r.median, r.ci_low, r.ci_high, r.fairness, r.ipr * 100.0, r.rank,
+                         r.average_rank, r.fairness_rank, r.average_fairness_rank, stat, p, fstat, fp, note])
+        return csv_text(COMPARE_CSV_COLUMNS, body)
 
     h = "#" * heading_level
     what = "client accuracy" if res.metric == "accuracy" else "client macro-F1"
-    mode = ("paired by seed with the local and fedavg runs, median over seeds" if res.ipr_mode == "paired"
-            else "per-client medians over seeds, as PLayer-FL's code")
+    mode = ("paired by seed with the local and fedavg runs of the same setting, median over seeds"
+            if res.ipr_mode == "paired" else "per-client medians over seeds, as PLayer-FL's code")
     out = [f"{h} Comparison by algorithm ({what})\n",
+           f"Runs are grouped by setting (dataset, model, clients, rounds and the data, partition, model, "
+           f"training and client-sampling options; see docs/analysis.md), then by algorithm; seeds are pooled. "
            f"Median over seeds of each run's mean {what}, with a 95% percentile bootstrap CI of that median "
            f"({res.resamples} resamples, numpy seed {res.bootstrap_seed}). Fairness = population variance "
            f"across clients of the per-client medians over seeds (lower is fairer). IPR = % of clients "
            f"whose score is above both their Local and their FedAvg score ({mode}); the baselines local and "
-           f"fedavg get none, as in PLayer-FL. "
-           f"Rank 1 = highest median.\n"]
+           f"fedavg get none, as in PLayer-FL. Rank 1 = highest median; fairness rank 1 = lowest "
+           f"variance.\n"]
     footnotes: List[str] = []
-    datasets: Dict[str, List[CompareRow]] = {}
+    by_setting: Dict[str, List[CompareRow]] = {}
     for r in res.rows:
-        datasets.setdefault(r.dataset, []).append(r)
-    for dataset, rows in datasets.items():
-        out.append(f"{h}# Dataset {dataset}\n")
+        by_setting.setdefault(r.setting, []).append(r)
+    for setting, rows in by_setting.items():
+        out.append(f"{h}# Setting: {setting}\n")
         body = []
         for r in sorted(rows, key=lambda r: (r.rank if math.isfinite(r.rank) else 1e9, r.algorithm)):
             note_marks = []
@@ -319,13 +370,18 @@ def render_compare(res: CompareResult, fmt_name: str = "markdown", heading_level
             ipr = "baseline" if r.is_baseline else fmt(r.ipr * 100.0, "pct")
             body.append([r.algorithm + (" " + " ".join(note_marks) if note_marks else ""),
                          ", ".join(str(s) for s in r.seeds), fmt(r.median),
-                         f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]", fmt(r.fairness, "sci"), ipr, fmt(r.rank, "rank")])
+                         f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}]", fmt(r.fairness, "sci"), ipr, fmt(r.rank, "rank"),
+                         fmt(r.fairness_rank, "rank")])
         out.append(markdown_table(["algorithm", "seeds", f"median {res.metric}", "95% CI", "fairness (variance)",
-                                   "IPR (%)", "rank"], body, [False, False, True, True, True, True, True]))
-    out.append(f"{h}# Average rank across datasets\n")
-    body = [[a, fmt(v, "rank"), str(n)] for a, (v, n) in sorted(res.average_ranks.items(), key=lambda kv: kv[1][0])]
-    out.append(markdown_table(["algorithm", "average rank", "datasets"], body, [False, True, True]))
-    out.append(friedman_sentence(res) + "\n")
+                                   "IPR (%)", "rank", "fairness rank"], body,
+                                  [False, False, True, True, True, True, True, True]))
+    out.append(f"{h}# Average rank across settings\n")
+    body = [[a, fmt(v, "rank"), fmt(res.fairness_average_ranks.get(a, (float("nan"), 0))[0], "rank"), str(n)]
+            for a, (v, n) in sorted(res.average_ranks.items(), key=lambda kv: (kv[1][0], kv[0]))]
+    out.append(markdown_table(["algorithm", "average rank", "average fairness rank", "settings"], body,
+                              [False, True, True, True]))
+    out.append(friedman_sentence(res.friedman, f"{res.metric} ranks"))
+    out.append(friedman_sentence(res.fairness_friedman, "fairness ranks") + "\n")
     if footnotes or res.notes:
         out.append("Notes:\n")
         for i, n in enumerate(footnotes, 1):
