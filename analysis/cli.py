@@ -82,7 +82,7 @@ def cmd_plot(args) -> int:
     if sub == "convergence":
         return _plot_done(P.convergence(_load(args.files), args.out, pdf=args.pdf))
     if sub == "alpha-tradeoff":
-        alphas = P.parse_alphas(args.alphas)
+        alphas = None if args.alphas is None else P.parse_alphas(args.alphas)
         (run,) = _load([args.file])
         return _plot_done(P.alpha_tradeoff(run, args.out, alphas, pdf=args.pdf,
                                            sample_weighted=args.sample_weighted))
@@ -115,27 +115,32 @@ def build_parser() -> argparse.ArgumentParser:
                       description="One row per run (final round): mean, median, worst-10%% and best-10%% client "
                                   "accuracy and macro-F1, population variance (1/K) and Jain's index of the "
                                   "client accuracies, efficiency (sample-weighted mean accuracy, n_k = "
-                                  "num_train), global accuracy and seconds per round (median of "
-                                  "/rounds/seconds).")
+                                  "num_train), global accuracy and seconds per round "
+                                  "(/summary/seconds_per_round; the median of /rounds/seconds in files "
+                                  "without it).")
     q.add_argument("files", nargs="+", metavar="FILE", help="fedsilo results files (.h5)")
     output_opts(q)
     q.set_defaults(func=cmd_summary)
 
     q = sp.add_parser("compare", formatter_class=fmt, help="PLayer-FL style table: algorithms over seeds",
-                      description="Group runs by dataset, then algorithm, over seeds: median over seeds of "
-                                  "the mean client score with a percentile bootstrap 95%% CI, fairness "
-                                  "(population variance across clients of the per-client medians over "
-                                  "seeds), IPR (%% of clients better than both their Local and their FedAvg "
-                                  "score; needs algorithm 'local' and 'fedavg' runs of the same dataset), rank "
-                                  "per dataset, average rank across datasets and a Friedman test "
-                                  "(>= 3 algorithms with results on every one of >= 2 datasets).")
+                      description="Group runs by setting (dataset, model, clients, rounds and the data, "
+                                  "partition, model, training and client-sampling options of the resolved "
+                                  "configuration; not algorithm, seed or algorithm options), then algorithm, "
+                                  "over seeds: median over seeds of the mean client score with a percentile "
+                                  "bootstrap 95%% CI, fairness (population variance across clients of the "
+                                  "per-client medians over seeds), IPR (%% of clients better than both their "
+                                  "Local and their FedAvg score; needs algorithm 'local' and 'fedavg' runs of "
+                                  "the same setting), rank and fairness rank (lowest variance = 1) per setting, "
+                                  "average ranks across settings and a Friedman test on each (>= 3 "
+                                  "algorithms with results in every one of >= 2 settings). See "
+                                  "docs/analysis.md.")
     q.add_argument("files", nargs="+", metavar="FILE", help="fedsilo results files (.h5)")
     q.add_argument("--by", choices=["algorithm"], default="algorithm",
                    help="grouping (only 'algorithm' is supported; default)")
     q.add_argument("--metric", choices=["accuracy", "f1"], default="accuracy",
                    help="per-client score to compare (default: accuracy)")
     q.add_argument("--ipr", choices=["paired", "median"], default="paired",
-                   help="paired (default): IPR per seed against the local/fedavg runs with the same dataset "
+                   help="paired (default): IPR per seed against the local/fedavg runs with the same setting "
                         "and seed, median over seeds; median: per-client medians over seeds of all three, "
                         "as PLayer-FL's code")
     q.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default: 1000)")
@@ -154,8 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
         r.set_defaults(func=cmd_plot)
 
     r = pp.add_parser("accuracy-hist", help="per-client accuracy histograms + KDE of two runs",
-                      description="Histogram and Gaussian KDE of the final per-client accuracy of two runs, "
-                                  "side by side (α-FedAvg Fig. 3 style).")
+                      description="Histogram (client counts) and Gaussian KDE (scaled to counts) of the final "
+                                  "per-client accuracy of two runs, side by side (α-FedAvg Fig. 3 style), over "
+                                  "the range of the data with a small margin.")
     r.add_argument("files", nargs=2, metavar="RUN.h5")
     r.add_argument("--bins", type=int, default=20, help="histogram bins over the accuracy range (default 20)")
     plot_opts(r)
@@ -170,18 +176,24 @@ def build_parser() -> argparse.ArgumentParser:
     plot_opts(r)
 
     r = pp.add_parser("convergence", help="mean and worst-10%% client accuracy per round",
-                      description="Mean (solid) and worst-10%% (dashed) client accuracy per round, one colour "
-                                  "per algorithm; runs of one algorithm (seeds) are averaged.")
+                      description="Mean (solid) and worst-10%% (dashed) client accuracy per evaluated round, "
+                                  "one colour per algorithm (per algorithm and setting when the files span "
+                                  "several settings); runs of one algorithm (seeds) are averaged; an "
+                                  "algorithm with one evaluated round is drawn as markers.")
     r.add_argument("files", nargs="+", metavar="FILE")
     plot_opts(r)
 
     r = pp.add_parser("alpha-tradeoff", help="α-FedAvg E(α) and J(α) from a run's final client accuracies",
                       description="E(α) = Σ p_k a_k and J(α) = (Σ R_k)²/(K Σ R_k²), R_k = p_k a_k, "
                                   "p_k ∝ a_k^(1/α-1), from the run's final client accuracies; marks "
-                                  "/alpha_fedavg/alpha when present.")
+                                  "/alpha_fedavg/alpha when present. E(1) is the unweighted mean accuracy; "
+                                  "the summary's sample-weighted efficiency is drawn as a dotted line "
+                                  "(with --sample-weighted, E(1) equals it).")
     r.add_argument("file", metavar="RUN.h5")
-    r.add_argument("--alphas", default="1..20",
-                   help="LO..HI (200 points), LO..HI:STEP or a comma list; all > 0 (default 1..20)")
+    r.add_argument("--alphas", default=None,
+                   help="LO..HI (200 points), LO..HI:STEP or a comma list; all > 0; the chosen α is added "
+                        "when outside (default: 200 points log-spaced over 1..20, widened to include the "
+                        "chosen α)")
     r.add_argument("--sample-weighted", action="store_true",
                    help="use p_k ∝ w_k^(1/α) a_k^(1/α-1) with w_k = n_k/n (unconfirmed variant)")
     plot_opts(r)
@@ -201,7 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     q = sp.add_parser("report", formatter_class=fmt, help="one Markdown report for a directory of runs",
                       description="Every results file under DIR (recursively; *.h5, skipping *.partial and "
                                   "*.ckpt) in one Markdown report: summary table, compare tables and the "
-                                  "figures that apply, written beside the report.")
+                                  "figures that apply, written beside the report; a scaling CSV under DIR "
+                                  "(columns mode,ranks,clients,seconds_per_round) adds the scaling figure.")
     q.add_argument("dir", metavar="DIR")
     q.add_argument("--out", metavar="FILE.md", help="report file (default: DIR/report.md)")
     q.add_argument("--pdf", action="store_true", help="also write PDF figures")

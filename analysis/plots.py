@@ -12,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator, NullLocator  # noqa: E402
 
 from . import metrics as M  # noqa: E402
 from .errors import InputError  # noqa: E402
@@ -75,27 +76,41 @@ def _apply_style(ax):
 # --------------------------------------------------------------------------- accuracy-hist
 
 
+def accuracy_bins(values: np.ndarray, bins: int, margin: float = 0.08) -> Tuple[np.ndarray, Tuple[float, float]]:
+    """Histogram edges over the data's range (±0.05 when all values are equal) and the x limits: that
+    range widened by ``margin`` of its span on each side."""
+    if values.size == 0:
+        return np.linspace(0.0, 1.0, bins + 1), (0.0, 1.0)
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo < 1e-12:
+        lo, hi = lo - 0.05, hi + 0.05
+    edges = np.linspace(lo, hi, bins + 1)
+    pad = margin * (hi - lo)
+    return edges, (lo - pad, hi + pad)
+
+
 def accuracy_hist(runs: Sequence[Run], out: str, pdf: bool = False, bins: int = 20) -> List[str]:
-    """Per-client final accuracy histogram with a Gaussian KDE, runs side by side (α-FedAvg Fig. 3 style)."""
+    """Per-client final accuracy histogram (client counts) with a Gaussian KDE scaled to counts, runs
+    side by side (α-FedAvg Fig. 3 style)."""
     fig, axes = _figure(DOUBLE, ncols=len(runs))
     colours = _colours(len(runs))
-    all_acc = np.concatenate([M.finite(r.client_accuracy) for r in runs] or [np.array([0.0])])
-    lo = 0.0 if all_acc.size == 0 or all_acc.min() >= 0 else float(all_acc.min())
-    hi = 1.0 if all_acc.size == 0 or all_acc.max() <= 1 else float(all_acc.max())
-    edges = np.linspace(lo, hi, bins + 1)
+    all_acc = np.concatenate([M.finite(r.client_accuracy) for r in runs] or [np.zeros(0)])
+    edges, (lo, hi) = accuracy_bins(all_acc, bins)
+    width = edges[1] - edges[0]
     ymax = 0.0
     for ax, run, colour in zip(axes, runs, colours):
         a = M.finite(run.client_accuracy)
-        ax.hist(a, bins=edges, density=True, color=colour, alpha=0.45, edgecolor="black", linewidth=0.6,
-                label=f"clients (K = {a.size})")
+        counts, _, _ = ax.hist(a, bins=edges, color=colour, alpha=0.45, edgecolor="black", linewidth=0.6,
+                               label=f"clients (K = {a.size})")
+        ymax = max(ymax, float(np.max(counts)) if len(counts) else 0.0)
         xs = np.linspace(lo, hi, 400)
         kde_note = None
         if a.size >= 2 and np.ptp(a) > 0:
             from scipy.stats import gaussian_kde
 
             try:
-                ys = gaussian_kde(a)(xs)
-                ax.plot(xs, ys, color=colour, linewidth=2.2, label="Gaussian KDE")
+                ys = gaussian_kde(a)(xs) * a.size * width  # density -> expected clients per bin
+                ax.plot(xs, ys, color=colour, linewidth=2.2, label="Gaussian KDE × K × bin width")
                 ymax = max(ymax, float(ys.max()))
             except (np.linalg.LinAlgError, ValueError):
                 kde_note = "KDE not defined"
@@ -107,15 +122,16 @@ def accuracy_hist(runs: Sequence[Run], out: str, pdf: bool = False, bins: int = 
         ax.set_title(f"{run.algorithm} ({run.dataset}, seed {run.seed})\nvariance = {M.variance(a):.3g}, "
                      f"worst 10% = {M.worst10(a):.3f}")
         ax.set_xlabel("final client test accuracy (fraction)")
-        ax.set_ylabel("density (clients per unit accuracy)")
+        ax.set_ylabel(f"clients (count per bin of width {width:.3g})")
         if kde_note:
-            ax.text(0.02, 0.95, kde_note, transform=ax.transAxes, va="top", fontsize=9)
+            ax.text(0.99, 0.80, kde_note, transform=ax.transAxes, ha="right", va="top", fontsize=9)
         ax.set_xlim(lo, hi)
-        ax.legend(loc="upper right" if kde_note else "upper left")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        # one row of legend entries in the headroom above the bars (see the y limit below)
+        ax.legend(loc="upper center", ncol=3, fontsize=9, columnspacing=1.0, handlelength=1.6)
         _apply_style(ax)
-        ymax = max(ymax, ax.get_ylim()[1])
     for ax in axes:
-        ax.set_ylim(0, ymax * 1.05 if ymax > 0 else 1)
+        ax.set_ylim(0, ymax * 1.3 if ymax > 0 else 1)
     fig.suptitle("Distribution of final per-client accuracy")
     return _save(fig, out, pdf)
 
@@ -129,6 +145,14 @@ def normalised_cumulative_sensitivity(s: np.ndarray) -> Optional[np.ndarray]:
     if s.size == 0 or not np.isfinite(s).all() or not s[0] > 0:
         return None
     return np.cumsum(s / s[0])
+
+
+def split_label(p: int, name: str, layers: Sequence[str]) -> str:
+    """Legend text of the split line: 'split after fc1 (fc1 federated)', 'split after conv3 (conv1..conv3
+    federated)'; ``name`` is /playerfl/split_layer's attribute, layers[p-1] when it is empty."""
+    last = name or layers[p - 1]
+    federated = last if p == 1 else f"{layers[0]}..{last}"
+    return f"split after {last} ({federated} federated)"
 
 
 def sensitivity(run: Run, out: str, stage: str = "round0", pdf: bool = False) -> List[str]:
@@ -159,7 +183,13 @@ def sensitivity(run: Run, out: str, stage: str = "round0", pdf: bool = False) ->
     ax.set_xticks(x)
     ax.set_xticklabels(layers, rotation=30 if len(layers) > 4 else 0, ha="right" if len(layers) > 4 else "center")
     ax.set_xlabel("layer block (model order)")
-    ax.set_ylabel("normalised cumulative sensitivity\n" + r"$\sum_{k \leq l} s_k / s_1$ (dimensionless, log scale)")
+    ax.set_ylabel(r"cumulative sensitivity $\Sigma_{k \leq l}\, s_k / s_1$ (log scale)")
+    if len(layers) == 1:
+        raw = s[:, 0][np.isfinite(s[:, 0])]
+        ax.text(0.5, 0.62, f"one layer block ({layers[0]}): the normalised curve is 1 for every client\n"
+                           f"raw s_1 over clients: {raw.min():.3g} .. {raw.max():.3g}",
+                transform=ax.transAxes, ha="center", va="center", fontsize=10,
+                bbox=dict(facecolor="white", edgecolor="grey", alpha=0.9))
     skipped = len(curves) - len(good)
     title = f"Federation sensitivity, {stage}: {run.algorithm} ({run.dataset}, seed {run.seed})"
     if skipped:
@@ -169,7 +199,7 @@ def sensitivity(run: Run, out: str, stage: str = "round0", pdf: bool = False) ->
         p, name = run.split_layer
         if 1 <= p <= len(layers):
             xs = p - 0.5  # between block p (federated) and block p+1 (local)
-            lbl = f"split: blocks 1..{p} federated" + (f" (last: {name})" if name else "")
+            lbl = split_label(p, name, layers)
             ax.axvline(xs, color="red", linestyle="--", linewidth=1.8, label=lbl)
     ax.legend(loc="upper left", ncol=2 if show_each_in_legend and len(good) > 5 else 1)
     _apply_style(ax)
@@ -179,42 +209,82 @@ def sensitivity(run: Run, out: str, stage: str = "round0", pdf: bool = False) ->
 # --------------------------------------------------------------------------- convergence
 
 
-def _group_key(run: Run, many_datasets: bool) -> str:
-    return f"{run.algorithm} / {run.dataset}" if many_datasets else run.algorithm
+def group_by_algorithm(runs: Sequence[Run]) -> Dict[str, List[Run]]:
+    """{legend key: runs}: one key per algorithm; "algorithm (setting)" when the runs span several
+    settings (settings.py), the setting shortened to the parts in which the settings differ."""
+    from .settings import setting_labels, short_labels
+
+    labels = setting_labels(runs)
+    many = len(set(labels)) > 1
+    short = short_labels(labels)
+    groups: Dict[str, List[Run]] = {}
+    for label, r in sorted(zip(labels, runs), key=lambda x: (x[1].algorithm, x[0], x[1].seed, x[1].path)):
+        groups.setdefault(f"{r.algorithm} ({short[label]})" if many else r.algorithm, []).append(r)
+    return groups
+
+
+def convergence_curves(runs: Sequence[Run]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rounds, mean, worst-10%) client accuracy per evaluated round, averaged over the runs (seeds) at
+    the rounds all of them evaluated; rows of rounds that were not evaluated (NaN) are skipped."""
+    curves = []
+    for r in runs:
+        rnd, acc = r.evaluated_rounds("client_accuracy")
+        if acc.shape[0] == 0:
+            raise InputError(r.path, "no evaluated /rounds/client_accuracy rows to plot")
+        curves.append({int(t): (M.mean(row), M.worst10(row)) for t, row in zip(rnd, acc)})
+    common = sorted(set.intersection(*[set(c) for c in curves]))
+    if not common:
+        raise InputError(runs[0].path, "the runs of one algorithm share no evaluated round")
+    means = np.array([np.mean([c[t][0] for c in curves]) for t in common])
+    worst = np.array([np.mean([c[t][1] for c in curves]) for t in common])
+    return np.array(common, dtype=float), means, worst
 
 
 def convergence(runs: Sequence[Run], out: str, pdf: bool = False, title: Optional[str] = None) -> List[str]:
-    """Mean and worst-10% client accuracy per round; one colour per algorithm, averaged over seeds."""
-    many = len({r.dataset for r in runs}) > 1
-    groups: Dict[str, List[Run]] = {}
-    for r in sorted(runs, key=lambda r: (r.algorithm, r.dataset, r.seed)):
-        groups.setdefault(_group_key(r, many), []).append(r)
-    fig, (ax,) = _figure(WIDE)
-    colours = _colours(len(groups))
+    """Mean and worst-10% client accuracy per round; one colour per algorithm, averaged over seeds.
+
+    An algorithm with a single evaluated round (one-shot GEMS and its baselines) is drawn as markers
+    only: a filled circle for the mean, an open one for the worst 10%.
+    """
     from matplotlib.lines import Line2D
 
+    groups = group_by_algorithm(runs)
+    fig, (ax,) = _figure(WIDE)
     handles = []
-    for (key, rs), colour in zip(groups.items(), colours):
-        curves = []
-        for r in rs:
-            acc = r.rounds.get("client_accuracy")
-            if acc is None or acc.ndim != 2 or acc.shape[0] == 0:
-                raise InputError(r.path, "no /rounds/client_accuracy rows to plot")
-            rnd = r.rounds.get("round")
-            rnd = np.arange(acc.shape[0]) if rnd is None or rnd.size != acc.shape[0] else rnd.reshape(-1)
-            curves.append({int(t): (M.mean(row), M.worst10(row)) for t, row in zip(rnd, acc)})
-        common = sorted(set.intersection(*[set(c) for c in curves]))
-        xs = np.array(common, dtype=float)
-        means = np.array([np.mean([c[t][0] for c in curves]) for t in common])
-        worst = np.array([np.mean([c[t][1] for c in curves]) for t in common])
+    single = curves = False
+    for (key, rs), colour in zip(groups.items(), _colours(len(groups))):
+        xs, means, worst = convergence_curves(rs)
+        seeds = f"{len(rs)} seeds" if len(rs) > 1 else f"seed {rs[0].seed}"
+        key = key[:-1] + f", {seeds}" + ")" if key.endswith(")") else f"{key} ({seeds})"
+        if xs.size == 1:
+            single = True
+            ax.plot(xs, means, color=colour, linestyle="none", marker="o", markersize=9)
+            ax.plot(xs, worst, color=colour, linestyle="none", marker="o", markersize=9, markerfacecolor="white",
+                    markeredgewidth=2)
+            handles.append(Line2D([], [], color=colour, linestyle="none", marker="o", markersize=9,
+                                  label=f"{key}, one evaluated round"))
+            continue
+        curves = True
         mk = "o" if len(xs) <= 30 else None
         ax.plot(xs, means, color=colour, linestyle="-", linewidth=2, marker=mk, markersize=4)
         ax.plot(xs, worst, color=colour, linestyle="--", linewidth=1.6, marker=mk, markersize=3)
-        seeds = f"{len(rs)} seeds" if len(rs) > 1 else f"seed {rs[0].seed}"
-        handles.append(Line2D([], [], color=colour, linewidth=2, label=f"{key} ({seeds})"))
-    handles.append(Line2D([], [], color="black", linestyle="-", linewidth=2, label="mean over clients"))
-    handles.append(Line2D([], [], color="black", linestyle="--", linewidth=1.6, label="worst 10% of clients"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        handles.append(Line2D([], [], color=colour, linewidth=2, marker=mk, markersize=4, label=key))
+    if curves:
+        handles.append(Line2D([], [], color="black", linestyle="-", linewidth=2, label="mean over clients"))
+        handles.append(Line2D([], [], color="black", linestyle="--", linewidth=1.6, label="worst 10% of clients"))
+    if single:
+        handles.append(Line2D([], [], color="black", linestyle="none", marker="o", markersize=8,
+                              label="one round: mean (filled)"))
+        handles.append(Line2D([], [], color="black", linestyle="none", marker="o", markersize=8,
+                              markerfacecolor="white", markeredgewidth=2, label="one round: worst 10% (open)"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              fontsize=9 if len(handles) > 8 else 10)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    lo, hi = ax.get_xlim()
+    if hi - lo < 2:  # a single round: one tick, centred, with room either side
+        mid = round((lo + hi) / 2)
+        ax.set_xlim(mid - 0.6, mid + 0.6)
+        ax.set_xticks([mid])
     ax.set_xlabel("round (0-based)")
     ax.set_ylabel("client test accuracy (fraction)")
     datasets = sorted({r.dataset for r in runs})
@@ -252,32 +322,67 @@ def parse_alphas(text: str) -> np.ndarray:
     return np.sort(vals)
 
 
-def alpha_tradeoff(run: Run, out: str, alphas: np.ndarray, pdf: bool = False,
+DEFAULT_ALPHA_RANGE = (1.0, 20.0)
+
+
+def default_alphas(chosen: Optional[float] = None) -> np.ndarray:
+    """200 α spaced evenly on a log scale over 1..20, widened to chosen/2 .. 1.5 chosen when the run's
+    chosen α lies near or outside that range (α-FedAvg's search can give α < 1)."""
+    lo, hi = DEFAULT_ALPHA_RANGE
+    if chosen is not None and math.isfinite(chosen) and chosen > 0:
+        lo, hi = min(lo, chosen / 2.0), max(hi, chosen * 1.5)
+    return np.geomspace(lo, hi, 200)
+
+
+def alpha_tradeoff(run: Run, out: str, alphas: Optional[np.ndarray] = None, pdf: bool = False,
                    sample_weighted: bool = False) -> List[str]:
+    """E(α) and J(α) from the run's final client accuracies. ``alphas`` None: default_alphas(chosen α);
+    otherwise the given α, with the chosen α added when it lies outside them."""
     acc = np.asarray(run.client_accuracy, dtype=float)
     ok = np.isfinite(acc)
     a = acc[ok]
     if a.size == 0:
         raise InputError(run.path, "no finite final client accuracy")
+    chosen = run.alpha if run.alpha is not None and math.isfinite(run.alpha) and run.alpha > 0 else None
+    if alphas is None:
+        alphas = default_alphas(chosen)
+    elif chosen is not None and not (alphas[0] <= chosen <= alphas[-1]):
+        # extend the given α out to the chosen one (with a margin), log-spaced
+        ext = (np.geomspace(chosen / 1.5, alphas[0], 50) if chosen < alphas[0]
+               else np.geomspace(alphas[-1], chosen * 1.5, 50))
+        alphas = np.union1d(alphas, np.append(ext, chosen))
+    alphas = np.asarray(alphas, dtype=float)
     w = None
+    n = None if run.num_train is None else run.num_train[ok]
     if sample_weighted:
-        if run.num_train is None:
+        if n is None:
             raise InputError(run.path, "--sample-weighted needs /clients/num_train")
-        n = run.num_train[ok]
         w = n / n.sum()
     E, J = M.alpha_tradeoff(a, alphas, w)
     fig, (ax1, ax2) = _figure(DOUBLE, ncols=2)
     ax1b = ax1.twinx()
-    l1 = ax1.plot(alphas, E, color="tab:blue", linewidth=2, label="efficiency E(α) = Σ p_k a_k (left axis)")
-    l2 = ax1b.plot(alphas, J, color="tab:orange", linewidth=2,
-                   label="fairness J(α) = (Σ R_k)² / (K Σ R_k²) (right axis)")
+    e1 = "sample-weighted mean" if sample_weighted else "unweighted mean"
+    handles1 = ax1.plot(alphas, E, color="tab:blue", linewidth=2,
+                        label=f"efficiency E(α) = Σ p_k a_k, left axis (E(1) = {e1})")
+    handles1 += ax1b.plot(alphas, J, color="tab:orange", linewidth=2,
+                          label="fairness J(α) = (Σ R_k)² / (K Σ R_k²), right axis")
+    if n is not None and n.sum() > 0:
+        eff = float(np.sum(n * a) / n.sum())
+        handles1.append(ax1.axhline(eff, color="tab:blue", linestyle=":", linewidth=1.5,
+                                    label=f"summary efficiency Σ (n_k/n) a_k = {eff:.3f} (sample-weighted)"))
+    if alphas[-1] / alphas[0] >= 10:
+        ax1.set_xscale("log")
+        ticks = [t for t in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500) if alphas[0] <= t <= alphas[-1]]
+        ax1.set_xticks(ticks)
+        ax1.set_xticklabels([f"{t:g}" for t in ticks])
+        ax1.minorticks_off()
+    ax1.set_xlim(alphas[0], alphas[-1])
     ax1.set_xlabel("α (dimensionless)")
-    ax1.set_ylabel("efficiency E (weighted mean accuracy, fraction)", color="tab:blue")
-    ax1b.set_ylabel("fairness J (Jain's index of R_k, in [1/K, 1])", color="tab:orange")
+    ax1.set_ylabel("efficiency E(α) (accuracy, fraction)", color="tab:blue")
+    ax1b.set_ylabel("fairness J(α) (Jain's index, in [1/K, 1])", color="tab:orange")
     ax1.tick_params(axis="y", colors="tab:blue")
     ax1b.tick_params(axis="y", colors="tab:orange")
     ax1.set_title("Efficiency and fairness against α")
-    handles1 = l1 + l2
     ax2.plot(E, J, color="tab:green", linewidth=2, label="α from %.3g to %.3g" % (alphas[0], alphas[-1]))
     ax2.scatter([E[0], E[-1]], [J[0], J[-1]], color="tab:green", zorder=3)
     ax2.annotate(f"α = {alphas[0]:.3g}", (E[0], J[0]), textcoords="offset points", xytext=(-8, 8),
@@ -285,20 +390,21 @@ def alpha_tradeoff(run: Run, out: str, alphas: np.ndarray, pdf: bool = False,
     ax2.annotate(f"α = {alphas[-1]:.3g}", (E[-1], J[-1]), textcoords="offset points", xytext=(8, -14),
                  ha="left", fontsize=10)
     ax2.margins(x=0.12, y=0.12)
-    ax2.set_xlabel("efficiency E (weighted mean accuracy, fraction)")
-    ax2.set_ylabel("fairness J (Jain's index of R_k)")
+    ax2.set_xlabel("efficiency E(α) (accuracy, fraction)")
+    ax2.set_ylabel("fairness J(α) (Jain's index of R_k)")
     ax2.set_title("Trade-off: J against E")
-    if run.alpha is not None and math.isfinite(run.alpha) and run.alpha > 0:
-        e_star, j_star = M.alpha_tradeoff(a, [run.alpha], w)
-        handles1.append(ax1.axvline(run.alpha, color="red", linestyle="--", linewidth=1.6,
-                                    label=f"chosen α = {run.alpha:.3g}"))
+    if chosen is not None:
+        e_star, j_star = M.alpha_tradeoff(a, [chosen], w)
+        handles1.append(ax1.axvline(chosen, color="red", linestyle="--", linewidth=1.6,
+                                    label=f"chosen α = {chosen:.3g} (/alpha_fedavg/alpha)"))
         ax2.scatter(e_star, j_star, color="red", marker="*", s=180, zorder=4,
-                    label=f"chosen α = {run.alpha:.3g} (E = {e_star[0]:.3f}, J = {j_star[0]:.3f})")
-    ax1.legend(handles=handles1, loc="center right")
-    ax2.legend(loc="best")
+                    label=f"chosen α = {chosen:.3g} (E = {e_star[0]:.3f}, J = {j_star[0]:.3f})")
+    # legends below the panels, so that they hide no curve
+    ax1.legend(handles=handles1, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, fontsize=9)
+    ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, fontsize=9)
     for ax in (ax1, ax2):
         _apply_style(ax)
-    weights = "p_k ∝ w_k^(1/α) a_k^(1/α−1)" if sample_weighted else "p_k ∝ a_k^(1/α−1)"
+    weights = "p_k ∝ w_k^(1/α) a_k^(1/α−1), w_k = n_k/n" if sample_weighted else "p_k ∝ a_k^(1/α−1)"
     fig.suptitle(f"α-FedAvg trade-off from final client accuracies ({weights}): "
                  f"{run.algorithm} ({run.dataset}, seed {run.seed}, K = {a.size})")
     return _save(fig, out, pdf)
@@ -308,14 +414,14 @@ def alpha_tradeoff(run: Run, out: str, alphas: np.ndarray, pdf: bool = False,
 
 
 def gems_finetune(runs: Sequence[Run], out: str, pdf: bool = False, title: Optional[str] = None) -> List[str]:
-    """Accuracy after fine-tuning against the number of public samples, one line per method."""
-    groups: Dict[str, List[Run]] = {}
-    for r in sorted(runs, key=lambda r: (r.algorithm, r.dataset, r.seed)):
+    """Accuracy after fine-tuning against the number of public samples, one line per method, on a
+    symmetric-log x axis (linear up to the smallest positive sample count) so that 0 shows."""
+    for r in runs:
         if r.gems_finetune is None:
             raise InputError(r.path, "no /gems/finetune group (needs datasets samples and accuracy)")
-        many = len({x.dataset for x in runs}) > 1
-        groups.setdefault(_group_key(r, many), []).append(r)
+    groups = group_by_algorithm(runs)
     fig, (ax,) = _figure(SINGLE)
+    all_x = set()
     for (key, rs), colour in zip(groups.items(), _colours(len(groups))):
         points: Dict[float, List[float]] = {}
         for r in rs:
@@ -323,17 +429,26 @@ def gems_finetune(runs: Sequence[Run], out: str, pdf: bool = False, title: Optio
                 if math.isfinite(a):
                     points.setdefault(float(s), []).append(float(a))
         xs = np.array(sorted(points))
+        all_x.update(xs.tolist())
         ys = np.array([np.mean(points[x]) for x in xs])
         sd = np.array([np.std(points[x]) for x in xs])
         lbl = f"{key} ({len(rs)} runs, mean ± sd)" if len(rs) > 1 else f"{key} (seed {rs[0].seed})"
         ax.plot(xs, ys, color=colour, marker="o", linewidth=2, label=lbl)
         if len(rs) > 1:
             ax.fill_between(xs, ys - sd, ys + sd, color=colour, alpha=0.2)
-    ax.set_xlabel("public samples used for fine-tuning (count)")
+    positive = sorted(x for x in all_x if x > 0)
+    if positive:
+        ax.set_xscale("symlog", linthresh=positive[0], linscale=0.5)
+        ticks = sorted(all_x)
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"{t:g}" for t in ticks])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlim(min(ticks) - 0.2 * positive[0] if min(ticks) <= 0 else min(ticks) / 1.5, max(ticks) * 1.5)
+    ax.set_xlabel("public samples used for fine-tuning (count; symmetric log scale)")
     ax.set_ylabel("test accuracy after fine-tuning (fraction)")
     datasets = sorted({r.dataset for r in runs})
     ax.set_title(title or f"Fine-tuning with public samples ({', '.join(datasets)})")
-    ax.legend(loc="lower right")
+    ax.legend(loc="best", fontsize=9)
     _apply_style(ax)
     return _save(fig, out, pdf)
 

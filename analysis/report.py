@@ -13,6 +13,7 @@ import numpy as np
 from . import tables as T
 from .errors import InputError
 from .results import Run, load_run, normalise_algorithm
+from .settings import group_by_setting
 
 SKIP_SUFFIXES = (".partial", ".ckpt")
 
@@ -28,6 +29,27 @@ def find_results(root: str) -> List[str]:
             if not name.endswith(".h5") or suffixes & set(SKIP_SUFFIXES):
                 continue
             found.append(os.path.join(dirpath, name))
+    return found
+
+
+def find_scaling_csvs(root: str) -> List[str]:
+    """Every *.csv under root whose header has the columns mode,ranks,clients,seconds_per_round (what
+    jobs/scaling.sbatch, jobs/local/scaling.sh and bench/scaling.sh write), sorted."""
+    need = {"mode", "ranks", "clients", "seconds_per_round"}
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if not name.endswith(".csv"):
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    header = fh.readline()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if need <= {c.strip() for c in header.split(",")}:
+                found.append(path)
     return found
 
 
@@ -79,11 +101,15 @@ def build_report(root: str, out: str, pdf: bool = False, stage: str = "round0") 
         lines.append(f"![{caption}]({rel(png)})\n")
         lines.append(f"*{caption}.*\n")
 
-    datasets = sorted({r.dataset for r in runs})
+    groups = group_by_setting(T.sort_runs(runs))
     lines.append("# fedsilo results report\n")
     lines.append(f"Generated {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} from `{root}`: "
-                 f"{len(runs)} run(s) on {len(datasets)} dataset(s) ({', '.join(datasets)}), algorithms "
-                 f"{', '.join(sorted({r.algorithm for r in runs}))}.\n")
+                 f"{len(runs)} run(s) in {len(groups)} setting(s), algorithms "
+                 f"{', '.join(sorted({r.algorithm for r in runs}))}. A setting is a dataset, model, number of "
+                 f"clients and rounds with the data, partition, model, training and client-sampling options "
+                 f"(docs/analysis.md); tables and figures compare runs within one setting.\n")
+    lines.extend(f"- {label}: {len(rs)} run(s)" for label, rs in groups.items())
+    lines.append("")
     if skipped:
         lines.append("Files skipped:\n")
         lines.extend(f"- `{s}`" for s in skipped)
@@ -92,7 +118,8 @@ def build_report(root: str, out: str, pdf: bool = False, stage: str = "round0") 
     lines.append("## Summary\n")
     lines.append("One row per run, final round. Worst/best 10% = mean of the lowest/highest ceil(K/10) client "
                  "values; variance with 1/K; Jain = (Σa)²/(K Σa²); efficiency = Σ (n_k/Σn) a_k with "
-                 "n_k = training samples; s / round = median round wall time. See docs/analysis.md.\n")
+                 "n_k = training samples; s / round = fedsilo's /summary/seconds_per_round (median round "
+                 "time). See docs/analysis.md.\n")
     lines.append(T.render_summary(T.summary_rows(runs), "markdown", file_label=rel))
 
     lines.append(T.render_compare(T.compare(runs, metric="accuracy"), "markdown", heading_level=2))
@@ -100,66 +127,84 @@ def build_report(root: str, out: str, pdf: bool = False, stage: str = "round0") 
         lines.append(T.render_compare(T.compare(runs, metric="f1"), "markdown", heading_level=2))
 
     lines.append("## Figures\n")
-    by_dataset: Dict[str, List[Run]] = {}
-    for r in T.sort_runs(runs):
-        by_dataset.setdefault(r.dataset, []).append(r)
 
     lines.append("### Convergence\n")
-    for ds, rs in by_dataset.items():
-        rs = [r for r in rs if r.rounds.get("client_accuracy") is not None
-              and r.rounds["client_accuracy"].ndim == 2 and r.rounds["client_accuracy"].shape[0] > 0]
+    for label, rs in groups.items():
+        rs = [r for r in rs if r.evaluated_rounds("client_accuracy")[1].shape[0] > 0]
         if rs:
-            figure("convergence", ds, f"Mean (solid) and worst-10% (dashed) client accuracy per round on {ds}",
-                   P.convergence, rs)
+            figure("convergence", label, f"Mean and worst-10% client accuracy per evaluated round, {label}",
+                   P.convergence, rs, title=f"Convergence: {label} (curves averaged over seeds)")
 
+    # round 0 sensitivity is measured after the first local training, before the algorithms differ much:
+    # one figure per setting (a PLayer-FL run when there is one, for its split line); the final stage
+    # differs between algorithms: one figure per setting and algorithm. One-block models are left out.
     sens_runs: Dict[Tuple[str, str], Run] = {}
-    for r in T.sort_runs(runs):
-        if r.sensitivity and (r.dataset, r.algorithm) not in sens_runs:
-            sens_runs[(r.dataset, r.algorithm)] = r
-    if sens_runs:
+    one_block: List[str] = []
+    for label, rs in groups.items():
+        with_sens = [r for r in rs if r.sensitivity]
+        multi = [r for r in with_sens if next(iter(r.sensitivity.values())).shape[1] > 1]
+        if with_sens and not multi:
+            one_block.append(label)
+        for r in sorted(multi, key=lambda r: (r.split_layer is None, r.seed, r.path)):
+            key = (label, "" if stage == "round0" else r.algorithm)
+            sens_runs.setdefault(key, r)
+    if sens_runs or one_block:
         lines.append("### Federation sensitivity\n")
-        lines.append(f"One run per dataset and algorithm (the lowest seed), stage `{stage}` where present.\n")
-        for (ds, algo), r in sens_runs.items():
+        lines.append(f"Stage `{stage}` where present. " + (
+            "One run per setting: a PLayer-FL run (with its split) when there is one, else the lowest seed."
+            if stage == "round0" else "One run per setting and algorithm, the lowest seed.") + "\n")
+        for (label, _), r in sens_runs.items():
             st = stage if stage in r.sensitivity else sorted(r.sensitivity)[0]
-            figure("sensitivity", f"{ds}-{algo}-seed{r.seed}",
-                   f"Normalised cumulative sensitivity per client, {algo} on {ds} (seed {r.seed}, {st})",
+            figure("sensitivity", f"{label}-{r.algorithm}-seed{r.seed}",
+                   f"Normalised cumulative sensitivity per client, {r.algorithm}, {label} (seed {r.seed}, {st})",
                    P.sensitivity, r, stage=st)
+        for label in one_block:
+            lines.append(f"*{label}: the model has one layer block, so the normalised cumulative "
+                         f"sensitivity is 1 for every client; no figure.*\n")
 
-    alpha_runs = [r for r in T.sort_runs(runs) if r.is_alpha_fedavg]
-    if alpha_runs:
+    alpha_groups = {label: [r for r in rs if r.is_alpha_fedavg] for label, rs in groups.items()}
+    alpha_groups = {label: rs for label, rs in alpha_groups.items() if rs}
+    if alpha_groups:
         pairs = []
-        for ds in datasets:
-            fed = {r.seed: r for r in reversed(by_dataset[ds]) if normalise_algorithm(r.algorithm) == "fedavg"}
-            for r in alpha_runs:
-                if r.dataset == ds and r.seed in fed:
-                    pairs.append((r, fed[r.seed]))
-                    break
+        for label, alpha_runs in alpha_groups.items():
+            fed = {}
+            for r in groups[label]:
+                if normalise_algorithm(r.algorithm) == "fedavg":
+                    fed.setdefault(r.seed, r)
+            pair = next(((r, fed[r.seed]) for r in alpha_runs if r.seed in fed), None)
+            if pair:
+                pairs.append((label, pair))
         if pairs:
             lines.append("### α-FedAvg against FedAvg: per-client accuracy\n")
-            for a, f in pairs:
-                figure("accuracy-hist", f"{a.dataset}-seed{a.seed}",
-                       f"Final per-client accuracy, {a.algorithm} against {f.algorithm} on {a.dataset} (seed {a.seed})",
+            lines.append("Per setting, the first α-FedAvg run that has a FedAvg run of the same setting and seed.\n")
+            for label, (a, f) in pairs:
+                figure("accuracy-hist", f"{label}-seed{a.seed}",
+                       f"Final per-client accuracy, {a.algorithm} against {f.algorithm}, {label} (seed {a.seed})",
                        P.accuracy_hist, [a, f])
         lines.append("### α-FedAvg efficiency/fairness trade-off\n")
-        from .plots import parse_alphas
+        lines.append("Per setting, the α-FedAvg run with the lowest seed. E(1) is the unweighted mean accuracy; "
+                     "the dotted line is the summary's sample-weighted efficiency.\n")
+        for label, alpha_runs in alpha_groups.items():
+            r = alpha_runs[0]
+            figure("alpha-tradeoff", f"{label}-seed{r.seed}",
+                   f"E(α) and J(α) from the final client accuracies of {r.algorithm}, {label} (seed {r.seed})",
+                   P.alpha_tradeoff, r)
 
-        seen = set()
-        for r in alpha_runs:
-            if r.dataset in seen:
-                continue
-            seen.add(r.dataset)
-            figure("alpha-tradeoff", f"{r.dataset}-seed{r.seed}",
-                   f"E(α) and J(α) from the final client accuracies of {r.algorithm} on {r.dataset} (seed {r.seed})",
-                   P.alpha_tradeoff, r, alphas=parse_alphas("1..20"))
-
-    gems_runs = [r for r in runs if r.gems_finetune is not None]
-    if gems_runs:
+    gems_groups = {label: [r for r in rs if r.gems_finetune is not None] for label, rs in groups.items()}
+    gems_groups = {label: rs for label, rs in gems_groups.items() if rs}
+    if gems_groups:
         lines.append("### GEMS fine-tuning\n")
-        for ds in datasets:
-            rs = [r for r in gems_runs if r.dataset == ds]
-            if rs:
-                figure("gems-finetune", ds, f"Accuracy after fine-tuning on public samples, {ds}",
-                       P.gems_finetune, rs)
+        for label, rs in gems_groups.items():
+            figure("gems-finetune", label, f"Accuracy after fine-tuning on public samples, {label}",
+                   P.gems_finetune, rs, title=f"Fine-tuning with public samples: {label}")
+
+    csvs = find_scaling_csvs(root)
+    if csvs:
+        lines.append("### Scaling\n")
+        for path in csvs:
+            name = os.path.relpath(path, root)
+            figure("scaling", os.path.splitext(name)[0], f"Seconds per round and parallel efficiency against "
+                   f"MPI ranks, from `{rel(path)}`", P.scaling, path)
 
     if fig_notes:
         lines.append("Figure notes:\n")
