@@ -3,7 +3,10 @@
 # jobs/sweep.sbatch), one after the other with mpirun -n FEDSILO_RANKS (default 2), each into
 # out/<config>_<algorithm>_s<seed>[_<options>].h5. Finished tasks (results file present) are skipped,
 # interrupted ones resumed, so the script can simply be run again. Ctrl-C stops after the current
-# round of the current task (exit 75). FEDSILO_TASKS="0 3" runs only those task indices.
+# round of the current task (exit 75). FEDSILO_TASKS="0 3" runs only those task indices. CONFIG is
+# relative to the current directory. The example manifest (quickstart, fedavg and local, 2 seeds),
+# from the repository root:
+#   jobs/local/sweep.sh jobs/sweep.manifest
 set -euo pipefail
 FEDSILO_ROOT=${FEDSILO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 # shellcheck source=common.sh

@@ -4,7 +4,9 @@
 # The workstation job scripts (jobs/local/): run.sh stopped with SIGTERM (forwarded to mpirun as
 # SIGUSR1) exits 75 with a checkpoint and, run again, resumes to the same result as an uninterrupted
 # run; sweep.sh runs a 2-line manifest into one named file per line and skips finished tasks when run
-# again; scaling.sh writes mode,ranks,clients,seconds_per_round that `analysis plot scaling` reads.
+# again, and runs the shipped example jobs/sweep.manifest (checked line by line, then run as shipped
+# with shrunken copies of its configurations); scaling.sh writes mode,ranks,clients,seconds_per_round
+# that `analysis plot scaling` reads.
 TEST_NAME=test_jobs_local
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -52,6 +54,50 @@ done
 "$J/sweep.sh" m.txt >sweep2.log 2>&1 || fail "sweep.sh (second time) failed"
 [ "$(grep -c 'exists, skipped' sweep2.log)" = 2 ] || fail "sweep.sh did not skip the finished tasks"
 log "sweep.sh: 2 tasks, 2 files; a second run skips them"
+
+# The shipped example manifest, jobs/sweep.manifest: every task line names an existing configuration
+# (relative to the repository root), an algorithm of the registry and a seed, and no --output; the
+# task count of its usage text (grep -cv ...) is the one the scripts use.
+M=$FEDSILO_SOURCE_DIR/jobs/sweep.manifest
+# shellcheck source=../../jobs/local/common.sh
+source "$J/common.sh" # the scripts' own manifest helpers
+N=$(fedsilo_manifest_count "$M")
+[ "$N" -ge 1 ] && [ "$N" = "$(grep -cv -e '^\s*$' -e '^\s*#' "$M")" ] ||
+  fail "jobs/sweep.manifest: $N task lines, and its usage text counts $(grep -cv -e '^\s*$' -e '^\s*#' "$M")"
+ALGS=$(algorithms)
+want=()
+for ((i = 0; i < N; i++)); do
+  read -ra L <<<"$(fedsilo_manifest_line "$M" "$i")"
+  if [ "${#L[@]}" -lt 3 ] || [ ! -f "$FEDSILO_SOURCE_DIR/${L[0]}" ] || ! grep -qx -- "${L[1]}" <<<"$ALGS" ||
+    ! [[ "${L[2]}" =~ ^[0-9]+$ ]] || fedsilo_has_output "${L[@]:3}"; then
+    fail "jobs/sweep.manifest task $i: not 'CONFIG ALGORITHM SEED [options]' with an existing config, a registry algorithm, a seed and no --output: '${L[*]}'"
+  fi
+  want+=("$(basename "$(FEDSILO_OUT=out fedsilo_sweep_output "${L[@]}")")")
+done
+# Run as shipped, from a directory whose configs/ holds shrunken copies of the manifest's configurations
+# (2 rounds, 100 samples per client, 32 hidden units), so every task runs in seconds.
+mkdir -p ship/configs
+for c in $(for ((i = 0; i < N; i++)); do fedsilo_manifest_line "$M" "$i" | awk '{print $1}'; done | sort -u); do
+  mkdir -p "ship/$(dirname "$c")"
+  sed -e 's/^rounds *=.*/rounds = 2/' -e 's/^hidden *=.*/hidden = 32/' -e '/^\[partition\]/a samples_per_client = 100' \
+    "$FEDSILO_SOURCE_DIR/$c" >"ship/$c"
+  grep -q '^rounds = 2' "ship/$c" && grep -q '^samples_per_client = 100' "ship/$c" ||
+    fail "could not shrink $c for the sweep (no 'rounds =' or [partition])"
+done
+(cd ship && "$J/sweep.sh" "$M") >ship.log 2>&1 || fail "sweep.sh jobs/sweep.manifest failed: $(tail -3 ship.log)"
+for f in "${want[@]}"; do
+  h5_complete "out/$f" || fail "sweep.sh jobs/sweep.manifest: out/$f missing or incomplete (have: $(ls out | tr '\n' ' '))"
+done
+"$PY" - out "$M" "${want[@]}" <<'PYEOF' || fail "the shipped manifest's files hold the wrong runs (above)"
+import sys, h5py
+d, manifest, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+lines = [l.split() for l in open(manifest) if l.strip() and not l.lstrip().startswith("#")]
+for name, (cfg, alg, seed, *_) in zip(names, lines):
+    with h5py.File(f"{d}/{name}", "r") as f:
+        a = f.attrs["algorithm"]; a = a.decode() if isinstance(a, bytes) else a
+        assert a == alg and int(f.attrs["seed"]) == int(seed), f"{name}: algorithm {a}, seed {f.attrs['seed']}"
+PYEOF
+log "sweep.sh jobs/sweep.manifest (shrunken configs): $N tasks -> ${want[*]}"
 
 # scaling.sh
 FEDSILO_SCALING_RANKS="1 2" FEDSILO_STRONG_CLIENTS=4 FEDSILO_WEAK_CLIENTS=2 "$J/scaling.sh" tiny.ini --rounds 2 >scaling.log 2>&1 ||
