@@ -47,12 +47,13 @@ def py_stats(acc, n_train):
 def write_run(path, accuracy, *, algorithm="fedavg", dataset="synthetic", model="logreg", seed=1,
               f1=None, num_train=None, rounds=3, global_accuracy=0.5, seconds=None, num_classes=3,
               sensitivity=None, layers=None, split_layer=None, alpha=None, alpha_as_attribute=False,
-              gems=None, fmt="fedsilo-results-1", write_summary=True, num_ranks=2):
+              gems=None, fmt="fedsilo-results-1", write_summary=True, num_ranks=2, config_sections=""):
     """Write a complete fake run whose final client accuracies are ``accuracy``.
 
     Rounds t = 0..rounds-1 have client accuracy acc * (t+1)/rounds (the last row equals ``accuracy``).
     ``sensitivity``: [K, L] array used for round0 (final = 2 * round0). ``split_layer``: (p, name).
     ``alpha``: value of /alpha_fedavg/alpha. ``gems``: (samples, accuracies) for /gems/finetune.
+    ``config_sections``: INI text appended to the root attribute ``config`` (e.g. "[partition]\nalpha = 0.1\n").
     """
     acc = np.asarray(accuracy, dtype=float)
     k = acc.size
@@ -68,7 +69,8 @@ def write_run(path, accuracy, *, algorithm="fedavg", dataset="synthetic", model=
                                 for c in range(k)])
 
     with h5py.File(path, "w") as f:
-        f.attrs["config"] = _fixed(f"algorithm = {algorithm}\nclients = {k}\nrounds = {rounds}\nseed = {seed}\n")
+        f.attrs["config"] = _fixed(f"algorithm = {algorithm}\nclients = {k}\nrounds = {rounds}\nseed = {seed}\n"
+                                   + config_sections)
         f.attrs["algorithm"] = _fixed(algorithm)
         f.attrs["dataset"] = _fixed(dataset)
         f.attrs["model"] = _fixed(model)

@@ -29,7 +29,14 @@ def _design(make_run):
 
 
 def _rows(text):
-    return {(r["dataset"], r["algorithm"]): r for r in csv.DictReader(io.StringIO(text))}
+    """{(dataset, algorithm): row}; the designs below have one setting per dataset."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len({r["setting"] for r in rows}) == len({r["dataset"] for r in rows})
+    return {(r["dataset"], r["algorithm"]): r for r in rows}
+
+
+def _setting_rows(text):
+    return {(r["setting"], r["algorithm"]): r for r in csv.DictReader(io.StringIO(text))}
 
 
 def test_compare_table_values(make_run, cli):
@@ -72,9 +79,10 @@ def test_compare_table_values(make_run, cli):
 def test_compare_markdown(make_run, cli):
     code, out, _ = cli("compare", *_design(make_run))
     assert code == 0
-    assert "### Dataset A" in out and "### Dataset B" in out
-    assert "### Average rank across datasets" in out
-    assert "Friedman test over 4 algorithms" in out
+    assert "### Setting: A / logreg / 4 clients / 3 rounds" in out and "### Setting: B / logreg" in out
+    assert "### Average rank across settings" in out
+    assert "Friedman test on the accuracy ranks over 4 algorithms" in out
+    assert "Friedman test on the fairness ranks over 4 algorithms" in out
     line = next(l for l in out.splitlines() if l.startswith("| playerfl |") and "0.5950" in l)
     assert "| 50.0 |" in line
     assert any(l.startswith("| fedavg |") and "baseline" in l for l in out.splitlines())
@@ -96,9 +104,9 @@ def test_compare_without_baselines_or_enough_algorithms(make_run, cli):
     rows = _rows(out)
     assert math.isnan(float(rows[("A", "playerfl")]["ipr_percent"]))
     assert "no local run" in rows[("A", "playerfl")]["note"]
-    assert "at least 2 datasets" in rows[("A", "playerfl")]["note"]
+    assert "at least 2 settings" in rows[("A", "playerfl")]["note"]
     code, md, _ = cli("compare", p1, p2)
-    assert "Friedman test not run" in md and "IPR not computed" in md
+    assert "Friedman test on the accuracy ranks not run" in md and "IPR not computed" in md
 
 
 def test_compare_friedman_needs_three_algorithms(make_run, cli):
@@ -132,3 +140,74 @@ def test_compare_f1_metric(make_run, cli):
     rows = _rows(cli("compare", "--metric", "f1", "--format", "csv", p)[1])
     assert float(rows[("synthetic", "ditto")]["median"]) == pytest.approx(0.3)
     assert rows[("synthetic", "ditto")]["metric"] == "f1"
+
+
+def test_compare_fairness_rank_and_friedman(make_run, cli):
+    rows = _rows(cli("compare", "--format", "csv", *_design(make_run))[1])
+    # A: variance of the per-client medians: local 0, ditto 0, playerfl 0.008125, fedavg 0.01; B: all 0
+    expected = {("A", "local"): 1.5, ("A", "ditto"): 1.5, ("A", "playerfl"): 3, ("A", "fedavg"): 4,
+                ("B", "local"): 2.5, ("B", "ditto"): 2.5, ("B", "playerfl"): 2.5, ("B", "fedavg"): 2.5}
+    for key, rank in expected.items():
+        assert float(rows[key]["fairness_rank"]) == pytest.approx(rank), key
+    for algo, avg in {"local": 2.0, "ditto": 2.0, "playerfl": 2.75, "fedavg": 3.25}.items():
+        assert float(rows[("B", algo)]["average_fairness_rank"]) == pytest.approx(avg), algo
+    # Friedman by hand on the fairness ranks: rank sums 4, 4, 5.5, 6.5; ties: a pair in A, all four in B
+    k, n = 4, 2
+    raw = 12 / (n * k * (k + 1)) * (4 ** 2 + 4 ** 2 + 5.5 ** 2 + 6.5 ** 2) - 3 * n * (k + 1)
+    stat = raw / (1 - ((2 ** 3 - 2) + (4 ** 3 - 4)) / (n * k * (k * k - 1)))
+    assert float(rows[("A", "ditto")]["fairness_friedman_statistic"]) == pytest.approx(stat)
+    assert float(rows[("A", "ditto")]["fairness_friedman_p"]) == pytest.approx(chi2.sf(stat, k - 1))
+
+
+PART = "[partition]\nscheme = dirichlet\nalpha = {alpha}\n[train]\nlr = 0.05\n"
+
+
+def test_compare_groups_by_setting_not_dataset(make_run, cli):
+    """One dataset, four settings: model, clients, partition and rounds split; algorithm options,
+    [eval] and the one-shot algorithms' own round counts do not."""
+    def run(name, acc, algo, **kw):
+        kw.setdefault("config_sections", PART.format(alpha=0.5))
+        return make_run(name, acc, algorithm=algo, seed=kw.pop("seed", 1), **kw)
+
+    paths = [
+        # setting X: mlp, 2 clients, Dirichlet(0.5), 3 rounds; playerfl beats both baselines on client 0
+        run("x_local.h5", [0.5, 0.5], "local", model="mlp"),
+        run("x_fedavg.h5", [0.5, 0.5], "fedavg", model="mlp"),
+        run("x_playerfl.h5", [0.6, 0.4], "playerfl", model="mlp",
+            config_sections=PART.format(alpha=0.5) + "[playerfl]\nthreshold = 2\n[eval]\nevery = 5\n"),
+        # setting Y: logreg; its baselines sort first by file name and must not be used for X
+        run("a_local.h5", [0.9, 0.9], "local", model="logreg"),
+        run("a_fedavg.h5", [0.9, 0.9], "fedavg", model="logreg"),
+        # setting Z: mlp with Dirichlet(0.1)
+        run("z_fedavg.h5", [0.3, 0.3], "fedavg", model="mlp", config_sections=PART.format(alpha=0.1)),
+        # setting W: mlp, 20 rounds
+        run("w_fedavg.h5", [0.7, 0.7], "fedavg", model="mlp", rounds=20),
+        # one-shot: gems (2 rounds) and average (1 round) are one setting
+        run("g_gems.h5", [0.8, 0.8], "gems", model="mlp", rounds=2),
+        run("g_average.h5", [0.8, 0.7], "average", model="mlp", rounds=1),
+    ]
+    code, out, err = cli("compare", "--format", "csv", *paths)
+    assert code == 0, err
+    rows = _setting_rows(out)
+    x = "synthetic / mlp / 2 clients / dirichlet / 3 rounds (partition.alpha = 0.5)"
+    z = "synthetic / mlp / 2 clients / dirichlet / 3 rounds (partition.alpha = 0.1)"
+    y = "synthetic / logreg / 2 clients / dirichlet / 3 rounds"
+    w = "synthetic / mlp / 2 clients / dirichlet / 20 rounds"
+    g = "synthetic / mlp / 2 clients / dirichlet / one-shot"
+    assert set(rows) == {(x, "local"), (x, "fedavg"), (x, "playerfl"), (y, "local"), (y, "fedavg"),
+                         (z, "fedavg"), (w, "fedavg"), (g, "gems"), (g, "average")}
+    assert float(rows[(x, "playerfl")]["ipr_percent"]) == pytest.approx(50.0)
+    assert float(rows[(x, "fedavg")]["median"]) == pytest.approx(0.5)
+    assert float(rows[(g, "gems")]["rank"]) == 1 and float(rows[(g, "average")]["rank"]) == 2
+    code, md, _ = cli("compare", *paths)
+    assert f"### Setting: {x}" in md and f"### Setting: {g}" in md
+
+
+def test_compare_paired_ipr_uses_same_setting_and_seed(make_run, cli):
+    paths = [make_run(f"{a}{s}.h5", acc, algorithm=a, seed=s, config_sections=PART.format(alpha=0.5))
+             for s, table in ((1, {"local": [0.5, 0.5], "fedavg": [0.5, 0.5], "ditto": [0.6, 0.4]}),
+                              (2, {"local": [0.7, 0.3], "fedavg": [0.3, 0.7], "ditto": [0.6, 0.6]}))
+             for a, acc in table.items()]
+    rows = _rows(cli("compare", "--format", "csv", *paths)[1])
+    # seed 1: client 0 wins (50 %); seed 2: no client beats max(local, fedavg) = 0.7 (0 %)
+    assert float(rows[("synthetic", "ditto")]["ipr_percent"]) == pytest.approx(25.0)

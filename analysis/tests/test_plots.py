@@ -1,24 +1,9 @@
 """Every `plot` figure: a non-empty PNG of the documented pixel size (figure size × 150 dpi)."""
 
-import os
+import numpy as np
+import pytest
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.image as mpimg  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-SINGLE = (1200, 750)  # 8 x 5 in
-DOUBLE = (1950, 750)  # 13 x 5 in
-WIDE = (1650, 750)    # 11 x 5 in
-
-
-def check_png(path, size):
-    assert os.path.getsize(path) > 1000
-    img = mpimg.imread(str(path))
-    assert (img.shape[1], img.shape[0]) == size
-    assert img.ndim == 3 and float(np.std(img[..., :3])) > 0.01  # not a blank canvas
+from analysis.tests.images import DOUBLE, SINGLE, WIDE, check_png
 
 
 def test_accuracy_hist_with_pdf(make_run, cli, tmp_path):
@@ -113,3 +98,60 @@ def test_scaling_efficiency_values():
     np.testing.assert_allclose(s["strong"][2], [1.0, 8.0 / (4 * 2.6)])  # t1 / (p tp), median of repeats
     np.testing.assert_allclose(s["weak"][2], [1.0, 2.0 / 2.5])          # no 1-rank row: baseline p0 = 2
     assert s["weak"][3] == 2
+
+
+def test_sensitivity_of_a_one_block_model(make_run, cli, tmp_path):
+    """fedsilo writes /sensitivity/round0 as [K] when the model has one block (L = 1): read as [K, 1]."""
+    from analysis.results import load_run
+
+    p = make_run("lr.h5", [0.5, 0.6, 0.7], layers=["fc1"], sensitivity=np.array([1e-7, 2e-7, 3e-7]))
+    run = load_run(p)
+    assert run.sensitivity["round0"].shape == (3, 1) and run.sensitivity["final"].shape == (3, 1)
+    out = tmp_path / "s1.png"
+    code, _, err = cli("plot", "sensitivity", p, "--out", out)
+    assert code == 0, err
+    check_png(out, SINGLE)
+
+
+def test_split_label():
+    from analysis.plots import split_label
+
+    assert split_label(1, "fc1", ["fc1", "fc2", "fc3"]) == "split after fc1 (fc1 federated)"
+    assert split_label(3, "conv3", ["conv1", "conv2", "conv3", "fc1"]) == "split after conv3 (conv1..conv3 federated)"
+    assert split_label(2, "", ["fc1", "fc2", "fc3"]) == "split after fc2 (fc1..fc2 federated)"
+
+
+def test_accuracy_bins_fit_the_data():
+    from analysis.plots import accuracy_bins
+
+    edges, (lo, hi) = accuracy_bins(np.array([0.6, 0.7, 0.8]), 10)
+    np.testing.assert_allclose([edges[0], edges[-1]], [0.6, 0.8])
+    assert lo == pytest.approx(0.6 - 0.016) and hi == pytest.approx(0.8 + 0.016)
+    edges, (lo, hi) = accuracy_bins(np.array([0.0, 1.0]), 10)
+    assert (lo, hi) == pytest.approx((-0.08, 1.08))
+    edges, _ = accuracy_bins(np.array([0.5, 0.5]), 4)  # no spread: ±0.05
+    np.testing.assert_allclose([edges[0], edges[-1]], [0.45, 0.55])
+
+
+def test_alpha_axis_includes_the_chosen_alpha(make_run, cli, tmp_path):
+    from analysis.plots import default_alphas
+
+    a = default_alphas(0.3)
+    assert a[0] == pytest.approx(0.15) and a[-1] == pytest.approx(20.0) and len(a) == 200
+    a = default_alphas(40.0)
+    assert a[0] == pytest.approx(1.0) and a[-1] == pytest.approx(60.0)
+    np.testing.assert_allclose(default_alphas(None)[[0, -1]], [1.0, 20.0])
+    p = make_run("a.h5", [0.3, 0.6, 0.8, 0.9], algorithm="alpha_fedavg", alpha=0.3)
+    for extra in ([], ["--alphas", "1..20"]):
+        out = tmp_path / f"a{len(extra)}.png"
+        code, _, err = cli("plot", "alpha-tradeoff", p, *extra, "--out", out)
+        assert code == 0, err
+        check_png(out, DOUBLE)
+
+
+def test_convergence_of_a_one_shot_run_and_eval_gaps(make_run, cli, tmp_path):
+    g = make_run("g.h5", [0.5, 0.6], algorithm="gems", rounds=1)
+    f = make_run("f.h5", [0.5, 0.6], algorithm="fedavg", rounds=4)
+    out = tmp_path / "c1.png"
+    assert cli("plot", "convergence", g, f, "--out", out)[0] == 0
+    check_png(out, WIDE)

@@ -3,10 +3,7 @@
 import os
 import re
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.image as mpimg  # noqa: E402
+from analysis.tests.images import SIZE_OF_KIND, check_png
 
 
 def test_report(make_run, cli, tmp_path):
@@ -25,6 +22,11 @@ def test_report(make_run, cli, tmp_path):
     make_run("runs/syn/fedavg_1.h5.ckpt", [0.1, 0.1], algorithm="ckpt2")
     # a foreign HDF5 file: skipped with a warning
     make_run("runs/other.h5", [0.1], fmt="something-else")
+    # a scaling CSV (jobs/local/scaling.sh) adds the scaling figure; another CSV is ignored
+    (root / "bench").mkdir()
+    (root / "bench" / "scaling.csv").write_text("mode,ranks,clients,seconds_per_round\n"
+                                                "strong,1,16,4.0\nstrong,2,16,2.2\n")
+    (root / "other.csv").write_text("a,b\n1,2\n")
 
     out = tmp_path / "out" / "report.md"
     out.parent.mkdir()
@@ -37,14 +39,12 @@ def test_report(make_run, cli, tmp_path):
     assert text.count("| playerfl |") >= 2
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
     kinds = {os.path.basename(l).split("-")[1] for l in links}
-    assert {"convergence", "sensitivity", "accuracy", "alpha", "gems"} <= kinds, links
+    assert {"convergence", "sensitivity", "accuracy", "alpha", "gems", "scaling"} <= kinds, links
     for link in links:
-        png = out.parent / link
-        assert png.exists() and png.stat().st_size > 1000
-        img = mpimg.imread(str(png))
-        assert img.shape[0] == 750
-    # a figure per dataset for convergence
+        check_png(out.parent / link, SIZE_OF_KIND[os.path.basename(link).split("-")[1]])
+    # a figure per setting (here: per dataset) for convergence, one scaling figure
     assert sum("convergence" in l for l in links) == 2
+    assert sum("scaling" in l for l in links) == 1
 
 
 def test_report_default_out_and_empty_dir(make_run, cli, tmp_path, subproc):

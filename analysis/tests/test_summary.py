@@ -61,6 +61,17 @@ def test_summary_falls_back_to_last_rounds_row(make_run, cli):
     (row,) = _csv_rows(out)
     assert float(row["acc_mean"]) == pytest.approx(0.65)
     assert float(row["global_accuracy"]) == pytest.approx(0.4)  # last /rounds/global_accuracy
+    assert float(row["seconds_per_round"]) == pytest.approx(1.5)  # median of /rounds/seconds 1..2
+
+
+def test_summary_seconds_per_round_is_the_stored_value(make_run, cli):
+    import h5py
+
+    path = make_run("s.h5", ACC, seconds=[1.0, 2.0, 30.0], rounds=3)
+    with h5py.File(path, "r+") as f:
+        f["summary/seconds_per_round"][()] = 0.25  # fedsilo's own figure, not the rows' median (2.0)
+    (row,) = _csv_rows(cli("summary", "--format", "csv", path)[1])
+    assert float(row["seconds_per_round"]) == pytest.approx(0.25)
 
 
 def test_summary_ignores_nan_clients(make_run, cli):

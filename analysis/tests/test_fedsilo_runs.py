@@ -1,0 +1,380 @@
+"""Every command on small results files written by fedsilo itself ($FEDSILO_EXE; ctest sets it).
+
+The module fixture runs 13 tiny experiments (1 rank each, about a second apiece) in three settings:
+
+* A: FashionMNIST, MLP 784-16-10, 4 clients (Dirichlet, 200 samples each), 2 rounds:
+  fedavg, local, playerfl and alpha_fedavg (fixed α = 0.4, below the default α axis) at seeds 0 and 1;
+* B: the same data with logistic regression (one layer block: 1-D /sensitivity), 3 rounds evaluated
+  every 2 (rounds 0 and 2): fedavg, local, alpha_fedavg at seed 0;
+* C: GEMS, configs/gems_fmnist_logreg.ini made tiny: gems and average, seed 0 (one-shot).
+
+Expected table values are computed here from the HDF5 datasets with h5py and numpy, not through the
+analysis package; every figure must be a non-empty PNG of the documented size.
+"""
+
+import csv
+import io
+import math
+import os
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import h5py
+import numpy as np
+import pytest
+
+from analysis.tests.images import DOUBLE, SINGLE, SIZE_OF_KIND, WIDE, check_png
+
+EXE = os.environ.get("FEDSILO_EXE", "")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+pytestmark = [
+    pytest.mark.fedsilo_exe,
+    pytest.mark.skipif(not (EXE and os.path.isfile(EXE) and os.access(EXE, os.X_OK)),
+                       reason="set FEDSILO_EXE to the fedsilo executable to run these tests"),
+]
+
+DATA = ["--dataset", "fashion_mnist", "--clients", "4", "--partition.scheme", "dirichlet",
+        "--partition.samples_per_client", "200", "--eval.batch", "1000"]
+SETTING_A = DATA + ["--model", "mlp", "--model.hidden", "16", "--rounds", "2"]
+SETTING_B = DATA + ["--model", "logreg", "--rounds", "3", "--eval.every", "2"]
+SETTING_C = ["--config", os.path.join(REPO, "configs", "gems_fmnist_logreg.ini"), "--gems.local_epochs", "1",
+             "--gems.samples", "20", "--partition.samples_per_client", "300", "--gems.public_samples", "100",
+             "--gems.finetune_sizes", "0,10,100"]
+LABEL_A = "fashion_mnist / mlp / 4 clients / dirichlet / 2 rounds"
+LABEL_B = "fashion_mnist / logreg / 4 clients / dirichlet / 3 rounds"
+LABEL_C = "fashion_mnist / logreg / 5 clients / labels / one-shot"
+ALPHA_A = 0.4
+
+
+def _plan():
+    plan = {}
+    for seed in (0, 1):
+        for algo in ("fedavg", "local", "playerfl", "alpha_fedavg"):
+            extra = ["--alpha_fedavg.alpha", str(ALPHA_A)] if algo == "alpha_fedavg" else []
+            plan[f"A_{algo}_s{seed}"] = SETTING_A + ["--algorithm", algo, "--seed", str(seed)] + extra
+    for algo in ("fedavg", "local", "alpha_fedavg"):
+        plan[f"B_{algo}_s0"] = SETTING_B + ["--algorithm", algo, "--seed", "0"]
+    for algo in ("gems", "average"):
+        plan[f"C_{algo}_s0"] = SETTING_C + ["--algorithm", algo, "--seed", "0"]
+    return plan
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """{name: path} of the fedsilo results files, all in one directory (two runs at a time)."""
+    d = tmp_path_factory.mktemp("fedsilo_runs")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+    def one(item):
+        name, args = item
+        out = d / f"{name}.h5"
+        cmd = [EXE, *args, "--output", str(out)]
+        p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=300, env=env)
+        assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stdout}\n{p.stderr}"
+        assert out.exists() and not (d / f"{name}.h5.partial").exists()
+        return name, str(out)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, _plan().items()))
+
+
+def _csv(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+# --------------------------------------------------------------------------- independent reference values
+
+
+def read(path):
+    """What the tables need, straight from the file."""
+    with h5py.File(path, "r") as f:
+        return {
+            "algorithm": f.attrs["algorithm"].decode(),
+            "seed": int(f.attrs["seed"]),
+            "acc": np.asarray(f["summary/client_accuracy"], dtype=float),
+            "f1": np.asarray(f["summary/client_f1"], dtype=float),
+            "n": np.asarray(f["clients/num_train"], dtype=float),
+            "global": float(f["summary/global_accuracy"][()]),
+            "seconds": float(f["summary/seconds_per_round"][()]),
+            "stored": {k: float(f["summary"][k][()]) for k in
+                       ("mean", "median", "worst10", "best10", "variance", "jain", "efficiency")},
+        }
+
+
+def stats(values, n=None):
+    a = np.asarray(values, dtype=float)
+    ok = np.isfinite(a)
+    v = np.sort(a[ok])
+    m = int(math.ceil(v.size / 10))
+    out = {"mean": v.mean(), "median": np.median(v), "worst10": v[:m].mean(), "best10": v[-m:].mean(),
+           "variance": ((v - v.mean()) ** 2).mean(), "jain": v.sum() ** 2 / (v.size * (v * v).sum())}
+    if n is not None:
+        out["efficiency"] = float((a[ok] * n[ok]).sum() / n[ok].sum())
+    return out
+
+
+def ranks(values, best_high=True):
+    """Rank 1 = best; ties share the mean of their positions."""
+    names = list(values)
+    key = {k: (-values[k] if best_high else values[k]) for k in names}
+    out = {}
+    for k in names:
+        better = sum(1 for j in names if key[j] < key[k])
+        ties = sum(1 for j in names if key[j] == key[k])
+        out[k] = better + (ties + 1) / 2
+    return out
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def test_summary_values(runs, subproc):
+    p = subproc("summary", "--format", "csv", *runs.values())
+    assert p.returncode == 0, p.stderr
+    rows = {r["file"]: r for r in _csv(p.stdout)}
+    assert set(rows) == set(runs.values())
+    for path in runs.values():
+        ref = read(path)
+        row = rows[path]
+        assert row["algorithm"] == ref["algorithm"] and int(row["seed"]) == ref["seed"]
+        acc = stats(ref["acc"], ref["n"])
+        f1 = stats(ref["f1"])
+        for key in ("mean", "median", "worst10", "best10"):
+            assert float(row["acc_" + key]) == pytest.approx(acc[key], abs=1e-12), (path, key)
+            assert float(row["f1_" + key]) == pytest.approx(f1[key], abs=1e-12), (path, key)
+        for key in ("variance", "jain", "efficiency"):
+            assert float(row[key]) == pytest.approx(acc[key], abs=1e-12), (path, key)
+        # fedsilo's own /summary scalars agree with the same definitions
+        for key, value in ref["stored"].items():
+            assert value == pytest.approx(acc[key], rel=1e-6, abs=1e-9), (path, key)
+        if math.isnan(ref["global"]):
+            assert row["global_accuracy"] == "nan"
+        else:
+            assert float(row["global_accuracy"]) == pytest.approx(ref["global"])
+        assert float(row["seconds_per_round"]) == pytest.approx(ref["seconds"], rel=1e-12)
+
+    p = subproc("summary", *runs.values())
+    assert p.returncode == 0 and p.stdout.count("\n| ") >= len(runs)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def _expected_compare(paths_by_setting):
+    """{setting: {algorithm: (median, fairness, ipr or None)}} from the files alone."""
+    out = {}
+    for setting, paths in paths_by_setting.items():
+        by_algo = {}
+        for p in paths:
+            r = read(p)
+            by_algo.setdefault(r["algorithm"], []).append(r)
+        base = {b: {r["seed"]: r["acc"] for r in by_algo.get(b, [])} for b in ("local", "fedavg")}
+        table = {}
+        for algo, rs in by_algo.items():
+            med = float(np.median([r["acc"].mean() for r in rs]))
+            client_meds = np.median(np.vstack([r["acc"] for r in rs]), axis=0)
+            fair = float(((client_meds - client_meds.mean()) ** 2).mean())
+            ipr = None
+            if algo not in ("local", "fedavg") and base["local"] and base["fedavg"]:
+                shares = [float(np.mean(r["acc"] > np.maximum(base["local"][r["seed"]], base["fedavg"][r["seed"]])))
+                          for r in rs]
+                ipr = 100.0 * float(np.median(shares))
+            table[algo] = (med, fair, ipr)
+        out[setting] = table
+    return out
+
+
+def _by_setting(runs):
+    return {LABEL_A: [p for n, p in runs.items() if n.startswith("A_")],
+            LABEL_B: [p for n, p in runs.items() if n.startswith("B_")],
+            LABEL_C: [p for n, p in runs.items() if n.startswith("C_")]}
+
+
+def test_compare_groups_by_setting_and_values(runs, subproc):
+    p = subproc("compare", "--format", "csv", *runs.values())
+    assert p.returncode == 0, p.stderr
+    rows = {(r["setting"], r["algorithm"]): r for r in _csv(p.stdout)}
+    # same dataset, three settings: the MLP and logreg runs and the one-shot GEMS runs are not pooled
+    assert {s for s, _ in rows} == {LABEL_A, LABEL_B, LABEL_C}
+    expected = _expected_compare(_by_setting(runs))
+    assert set(rows) == {(s, a) for s, t in expected.items() for a in t}
+    for setting, table in expected.items():
+        acc_rank = ranks({a: v[0] for a, v in table.items()})
+        fair_rank = ranks({a: v[1] for a, v in table.items()}, best_high=False)
+        for algo, (med, fair, ipr) in table.items():
+            row = rows[(setting, algo)]
+            assert row["dataset"] == "fashion_mnist"
+            assert float(row["median"]) == pytest.approx(med, abs=1e-12), (setting, algo)
+            assert float(row["fairness_variance"]) == pytest.approx(fair, abs=1e-12), (setting, algo)
+            if ipr is None:
+                assert math.isnan(float(row["ipr_percent"])), (setting, algo)
+            else:  # paired with the local/fedavg runs of the same setting and seed
+                assert float(row["ipr_percent"]) == pytest.approx(ipr), (setting, algo)
+            assert float(row["rank"]) == pytest.approx(acc_rank[algo]), (setting, algo)
+            assert float(row["fairness_rank"]) == pytest.approx(fair_rank[algo]), (setting, algo)
+            assert row["seeds"] == ";".join(str(s) for s in sorted(read(p)["seed"] for p in _by_setting(runs)[setting]
+                                                                   if read(p)["algorithm"] == algo))
+    # the one-shot setting has no local/fedavg runs: no IPR, and nothing borrowed from setting A or B
+    assert "no local and no fedavg run of this setting" in rows[(LABEL_C, "gems")]["note"]
+
+
+def test_compare_ranks_and_friedman(runs, subproc):
+    from scipy.stats import friedmanchisquare
+
+    paths = {s: ps for s, ps in _by_setting(runs).items() if s != LABEL_C}
+    p = subproc("compare", "--format", "csv", *[x for ps in paths.values() for x in ps])
+    assert p.returncode == 0, p.stderr
+    rows = {(r["setting"], r["algorithm"]): r for r in _csv(p.stdout)}
+    expected = _expected_compare(paths)
+    common = sorted(set(expected[LABEL_A]) & set(expected[LABEL_B]))
+    assert common == ["alpha_fedavg", "fedavg", "local"]
+    for idx, (col, avg_col, stat_col, p_col, high) in enumerate([
+            ("rank", "average_rank", "friedman_statistic", "friedman_p", True),
+            ("fairness_rank", "average_fairness_rank", "fairness_friedman_statistic", "fairness_friedman_p", False)]):
+        per = {s: ranks({a: v[idx] for a, v in t.items()}, best_high=high) for s, t in expected.items()}
+        for algo in expected[LABEL_A]:
+            avg = np.mean([per[s][algo] for s in per if algo in per[s]])
+            assert float(rows[(LABEL_A, algo)][avg_col]) == pytest.approx(avg), (col, algo)
+        stat, pval = friedmanchisquare(*[[expected[s][a][idx] for s in (LABEL_A, LABEL_B)] for a in common])
+        if np.isfinite(stat):
+            assert float(rows[(LABEL_A, "fedavg")][stat_col]) == pytest.approx(stat), col
+            assert float(rows[(LABEL_A, "fedavg")][p_col]) == pytest.approx(pval), col
+    p = subproc("compare", *[x for ps in paths.values() for x in ps])
+    assert p.returncode == 0, p.stderr
+    assert f"### Setting: {LABEL_A}" in p.stdout and f"### Setting: {LABEL_B}" in p.stdout
+    assert "average fairness rank" in p.stdout and "Friedman test on the fairness ranks" in p.stdout
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def test_every_plot(runs, subproc, tmp_path):
+    def plot(kind, *args, size):
+        out = tmp_path / f"{kind}.png"
+        p = subproc("plot", kind, *args, "--out", out)
+        assert p.returncode == 0, (kind, p.stderr)
+        check_png(out, size)
+
+    plot("accuracy-hist", runs["A_alpha_fedavg_s0"], runs["A_fedavg_s0"], size=DOUBLE)
+    plot("sensitivity", runs["A_playerfl_s0"], size=SINGLE)
+    plot("sensitivity", runs["B_fedavg_s0"], "--stage", "final", size=SINGLE)  # logreg: one block, 1-D
+    plot("convergence", *[p for n, p in runs.items() if n.startswith("A_")], size=WIDE)
+    plot("convergence", *runs.values(), size=WIDE)  # three settings, evaluation gaps, one-shot markers
+    plot("alpha-tradeoff", runs["A_alpha_fedavg_s0"], size=DOUBLE)
+    plot("alpha-tradeoff", runs["B_alpha_fedavg_s0"], "--alphas", "1..5", "--sample-weighted", size=DOUBLE)
+    plot("gems-finetune", runs["C_gems_s0"], runs["C_average_s0"], size=SINGLE)
+    csv_path = tmp_path / "scaling.csv"
+    csv_path.write_text(_scaling_csv(runs))
+    plot("scaling", csv_path, size=DOUBLE)
+
+
+def _scaling_csv(runs):
+    """A scaling CSV in the format of jobs/local/scaling.sh, from the runs' /summary/seconds_per_round."""
+    t = [read(runs[f"A_fedavg_s{s}"])["seconds"] for s in (0, 1)]
+    return f"mode,ranks,clients,seconds_per_round\nstrong,1,4,{t[0]!r}\nstrong,2,4,{t[1]!r}\n"
+
+
+def test_reader_views_of_fedsilo_files(runs):
+    from analysis.plots import convergence_curves, default_alphas
+    from analysis.results import load_run
+
+    lr = load_run(runs["B_fedavg_s0"])
+    with h5py.File(runs["B_fedavg_s0"], "r") as f:
+        sens = np.asarray(f["sensitivity/round0"])
+        k = int(f.attrs["num_clients"])
+    assert lr.sensitivity["round0"].shape == (k, 1)  # [K] in the file when L = 1 is read as [K, 1]
+    np.testing.assert_array_equal(lr.sensitivity["round0"].reshape(-1), sens.reshape(-1))
+    xs, _, _ = convergence_curves([lr])
+    np.testing.assert_array_equal(xs, [0, 2])  # eval.every = 2: rounds 0 and 2 (the last)
+    a = load_run(runs["A_alpha_fedavg_s0"])
+    assert a.alpha == pytest.approx(ALPHA_A)
+    alphas = default_alphas(a.alpha)
+    assert alphas[0] <= ALPHA_A <= alphas[-1] and alphas[-1] >= 20
+
+
+METRICS = ("global_accuracy", "global_loss", "client_accuracy", "client_f1", "client_loss")
+
+
+def relayout(src, dst, per_round):
+    """Copy a results file with /rounds in either layout fedsilo has written: one row per round (NaN
+    evaluation entries in rounds not evaluated) or one row per evaluated round; the /summary values
+    that have a /rounds fallback are removed so that the fallbacks are used."""
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        g = f["rounds"]
+        t = int(f.attrs["num_rounds"])
+        data = {name: np.asarray(g[name][()], dtype=float) for name in g}
+        rnd = data["round"].astype(int)
+        evaluated = np.isfinite(data["client_accuracy"]).any(axis=1)
+        for name, old in data.items():
+            if per_round:
+                new = np.full((t,) + old.shape[1:], np.nan)
+                new[rnd] = old
+                if name not in METRICS:  # filled every round: the source's value, else the last one
+                    missing = np.setdiff1d(np.arange(t), rnd)
+                    new[missing] = old[-1]
+                if name == "round":
+                    new = np.arange(t, dtype=float)
+            else:
+                new = old[evaluated]
+            del g[name]
+            g[name] = new
+        del f["summary/seconds_per_round"]
+        del f["summary/client_accuracy"]
+        return np.asarray(g["seconds"][()])
+
+
+@pytest.mark.parametrize("per_round", [True, False], ids=["one-row-per-round", "evaluated-rows-only"])
+def test_both_rounds_layouts(runs, tmp_path, subproc, per_round):
+    """eval.every = 2 over 3 rounds: rounds 0 and 2 evaluated, in either /rounds layout."""
+    from analysis.plots import convergence_curves
+    from analysis.results import load_run
+
+    src = runs["B_fedavg_s0"]
+    dst = tmp_path / "relayout.h5"
+    seconds = relayout(src, dst, per_round)
+    run = load_run(str(dst))
+    assert run.rounds["client_accuracy"].shape[0] == (3 if per_round else 2)
+    xs, _, _ = convergence_curves([run])
+    np.testing.assert_array_equal(xs, [0, 2])
+    np.testing.assert_allclose(run.client_accuracy, read(src)["acc"])  # the last evaluated row
+    assert run.seconds_per_round == pytest.approx(float(np.median(seconds)))
+    out = tmp_path / "c.png"
+    p = subproc("plot", "convergence", dst, "--out", out)
+    assert p.returncode == 0, p.stderr
+    check_png(out, WIDE)
+    p = subproc("summary", "--format", "csv", dst)
+    assert p.returncode == 0, p.stderr
+    assert float(_csv(p.stdout)[0]["acc_mean"]) == pytest.approx(float(np.mean(read(src)["acc"])))
+
+
+# --------------------------------------------------------------------------- report
+
+
+def test_report(runs, subproc, tmp_path):
+    root = tmp_path / "runs"
+    root.mkdir()
+    for name, path in runs.items():
+        shutil.copy(path, root / f"{name}.h5")
+    (root / "scaling.csv").write_text(_scaling_csv(runs))
+    out = tmp_path / "report" / "report.md"
+    out.parent.mkdir()
+    p = subproc("report", root, "--out", out)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    for label in (LABEL_A, LABEL_B, LABEL_C):
+        assert f"### Setting: {label}" in text
+    # the summary row of one run holds its values, as computed from the file
+    ref = read(runs["A_playerfl_s1"])
+    row = next(l for l in text.splitlines() if "A_playerfl_s1.h5" in l)
+    assert f"{stats(ref['acc'])['mean']:.4f}" in row
+    links = [l.split("](", 1)[1].rstrip(")") for l in text.splitlines() if l.startswith("![")]
+    kinds = [os.path.basename(l).split("-")[1] for l in links]
+    assert {"convergence", "sensitivity", "accuracy", "alpha", "gems", "scaling"} <= set(kinds), links
+    assert kinds.count("convergence") == 3  # one per setting
+    for link, kind in zip(links, kinds):
+        check_png(out.parent / link, SIZE_OF_KIND[kind])
+    assert "not drawn" not in text
