@@ -255,15 +255,8 @@ void checkLabels(const Dataset& ds, int classes, const std::string& labelsPath) 
 
 DataBundle loadIdxFamily(const DataConfig& cfg) {
   const std::string& name = cfg.dataset;
-  std::string dir = cfg.dir;
-  if (dir.empty()) {
-    // Debian's dataset-fashion-mnist package installs here (PERF_BASELINE.md section 2). MNIST and
-    // EMNIST have no Debian package, hence no default.
-    if (name == "fashion_mnist")
-      dir = "/usr/share/datasets/fashion-mnist";
-    else
-      throw ConfigError(fmt("data.dir is required for dataset '", name, "' (directory with the IDX files)"));
-  }
+  const std::string dir = cfg.dir.empty() ? defaultDataDir(name) : cfg.dir;
+  if (dir.empty()) throw ConfigError(fmt("data.dir is required for dataset '", name, "' (directory with the IDX files)"));
   requireDir(dir, name);
   const std::string prefix = findPrefix(dir, cfg.file);
   const bool emnist = name == "emnist";

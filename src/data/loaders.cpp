@@ -31,6 +31,12 @@ const std::vector<std::pair<std::string, Loader>>& loaderTable() {
 
 }  // namespace
 
+std::string defaultDataDir(const std::string& dataset) {
+  // Debian's dataset-fashion-mnist package installs here (PERF_BASELINE.md section 2). MNIST and
+  // EMNIST have no Debian package, hence no default.
+  return dataset == "fashion_mnist" ? "/usr/share/datasets/fashion-mnist" : "";
+}
+
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed) {
   for (const auto& [name, load] : loaderTable()) {
     if (name != cfg.dataset) continue;

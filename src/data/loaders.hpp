@@ -35,6 +35,11 @@ IdxArray readIdx(const std::string& path);
 // datasets fill vocabulary (0 = "<pad>", 1 = "<unk>") and vocabSize (= vocabulary.size()).
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed);
 
+// The directory a dataset is read from when data.dir is empty, or "" if it has none (data.dir is
+// then required). The configuration parser resolves it into data.dir, so the results file's
+// `config` attribute names the directory actually read.
+std::string defaultDataDir(const std::string& dataset);
+
 // Reads a .npy file of integers (int8/16/32/64, uint8/16/32, little-endian, C order, 1-D) into int64.
 std::vector<std::int64_t> readNpyInts(const std::string& path);
 

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "data/loaders.hpp"
 #include "fl/algorithm.hpp"
 #include "io/reference_reader.hpp"
 #include "nn/presets.hpp"
@@ -307,6 +308,9 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   }
   std::map<std::string, std::string> values;
   for (const auto& [k, d] : defaults) values[k] = vm.count(k) ? vm[k].as<std::string>() : d;
+  // Fully resolved: an empty data.dir becomes the dataset's default directory (the one the loader
+  // reads), so the stored configuration and the --resume comparison name it.
+  if (trim(values["data.dir"]).empty()) values["data.dir"] = defaultDataDir(trim(values["dataset"]));
   out.config = toConfig(values);
   out.config.checkpoint.resume = vm.count("resume") != 0;
   out.config.resolvedIni = resolvedIni(values);

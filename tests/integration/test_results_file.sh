@@ -25,6 +25,7 @@ a = f.attrs
 check(a["algorithm"].decode() == "fedavg" and a["dataset"].decode() == "fashion_mnist", "string attributes")
 check(int(a["num_clients"]) == K and int(a["num_ranks"]) == 2 and int(a["seed"]) == 0, "integer attributes")
 check("[train]" in a["config"].decode() and "clients = 4" in a["config"].decode(), "resolved config text")
+check("\ndir = /usr/share/datasets/fashion-mnist\n" in a["config"].decode(), "config names the default data.dir read")
 check(a["format"].decode().startswith("fedsilo-results"), "format")
 for n in ("rank", "num_train", "num_val", "num_test"):
     check(f["clients/" + n].shape == (K,), "/clients/" + n)

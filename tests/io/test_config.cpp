@@ -93,6 +93,22 @@ TEST(Config, HelpListsEveryOptionWithDefault) {
   EXPECT_EQ(parseArguments({"--version"}).action, ParseOutcome::Action::Version);
 }
 
+TEST(Config, ResolvedConfigNamesTheDatasetsDefaultDirectory) {
+  // fashion_mnist without data.dir: the loader reads its default directory, and the stored
+  // configuration must say so.
+  const ExperimentConfig fm = parseArguments({}).config;
+  EXPECT_EQ(fm.data.dir, "/usr/share/datasets/fashion-mnist");
+  EXPECT_NE(fm.resolvedIni.find("[data]\n"), std::string::npos);
+  EXPECT_NE(fm.resolvedIni.find("\ndir = /usr/share/datasets/fashion-mnist\n"), std::string::npos) << fm.resolvedIni;
+  // Given explicitly (the same or another directory): kept as given.
+  EXPECT_EQ(parseArguments({"--data.dir", "/usr/share/datasets/fashion-mnist"}).config.resolvedIni, fm.resolvedIni);
+  EXPECT_EQ(parseArguments({"--data.dir", "/tmp/fm"}).config.data.dir, "/tmp/fm");
+  // A dataset without a default directory keeps it empty (its loader then asks for data.dir).
+  const ExperimentConfig mn = parseArguments({"--dataset", "mnist"}).config;
+  EXPECT_EQ(mn.data.dir, "");
+  EXPECT_NE(mn.resolvedIni.find("\ndir = \n"), std::string::npos);
+}
+
 TEST(Config, DryRunValidatesAndPrintsTheResolvedConfig) {
   const ParseOutcome o = parseArguments({"--dry-run", "--clients", "7"});
   EXPECT_EQ(o.action, ParseOutcome::Action::DryRun);
