@@ -4,10 +4,13 @@
 # Malformed input, fed to the real executable: more than 30 bad configurations (wrong types, out of
 # range or huge values, unknown and duplicated keys, broken INI lines, random bytes, a directory as
 # the config file, bad command lines) and bad data files (missing, empty or truncated IDX files, bad
-# magic, image/label mismatch, broken, mistyped or mis-sized partition.file .npy files, bad CSV).
-# Each must exit with its documented code (2 configuration, 3 data) and print exactly one
-# "fedsilo: error:" line that names the bad value, key or file. Every case runs under `timeout`, so
-# an input that is wrongly accepted fails here instead of training for minutes.
+# magic, image/label mismatch, broken, mistyped or mis-sized partition.file .npy files, bad CSV) and
+# bad HDF5 inputs (alpha_fedavg.reference files that are missing, empty, text, truncated, not
+# fedsilo's or mis-shaped; --resume checkpoints that are empty, text, truncated, a results file, not
+# fedsilo's or missing an array). Each must exit with its documented code (2 configuration, 3 data,
+# 1 an unreadable checkpoint) and print exactly one "fedsilo: error:" line that names the bad value,
+# key or file. Every case runs under `timeout`, so an input that is wrongly accepted fails here
+# instead of training for minutes.
 TEST_NAME=test_fuzz
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -217,6 +220,60 @@ datacase csv-text "text.csv.*abc|abc.*text.csv" "${C[@]}" --data.file "$WORK/tex
 datacase csv-ragged "ragged.csv" "${C[@]}" --data.file "$WORK/ragged.csv"
 datacase csv-no-label "nolabel.csv.*label" "${C[@]}" --data.file "$WORK/nolabel.csv"
 datacase csv-open-quote "quote.csv.*quote" "${C[@]}" --data.file "$WORK/quote.csv"
+
+# ---- HDF5 inputs: alpha_fedavg.reference (a configuration value, exit 2) and --resume checkpoints
+# (exit 1: an unreadable checkpoint is an HDF5 error, docs/hpc.md). The real files to break: a finished
+# results file, and a checkpoint left by a 4-round run stopped with SIGTERM after its first round.
+"$FEDSILO_EXE" --config "$GOOD" --output "$WORK/good.h5" >"$WORK/good.log" 2>&1 ||
+  die "the valid configuration failed: $(tail -3 "$WORK/good.log")"
+FEDSILO_FAULT=slow:rank=0,ms=300 "$FEDSILO_EXE" --config "$GOOD" --rounds 4 --output "$WORK/ck.h5" >"$WORK/ck.log" 2>&1 &
+pid=$!
+wait_for_line 'round +global_acc' "$WORK/ck.log" 120 "$pid" && kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 75 ] && [ -f "$WORK/ck.h5.ckpt" ] || die "no checkpoint to break (the stopped run exited $rc): $(tail -3 "$WORK/ck.log")"
+"$PY" - "$WORK" <<'PYEOF'
+import sys, shutil, h5py, numpy as np
+w = sys.argv[1]
+for src, dst in (("good.h5", "ref-truncated.h5"), ("ck.h5.ckpt", "truncated.ckpt")):
+    raw = open(f"{w}/{src}", "rb").read()
+    open(f"{w}/{dst}", "wb").write(raw[: len(raw) // 2])
+open(f"{w}/text.h5", "w").write("this is not an HDF5 file\n" * 20)
+open(f"{w}/zero.h5", "wb").close()
+with h5py.File(f"{w}/foreign.h5", "w") as f:  # valid HDF5, not written by fedsilo
+    f["data"] = np.arange(10.0)
+with h5py.File(f"{w}/twod.h5", "w") as f:
+    f["summary/client_accuracy"] = np.full((4, 2), 0.5)
+    f["clients/num_train"] = np.ones(4)
+with h5py.File(f"{w}/count.h5", "w") as f:
+    f["summary/client_accuracy"] = np.full(4, 0.5)
+    f["clients/num_train"] = np.ones(3)
+shutil.copy(f"{w}/ck.h5.ckpt", f"{w}/no-array.ckpt")
+with h5py.File(f"{w}/no-array.ckpt", "a") as f:
+    del f["replicated/driver/global"]  # the global model
+PYEOF
+refcase() {  # NAME PATTERN FILE: alpha_fedavg with FILE as its FedAvg reference
+  expect "$1" 2 "$2" --config "$GOOD" --algorithm alpha_fedavg --alpha_fedavg.reference "$3"
+}
+refcase ref-missing "nope.h5: cannot open" "$WORK/nope.h5"
+refcase ref-zero-bytes "zero.h5: cannot open" "$WORK/zero.h5"
+refcase ref-text "text.h5: cannot open" "$WORK/text.h5"
+refcase ref-truncated "ref-truncated.h5: cannot open" "$WORK/ref-truncated.h5"
+refcase ref-not-fedsilo "foreign.h5: no dataset /summary/client_accuracy" "$WORK/foreign.h5"
+refcase ref-2d "twod.h5: /summary/client_accuracy has 2 dimensions" "$WORK/twod.h5"
+refcase ref-count-mismatch "count.h5: 4 accuracies for 3 clients" "$WORK/count.h5"
+ckptcase() {  # NAME PATTERN FILE: --resume with FILE as the run's <output>.ckpt; FILE is left as it was
+  local name=$1 pattern=$2 src=$3
+  cp "$src" "$WORK/out-$name.h5.ckpt"
+  expect "$name" 1 "$pattern" --config "$GOOD" --rounds 4 --resume
+  cmp -s "$src" "$WORK/out-$name.h5.ckpt" || fail "$name: the checkpoint was changed or removed"
+}
+ckptcase ckpt-zero-bytes "out-ckpt-zero-bytes.h5.ckpt \(not an HDF5 file" "$WORK/zero.h5"
+ckptcase ckpt-text "out-ckpt-text.h5.ckpt \(not an HDF5 file" "$WORK/text.h5"
+ckptcase ckpt-truncated "out-ckpt-truncated.h5.ckpt \(not an HDF5 file" "$WORK/truncated.ckpt"
+ckptcase ckpt-results-file "out-ckpt-results-file.h5.ckpt has format 'fedsilo-results-1'" "$WORK/good.h5"
+ckptcase ckpt-not-fedsilo "out-ckpt-not-fedsilo.h5.ckpt: attribute 'format' missing" "$WORK/foreign.h5"
+ckptcase ckpt-no-array "out-ckpt-no-array.h5.ckpt has no array 'driver/global'" "$WORK/no-array.ckpt"
 
 log "$NCASES cases"
 ((NCASES >= 30)) || fail "only $NCASES cases"
