@@ -48,7 +48,7 @@ const std::vector<Opt>& coreOptions() {
       {"partition.shards_per_client", "2", "shards per client: N, or min,max for the unbalanced variant"},
       {"partition.file", "", ".npy of integer client ids, one per training sample (file scheme)"},
       {"partition.samples_per_client", "0", "keep at most this many samples per client (0 = all)"},
-      {"data.dir", "", "dataset directory (default: the dataset's standard location, e.g. /usr/share/datasets/fashion-mnist)"},
+      {"data.dir", "", "dataset directory"},  // help completed by helpText: the per-dataset default
       {"data.file", "", "data file for the csv and hdf5 datasets"},
       {"data.split", "0.8,0.1,0.1", "per-client train,val,test fractions (sum 1; zeros allowed: metrics needing that split are NaN)"},
       {"data.alpha", "1", "Synthetic(alpha, beta): alpha"},
@@ -79,6 +79,15 @@ const std::vector<Opt>& coreOptions() {
       {"checkpoint.every", "0", "write <output>.ckpt every N rounds (0: only on SIGTERM/SIGUSR1)"},
   };
   return opts;
+}
+
+// An option's help with its default spelled out where Boost shows none (an empty default string).
+std::string helpText(const std::string& key, const std::string& def, const std::string& help) {
+  if (key == "data.dir")
+    return help + " (default: the dataset's standard location: " + defaultDataDir("fashion_mnist") +
+           " for fashion_mnist; none for the other datasets, which need it)";
+  if (!def.empty() || help.find("(default:") != std::string::npos) return help;
+  return help + " (default: none)";
 }
 
 std::string sectionOf(const std::string& key) {
@@ -246,12 +255,13 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   po::options_description exp("Experiment options (INI: top-level keys, or key = value under [section])");
   std::vector<std::pair<std::string, std::string>> defaults;
   for (const auto& o : coreOptions()) {
-    exp.add_options()(o.key, po::value<std::string>()->default_value(o.def), o.help);
+    exp.add_options()(o.key, po::value<std::string>()->default_value(o.def), helpText(o.key, o.def, o.help).c_str());
     defaults.emplace_back(o.key, o.def);
   }
   po::options_description algo("Algorithm options");
   for (const auto& o : allAlgorithmOptions()) {
-    algo.add_options()(o.key.c_str(), po::value<std::string>()->default_value(o.defaultValue), o.help.c_str());
+    algo.add_options()(o.key.c_str(), po::value<std::string>()->default_value(o.defaultValue),
+                       helpText(o.key, o.defaultValue, o.help).c_str());
     defaults.emplace_back(o.key, o.defaultValue);
   }
   po::options_description all;

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "io/config_parser.hpp"
@@ -91,6 +93,38 @@ TEST(Config, HelpListsEveryOptionWithDefault) {
     EXPECT_NE(o.text.find(key), std::string::npos) << key;
   EXPECT_NE(o.text.find("0.05"), std::string::npos);
   EXPECT_EQ(parseArguments({"--version"}).action, ParseOutcome::Action::Version);
+}
+
+TEST(Config, HelpShowsADefaultForEveryOptionWithAValue) {
+  // Every "--key arg" entry shows its default: Boost's "(=value)", or, for an empty default (which
+  // Boost does not show), "(default: ...)" in the description.
+  const std::string help = parseArguments({"--help"}).text;
+  std::istringstream in(help.substr(0, help.find("\nAlgorithms:")));
+  std::vector<std::string> entries;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  --", 0) == 0 || line.rfind("  -", 0) == 0) entries.push_back(line);
+    else if (!entries.empty() && line.rfind("      ", 0) == 0) entries.back() += " " + line;
+  }
+  for (std::string& e : entries) {  // one space between words (Boost wraps and pads the descriptions)
+    std::string c;
+    for (char ch : e)
+      if (ch != ' ' || c.empty() || c.back() != ' ') c += ch;
+    e = c;
+  }
+  int withArg = 0;
+  std::map<std::string, std::string> byKey;  // "--key" -> its entry, wrapped lines joined
+  for (const std::string& e : entries) {
+    byKey[e.substr(1, e.find(' ', 1) - 1)] = e;
+    if (e.find(" arg") == std::string::npos || e.find("--config") != std::string::npos) continue;
+    ++withArg;
+    EXPECT_TRUE(e.find("(=") != std::string::npos || e.find("(default:") != std::string::npos) << e;
+  }
+  EXPECT_GT(withArg, 50);
+  for (const char* key : {"--partition.file", "--data.file", "--model.loss", "--alpha_fedavg.reference"})
+    EXPECT_NE(byKey[key].find("(default: "), std::string::npos) << key << ": " << byKey[key];
+  // data.dir names the per-dataset default directory.
+  EXPECT_NE(byKey["--data.dir"].find("/usr/share/datasets/fashion-mnist for fashion_mnist"), std::string::npos)
+      << byKey["--data.dir"];
 }
 
 TEST(Config, ResolvedConfigNamesTheDatasetsDefaultDirectory) {
