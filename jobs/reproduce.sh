@@ -1,50 +1,87 @@
 #!/usr/bin/env bash
-# Runs the papers' settings (configs/) at a size this 2-core machine can finish, then turns every
-# results file into one Markdown report (python3 -m analysis report). Each config's header states the
-# full-size settings; the reduced ones are the overrides below (say --full to use the configs as they are).
-#   bash jobs/reproduce.sh [--full] [--ranks N] [--seeds "0 1 2"] [--out DIR]
-# SLURM variant: bash jobs/reproduce.sh --slurm  writes the plan as a manifest, submits it as a job array
-# (jobs/sweep.sbatch, one task per run, FEDSILO_OUT = the output directory) and a report job that runs
-# after the whole array. --manifest only prints the plan.
+# Reruns the settings of docs/reproduction.md's tables (configs/) at a size this 2-core machine can
+# finish, then turns every results file into one Markdown report (python3 -m analysis report). Each
+# config's header states the paper's full-size settings, the file's own and the reduced ones used here
+# (the "reduced" column below; --full drops it and runs the configs as they are). Which table each line
+# reproduces, and the commands of the tables that need longer runs: docs/reproduction.md.
+#   bash jobs/reproduce.sh [--full] [--ranks N] [--seeds "0 1 2"] [--out DIR] [--manifest | --check | --slurm]
+# --seeds replaces every config's own seed list. --manifest prints the plan (one "CONFIG ALGORITHM SEED
+# [options]" line per run, the jobs/sweep.sbatch format); --check validates every planned command with
+# fedsilo --dry-run and exits (non-zero when one is rejected). The runs go through jobs/local/sweep.sh
+# (mpirun -n RANKS; finished runs are skipped, interrupted ones resumed: run the script again) into
+# DIR/<config>_<algorithm>_s<seed>[_<options>].h5, default DIR = out/reproduce. --slurm writes the plan as a
+# manifest, submits it as a job array (jobs/sweep.sbatch, FEDSILO_OUT = DIR) and a report job that runs
+# after the whole array. About 2 hours at 2 ranks without --full.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-FULL=0 RANKS=2 SEEDS="0 1 2" OUT=$ROOT/out/reproduce MANIFEST=0 SLURM=0
+FULL=0 RANKS=2 SEEDS="" OUT=$ROOT/out/reproduce MODE=run
 while [ $# -gt 0 ]; do
   case $1 in
     --full) FULL=1 ;;
     --ranks) RANKS=$2; shift ;;
     --seeds) SEEDS=$2; shift ;;
     --out) OUT=$2; shift ;;
-    --manifest) MANIFEST=1 ;;
-    --slurm) SLURM=1 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-    *) echo "reproduce.sh: unknown argument '$1' (expected --full, --ranks N, --seeds LIST, --out DIR, --manifest, --slurm)" >&2; exit 2 ;;
+    --manifest) MODE=manifest ;;
+    --check) MODE=check ;;
+    --slurm) MODE=slurm ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "reproduce.sh: unknown argument '$1' (expected --full, --ranks N, --seeds LIST, --out DIR, --manifest, --check, --slurm)" >&2; exit 2 ;;
   esac
   shift
 done
 
-# config | algorithms | reduced overrides (empty with --full)
+# config | algorithms | options every run needs | reduced overrides (dropped by --full) | seeds
+# The one-shot GEMS baselines need --rounds 1 where the config's rounds = 2 (neuron-wise GEMS).
 PLAN=(
-  "playerfl_fmnist_mlp.ini|playerfl playerfl_random fedavg local fedbabu fedprox ditto pfedme fedlp|--rounds 10"
-  "playerfl_fmnist.ini|playerfl playerfl_random fedavg local fedbabu fedprox ditto pfedme fedlp|"
-  "alpha_fedavg_fmnist_mlp.ini|fedavg alpha_fedavg qffl|--rounds 20"
-  "qffl_synthetic.ini|qffl fedavg alpha_fedavg fedfa|"
-  "gems_fmnist_logreg.ini|gems average ensemble oneshot_local global public_only|"
-  "gems_fmnist_mlp.ini|gems average ensemble oneshot_local global public_only|"
+  "playerfl_fmnist_mlp.ini|playerfl playerfl_random fedavg local fedbabu fedprox ditto pfedme fedlp|||0"
+  "playerfl_fmnist.ini|playerfl playerfl_random fedavg local fedbabu fedprox ditto pfedme fedlp|||0"
+  "alpha_fedavg_fmnist_mlp.ini|fedavg alpha_fedavg qffl||--rounds 5|1 2 3"
+  "qffl_synthetic.ini|qffl fedavg alpha_fedavg fedfa|||0 1 2 3 4"
+  "gems_fmnist_logreg.ini|gems average ensemble oneshot_local global public_only|||0 1 2 3 4"
+  "gems_fmnist_mlp.ini|gems|||0 1 2 3 4"
+  "gems_fmnist_mlp.ini|average ensemble oneshot_local global public_only|--rounds 1||0 1 2 3 4"
 )
 
 lines=()
 for entry in "${PLAN[@]}"; do
-  IFS='|' read -r cfg algs reduced <<<"$entry"
+  IFS='|' read -r cfg algs required reduced seeds <<<"$entry"
   [ "$FULL" = 1 ] && reduced=""
+  [ -n "$SEEDS" ] && seeds=$SEEDS
   for alg in $algs; do
-    for seed in $SEEDS; do
-      lines+=("configs/$cfg $alg $seed $reduced")
+    for seed in $seeds; do
+      read -r -a words <<<"configs/$cfg $alg $seed $required $reduced"  # drops the blanks of empty fields
+      lines+=("${words[*]}")
     done
   done
 done
-if [ "$MANIFEST" = 1 ]; then printf '%s\n' "${lines[@]}"; exit 0; fi
-if [ "$SLURM" = 1 ]; then
+
+# check_plan: fedsilo --dry-run on every distinct planned command (the seed does not change what parses).
+check_plan() {
+  local exe=${FEDSILO_EXE:-$ROOT/build/fedsilo} seen="" line cfg alg seed extra key bad=0 n=0 err
+  [ -x "$exe" ] || { echo "reproduce.sh: no fedsilo binary at $exe (bash jobs/setup.sh, or set FEDSILO_EXE)" >&2; return 2; }
+  for line in "${lines[@]}"; do
+    read -r cfg alg seed extra <<<"$line"
+    key="$cfg $alg $extra"
+    case "$seen" in *"|$key|"*) continue ;; esac
+    seen+="|$key|"
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    if ! err=$(cd "$ROOT" && "$exe" --config "$cfg" --algorithm "$alg" --seed "$seed" $extra --dry-run 2>&1 >/dev/null); then
+      echo "reproduce.sh: rejected: $line: $err" >&2
+      bad=1
+    fi
+  done
+  [ "$bad" = 0 ] && echo "reproduce.sh: all ${#lines[@]} planned runs parse ($n distinct commands checked with --dry-run)"
+  return "$bad"
+}
+
+case $MODE in
+  manifest) printf '%s\n' "${lines[@]}"; exit 0 ;;
+  check) check_plan; exit $? ;;
+esac
+
+if [ "$MODE" = slurm ]; then
+  if [ -x "${FEDSILO_EXE:-$ROOT/build/fedsilo}" ]; then check_plan; fi
   mkdir -p "$OUT"
   printf '%s\n' "${lines[@]}" >"$OUT/manifest"
   cd "$ROOT"
@@ -56,18 +93,17 @@ if [ "$SLURM" = 1 ]; then
 fi
 
 bash "$ROOT/jobs/setup.sh"
-# shellcheck source=jobs/env.sh
-source "$ROOT/jobs/env.sh"
+check_plan
 mkdir -p "$OUT"
+printf '%s\n' "${lines[@]}" >"$OUT/manifest"
 cd "$ROOT"
-for line in "${lines[@]}"; do
-  read -r cfg alg seed extra <<<"$line"
-  name=$(basename "$cfg" .ini)_${alg}_s$seed
-  if [ -f "$OUT/$name.h5" ]; then echo "== $name: done already"; continue; fi
-  echo "== $name"
-  # shellcheck disable=SC2086
-  mpirun -n "$RANKS" "$ROOT/build/fedsilo" --config "$cfg" --algorithm "$alg" --seed "$seed" --output "$OUT/$name.h5" $extra \
-    >"$OUT/$name.log" 2>&1 || { echo "   failed (see $OUT/$name.log)"; }
-done
+rc=0
+FEDSILO_OUT=$OUT FEDSILO_RANKS=$RANKS bash "$ROOT/jobs/local/sweep.sh" "$OUT/manifest" || rc=$?
+if [ "$rc" = 75 ]; then
+  echo "reproduce.sh: interrupted; run the same command again to continue" >&2
+  exit 75
+fi
+[ "$rc" = 0 ] || echo "reproduce.sh: some runs failed (see the lines above); the report covers the others" >&2
 /usr/bin/python3 -m analysis report "$OUT" --out "$OUT/report.md"
 echo "report: $OUT/report.md"
+exit "$rc"
