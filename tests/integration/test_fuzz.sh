@@ -2,15 +2,15 @@
 # label: integration
 # timeout: 900
 # Malformed input, fed to the real executable: more than 30 bad configurations (wrong types, out of
-# range or huge values, unknown and duplicated keys, broken INI lines, random bytes, a directory as
-# the config file, bad command lines) and bad data files (missing, empty or truncated IDX files, bad
-# magic, image/label mismatch, broken, mistyped or mis-sized partition.file .npy files, bad CSV) and
-# bad HDF5 inputs (alpha_fedavg.reference files that are missing, empty, text, truncated, not
-# fedsilo's or mis-shaped; --resume checkpoints that are empty, text, truncated, a results file, not
-# fedsilo's or missing an array). Each must exit with its documented code (2 configuration, 3 data,
-# 1 an unreadable checkpoint) and print exactly one "fedsilo: error:" line that names the bad value,
-# key or file. Every case runs under `timeout`, so an input that is wrongly accepted fails here
-# instead of training for minutes.
+# range or huge values, unknown and duplicated keys, broken INI lines, random bytes, a zero-byte
+# file, a directory as the config file, bad command lines), bad data files (missing, empty or
+# truncated IDX files, bad magic, image/label mismatch, broken, mistyped or mis-sized partition.file
+# .npy files, bad CSV) and bad HDF5 inputs (alpha_fedavg.reference files that are missing, empty,
+# text, truncated, not fedsilo's, mis-typed or mis-shaped; --resume checkpoints that are empty, text,
+# truncated, a results file, not fedsilo's or missing an array). Each must exit with its documented
+# code (2 configuration, 3 data, 1 an unreadable checkpoint) and print exactly one "fedsilo: error:"
+# line that names the bad value, key or file. Every case runs under `timeout`, so an input that is
+# wrongly accepted fails here instead of training for minutes.
 TEST_NAME=test_fuzz
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -132,6 +132,11 @@ mkdir -p "$WORK/a-directory.ini"
 # the run is short and the case fails fast)
 expect config-is-directory 2 "a-directory.ini" --config "$WORK/a-directory.ini" --rounds 1 --clients 2 \
   --partition.samples_per_client 20 --model.hidden 4
+# A zero-byte configuration file (a failed or interrupted write) is refused, not run as all defaults
+# (tiny settings on the command line again, so that a wrong acceptance fails fast).
+: >"$WORK/zero-bytes.ini"
+expect config-zero-bytes 2 "zero-bytes.ini" --config "$WORK/zero-bytes.ini" --rounds 1 --clients 2 \
+  --partition.samples_per_client 20 --model.hidden 4
 expect cli-unknown 2 "unrecognised option '--bogus'" --config "$WORK/clients-zero.ini" --bogus 1
 expect cli-missing-value 2 "'--clients' is missing" --no-output --clients
 
@@ -245,6 +250,9 @@ with h5py.File(f"{w}/foreign.h5", "w") as f:  # valid HDF5, not written by fedsi
 with h5py.File(f"{w}/twod.h5", "w") as f:
     f["summary/client_accuracy"] = np.full((4, 2), 0.5)
     f["clients/num_train"] = np.ones(4)
+with h5py.File(f"{w}/strings.h5", "w") as f:  # accuracies stored as strings
+    f["summary/client_accuracy"] = np.array([b"0.5", b"0.6", b"0.7", b"0.8"])
+    f["clients/num_train"] = np.ones(4)
 with h5py.File(f"{w}/count.h5", "w") as f:
     f["summary/client_accuracy"] = np.full(4, 0.5)
     f["clients/num_train"] = np.ones(3)
@@ -261,6 +269,7 @@ refcase ref-text "text.h5: cannot open" "$WORK/text.h5"
 refcase ref-truncated "ref-truncated.h5: cannot open" "$WORK/ref-truncated.h5"
 refcase ref-not-fedsilo "foreign.h5: no dataset /summary/client_accuracy" "$WORK/foreign.h5"
 refcase ref-2d "twod.h5: /summary/client_accuracy has 2 dimensions" "$WORK/twod.h5"
+refcase ref-strings "strings.h5.*client_accuracy" "$WORK/strings.h5"
 refcase ref-count-mismatch "count.h5: 4 accuracies for 3 clients" "$WORK/count.h5"
 ckptcase() {  # NAME PATTERN FILE: --resume with FILE as the run's <output>.ckpt; FILE is left as it was
   local name=$1 pattern=$2 src=$3
