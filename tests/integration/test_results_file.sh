@@ -64,6 +64,43 @@ check(f["sensitivity/final"].shape == (K, 2), "sensitivity final")
 print("h5py: all checks passed")
 PYEOF
 
+# docs/results.md and the file agree on every documented type: each table row's datasets (or root
+# attributes) with their type (no type: float64; int64, float32, string as written).
+"$PY" - "$out" "$FEDSILO_SOURCE_DIR/docs/results.md" <<'PYEOF' || fail "docs/results.md types differ from the file"
+import re, sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+group, checked, bad = None, 0, []
+for line in open(sys.argv[2]):
+    m = re.match(r"## (?:`(/[a-z_]+/)`|(Root attributes))", line)
+    if m:
+        group = m.group(1) or "@"
+        continue
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if group is None or len(cells) < 3 or not cells[0].startswith("`"):
+        continue
+    t = re.match(r"(int64|int32|float32|float64|string)\b", cells[1])
+    want = t.group(1) if t else "float64"
+    for name in re.findall(r"`([^`]+)`", cells[0]):
+        if group == "@":
+            obj = f.attrs[name] if name in f.attrs else None
+            got = None if obj is None else ("string" if isinstance(obj, bytes) else str(np.asarray(obj).dtype))
+        else:
+            path = group + name
+            if path not in f:
+                continue  # e.g. /data/vocabulary: only for token datasets
+            d = f[path]
+            got = "string" if d.dtype.kind == "S" else str(d.dtype)
+        checked += 1
+        if got != want:
+            bad.append(f"{group}{name}: docs say {want}, file has {got}")
+for b in bad:
+    print("   ", b)
+if checked < 40:
+    print("only", checked, "documented names found in the file"); sys.exit(1)
+print("docs/results.md: checked the types of", checked, "documented names against the file")
+sys.exit(1 if bad else 0)
+PYEOF
+
 # eval.every > 1: still one row per round; the rounds not evaluated (1 and 3 of 0..4; the last round
 # is always evaluated) have NaN evaluation entries, and every row has its weights, participation and
 # times. Rank 0 prints one line per round, with "-" for the accuracies of a round not evaluated.
