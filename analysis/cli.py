@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = pp.add_parser("sensitivity", help="per-client normalised cumulative federation sensitivity",
                       description="Per-client curves of Σ_{k<=l} s_k / s_1 over the layer blocks "
                                   "(/sensitivity/layers), log y-axis; a vertical line marks "
-                                  "/playerfl/split_layer when present.")
+                                  "/playerfl/split_layer when present ('split after fc1 (fc1 federated)').")
     r.add_argument("file", metavar="RUN.h5")
     r.add_argument("--stage", choices=["round0", "final"], default="round0",
                    help="/sensitivity/round0 (default) or /sensitivity/final")
@@ -200,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = pp.add_parser("gems-finetune", help="accuracy against public fine-tuning samples, per method",
                       description="Reads /gems/finetune/samples and /gems/finetune/accuracy of each file; one "
-                                  "line per method (root attribute algorithm), mean ± sd over runs.")
+                                  "line per method (root attribute algorithm), mean ± sd over runs, on a "
+                                  "symmetric-log sample axis (0, 100 and 1000 equally apart).")
     r.add_argument("files", nargs="+", metavar="FILE")
     plot_opts(r)
 
