@@ -11,7 +11,7 @@
 # (mpirun -n RANKS; finished runs are skipped, interrupted ones resumed: run the script again) into
 # DIR/<config>_<algorithm>_s<seed>[_<options>].h5, default DIR = out/reproduce. --slurm writes the plan as a
 # manifest, submits it as a job array (jobs/sweep.sbatch, FEDSILO_OUT = DIR) and a report job that runs
-# after the whole array. About 2 hours at 2 ranks without --full.
+# after the whole array. About 2-3 hours at 2 ranks without --full (CNN PLayer-FL and GEMS take most).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FULL=0 RANKS=2 SEEDS="" OUT=$ROOT/out/reproduce MODE=run
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     --manifest) MODE=manifest ;;
     --check) MODE=check ;;
     --slurm) MODE=slurm ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "reproduce.sh: unknown argument '$1' (expected --full, --ranks N, --seeds LIST, --out DIR, --manifest, --check, --slurm)" >&2; exit 2 ;;
   esac
   shift
