@@ -69,27 +69,20 @@ std::vector<IndexList> partitionDirichlet(const Dataset& ds, int K, double alpha
   return out;
 }
 
-// Shards (McMahan et al. 2017; unbalanced variant of alpha-FedAvg, ALGORITHMS.md section 5): stable
-// sort by label, cut into S near-equal shards, give client k c_k shards. c_k = min when min == max;
+// Shards (McMahan et al. 2017; unbalanced variant of alpha-FedAvg, ALGORITHMS.md section 5): every
+// shard holds ONE label (shardsByClass), client k gets c_k shards. c_k = min when min == max;
 // otherwise c_k ~ U{min..max}, then while sum c_k > S a uniformly chosen client with c_k > min gives
 // one back (so the total never exceeds S; unused shards stay unassigned). Shards are dealt from a
 // seeded permutation of the shard ids.
 std::vector<IndexList> partitionShards(const Dataset& ds, int K, const PartitionConfig& cfg, std::uint64_t seed) {
-  const Index n = ds.size();
   const int S = cfg.shards, lo = cfg.shardsPerClientMin, hi = cfg.shardsPerClientMax;
   if (S < 1) throw ConfigError(fmt("partition.shards must be >= 1, got ", S));
   if (lo < 1 || hi < lo)
     throw ConfigError(fmt("partition.shards_per_client must satisfy 1 <= min <= max, got ", lo, ",", hi));
-  if (static_cast<Index>(S) > n)
-    throw ConfigError(fmt("partition.shards = ", S, " exceeds the ", n, " training samples"));
   if (static_cast<long long>(K) * lo > S)
     throw ConfigError(fmt(K, " clients x ", lo, " shards each = ", static_cast<long long>(K) * lo,
                           " exceeds partition.shards = ", S, " (use fewer clients or more shards)"));
-  IndexList sorted(static_cast<std::size_t>(n));
-  std::iota(sorted.begin(), sorted.end(), Index{0});
-  std::stable_sort(sorted.begin(), sorted.end(), [&](Index a, Index b) {
-    return ds.labels[static_cast<std::size_t>(a)] < ds.labels[static_cast<std::size_t>(b)];
-  });
+  const std::vector<IndexList> shards = shardsByClass(ds.labels, classCount(ds), S);
   Rng rng(seed, -1, -1, Purpose::Partition);
   std::vector<int> count(static_cast<std::size_t>(K), lo);
   long long total = static_cast<long long>(K) * lo;
@@ -115,10 +108,9 @@ std::vector<IndexList> partitionShards(const Dataset& ds, int K, const Partition
   std::size_t next = 0;
   for (int k = 0; k < K; ++k) {
     for (int j = 0; j < count[static_cast<std::size_t>(k)]; ++j) {
-      const Index s = shardIds[next++];
-      const Index b = n * s / S, e = n * (s + 1) / S;
+      const IndexList& shard = shards[static_cast<std::size_t>(shardIds[next++])];
       auto& dst = out[static_cast<std::size_t>(k)];
-      dst.insert(dst.end(), sorted.begin() + b, sorted.begin() + e);
+      dst.insert(dst.end(), shard.begin(), shard.end());
     }
   }
   return out;
@@ -167,6 +159,54 @@ std::vector<IndexList> partitionNatural(const DataBundle& data, int K) {
 }
 
 }  // namespace
+
+std::vector<IndexList> shardsByClass(const std::vector<std::int32_t>& labels, int numClasses, int S) {
+  const std::size_t C = static_cast<std::size_t>(numClasses);
+  std::vector<IndexList> byClass(C);  // each class's indices, ascending (= a stable sort by label)
+  for (std::size_t i = 0; i < labels.size(); ++i) byClass[static_cast<std::size_t>(labels[i])].push_back(static_cast<Index>(i));
+  const Index n = static_cast<Index>(labels.size());
+  int present = 0;
+  for (const auto& c : byClass) present += c.empty() ? 0 : 1;
+  if (S < present)
+    throw ConfigError(fmt("partition.shards = ", S, " is fewer than the ", present,
+                          " labels present: every shard holds one label, so at least ", present, " shards are needed"));
+  if (static_cast<Index>(S) > n)
+    throw ConfigError(fmt("partition.shards = ", S, " exceeds the ", n, " training samples"));
+  // Shards per class: Hamilton (largest remainder) apportionment of S by class size, exact integer
+  // arithmetic; ties go to the lower label.
+  std::vector<Index> shardsOf(C, 0), rem(C, 0);
+  Index given = 0;
+  for (std::size_t c = 0; c < C; ++c) {
+    const Index q = static_cast<Index>(S) * static_cast<Index>(byClass[c].size());
+    shardsOf[c] = q / n;
+    rem[c] = q % n;
+    given += shardsOf[c];
+  }
+  std::vector<std::size_t> order(C);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rem[a] > rem[b]; });
+  for (std::size_t i = 0; given < S; ++i, ++given) ++shardsOf[order[i]];
+  // Every non-empty class gets a shard: taken, one at a time, from the class with the most shards
+  // (the lower label on ties), which has at least 2 because S >= the classes present.
+  for (std::size_t c = 0; c < C; ++c) {
+    if (byClass[c].empty() || shardsOf[c] > 0) continue;
+    const std::size_t from = static_cast<std::size_t>(std::max_element(shardsOf.begin(), shardsOf.end()) - shardsOf.begin());
+    --shardsOf[from];
+    shardsOf[c] = 1;
+  }
+  // Shard ids in label order; each class cut into near-equal contiguous pieces (sizes differ by at
+  // most 1). With class sizes that are multiples of n / S this is the plain cut of the label-sorted
+  // indices into S equal pieces.
+  std::vector<IndexList> out;
+  out.reserve(static_cast<std::size_t>(S));
+  for (std::size_t c = 0; c < C; ++c) {
+    const Index nc = static_cast<Index>(byClass[c].size()), m = shardsOf[c];
+    for (Index j = 0; j < m; ++j)
+      out.emplace_back(byClass[c].begin() + nc * j / m, byClass[c].begin() + nc * (j + 1) / m);
+  }
+  FEDSILO_ASSERT(out.size() == static_cast<std::size_t>(S));
+  return out;
+}
 
 std::vector<IndexList> partitionData(const DataBundle& data, int numClients, const PartitionConfig& cfg,
                                      std::uint64_t seed) {

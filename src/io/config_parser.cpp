@@ -44,7 +44,7 @@ const std::vector<Opt>& coreOptions() {
       {"train.weight_decay", "0", "L2 weight decay (>= 0)"},
       {"partition.scheme", "dirichlet", "iid | dirichlet | shards | labels | file | natural"},
       {"partition.alpha", "0.5", "Dirichlet concentration (> 0)"},
-      {"partition.shards", "200", "number of label-sorted shards (shards scheme)"},
+      {"partition.shards", "200", "number of shards, each of one label (shards scheme; >= the labels present)"},
       {"partition.shards_per_client", "2", "shards per client: N, or min,max for the unbalanced variant"},
       {"partition.file", "", ".npy of integer client ids, one per training sample (file scheme)"},
       {"partition.samples_per_client", "0", "keep at most this many samples per client (0 = all)"},

@@ -142,6 +142,83 @@ TEST(Partition, ShardsGiveAtMostMaxLabels) {
   EXPECT_NE(partitionData(b, 10, cfg, 5), p);
 }
 
+// Labels with the given class sizes, interleaved (sample i's label is not sorted).
+DataBundle withClassSizes(const std::vector<int>& sizes) {
+  std::vector<std::int32_t> y;
+  std::vector<int> left = sizes;
+  for (bool more = true; more;) {
+    more = false;
+    for (std::size_t c = 0; c < left.size(); ++c)
+      if (left[c] > 0) {
+        y.push_back(static_cast<std::int32_t>(c));
+        if (--left[c] > 0) more = true;
+      }
+  }
+  return bundleWithLabels(std::move(y), static_cast<int>(sizes.size()));
+}
+
+long labelsOf(const DataBundle& b, const IndexList& idx) {
+  const auto counts = b.train.labelCounts(idx);
+  return std::count_if(counts.begin(), counts.end(), [](Index x) { return x > 0; });
+}
+
+TEST(Partition, ShardsByClassHandValues) {
+  // Sizes 5, 3, 2 and S = 4: quotas 2.0, 1.2, 0.8 -> floors 2, 1, 0, the one left to the largest
+  // remainder (class 2): 2, 1, 1 shards; class 0's five indices cut 2 + 3.
+  const DataBundle b = withClassSizes({5, 3, 2});  // labels 0 1 2 0 1 2 0 1 0 0
+  const auto sh = shardsByClass(b.train.labels, 3, 4);
+  EXPECT_EQ(sh, (std::vector<IndexList>{{0, 3}, {6, 8, 9}, {1, 4, 7}, {2, 5}}));
+  // Sizes 97, 2, 1 and S = 3: largest remainder gives 3, 0, 0; every non-empty class gets one: 1, 1, 1.
+  const auto sh2 = shardsByClass(withClassSizes({97, 2, 1}).train.labels, 3, 3);
+  ASSERT_EQ(sh2.size(), 3u);
+  EXPECT_EQ(sh2[0].size(), 97u);
+  EXPECT_EQ(sh2[1].size(), 2u);
+  EXPECT_EQ(sh2[2].size(), 1u);
+  // An absent class gets no shard; fewer shards than labels present cannot keep one label per shard.
+  EXPECT_EQ(shardsByClass(withClassSizes({4, 0, 4}).train.labels, 3, 4).size(), 4u);
+  expectConfigError([&] { shardsByClass(b.train.labels, 3, 2); }, {"partition.shards = 2", "3 labels"});
+}
+
+TEST(Partition, ShardsEqualThePlainCutWhenClassSizesAreMultiples) {
+  // 10 classes of 120 (as FashionMNIST's 6000 per class with 200 or 1200 shards): shard s is exactly
+  // the s-th of S equal pieces of the label-sorted indices, as before shards respected classes.
+  const DataBundle b = balanced(1200, 10);
+  IndexList sorted(1200);
+  std::iota(sorted.begin(), sorted.end(), Index{0});
+  std::stable_sort(sorted.begin(), sorted.end(), [&](Index x, Index y) {
+    return b.train.labels[static_cast<std::size_t>(x)] < b.train.labels[static_cast<std::size_t>(y)];
+  });
+  for (int S : {10, 40, 120, 240}) {
+    const auto sh = shardsByClass(b.train.labels, 10, S);
+    ASSERT_EQ(sh.size(), static_cast<std::size_t>(S));
+    for (int s = 0; s < S; ++s)
+      EXPECT_EQ(sh[static_cast<std::size_t>(s)], IndexList(sorted.begin() + 1200 * s / S, sorted.begin() + 1200 * (s + 1) / S))
+          << "S = " << S << ", shard " << s;
+  }
+}
+
+TEST(Partition, ShardsRespectUnequalClassSizes) {
+  // Class sizes that are not multiples of n / S (1000 / 50 = 20): a plain cut of the label-sorted
+  // data would make shards spanning two labels, and clients with more labels than shards.
+  const DataBundle b = withClassSizes({37, 120, 5, 88, 250, 61, 99, 140, 13, 187});
+  for (const auto& sh : shardsByClass(b.train.labels, 10, 50)) EXPECT_EQ(labelsOf(b, sh), 1);
+  PartitionConfig cfg = scheme("shards");
+  cfg.shards = 50;
+  cfg.shardsPerClientMin = cfg.shardsPerClientMax = 2;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    const auto p = partitionData(b, 25, cfg, seed);
+    expectDisjointAscending(p, allIndices(1000));  // 25 x 2 = all 50 shards: complete
+    for (const auto& c : p) EXPECT_LE(labelsOf(b, c), 2) << "seed " << seed;
+    EXPECT_EQ(partitionData(b, 25, cfg, seed), p);  // a pure function of the seed
+  }
+  EXPECT_NE(partitionData(b, 25, cfg, 0), partitionData(b, 25, cfg, 1));
+  // The unbalanced variant: client k gets c_k in 1..4 shards, hence at most c_k <= 4 labels.
+  cfg.shardsPerClientMin = 1;
+  cfg.shardsPerClientMax = 4;
+  for (std::uint64_t seed = 0; seed < 20; ++seed)
+    for (const auto& c : partitionData(b, 12, cfg, seed)) EXPECT_LE(labelsOf(b, c), 4) << "seed " << seed;
+}
+
 TEST(Partition, UnbalancedShardsStayWithinBoundsAndTotal) {
   const DataBundle b = balanced(1000, 10);
   PartitionConfig cfg = scheme("shards");
