@@ -57,6 +57,35 @@ TEST(LayerValues, Dense2x2) {
   expectVec(r.dx, {7, 10});
 }
 
+TEST(LayerValues, Relu) {
+  ReluT<double> relu(Shape{3, 1, 1});
+  // Two samples (columns) of 3: x = (-2, 0, 0.25) and (3, -0.5, -0.0). y = max(0, x); dx = dy where
+  // y > 0, else 0 (also at the kink x = 0).
+  const auto r = runLayer(relu, {}, {-2, 0, 0.25, 3, -0.5, -0.0}, 2, {1, 2, 3, 4, 5, 6});
+  expectVec(r.y, {0, 0, 0.25, 3, 0, 0});
+  expectVec(r.dx, {0, 0, 3, 4, 0, 0});
+}
+
+TEST(LayerValues, DenseReluFused) {
+  // The Model's fused Dense -> ReLU pass. W = [[1, 2], [3, 4]], b = (0.5, -1), x = (1, -0.5):
+  // W x + b = (1 - 1 + 0.5, 3 - 2 - 1) = (0.5, 0), y = (0.5, 0). dy = (1, 2): dz = (1, 0) (the second
+  // output sits at the kink), dW = dz x^T = [[1, -0.5], [0, 0]], db = dz, dx = W^T dz = (1, 2).
+  DenseT<double> d(2, 2);
+  std::vector<double> params{1, 2, 3, 4, 0.5, -1}, grads(6, std::nan(""));
+  d.bind(params.data(), grads.data());
+  d.reserve(1);
+  const std::vector<double> x{1, -0.5}, dy{1, 2};
+  std::vector<double> y(2, std::nan("")), dx(2, std::nan(""));
+  CMapT<double> xm(x.data(), 2, 1), dym(dy.data(), 2, 1);
+  MapT<double> ym(y.data(), 2, 1), dxm(dx.data(), 2, 1);
+  d.forwardRelu(xm, ym);
+  expectVec(y, {0.5, 0});
+  CMapT<double> yc(y.data(), 2, 1);
+  d.backwardRelu(xm, yc, dym, &dxm);
+  expectVec(grads, {1, -0.5, 0, 0, 1, 0});
+  expectVec(dx, {1, 2});
+}
+
 TEST(LayerValues, Conv2x2On3x3) {
   Conv2DT<double> conv(1, 3, 3, 1, 2, 1, 0);
   ASSERT_EQ(conv.outputShape(), (Shape{1, 2, 2}));
