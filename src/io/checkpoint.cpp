@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "io/durable.hpp"
 #include "io/h5.hpp"
 
 namespace fedsilo {
@@ -262,10 +263,10 @@ void Checkpoint::commit() {
   committed_ = true;
   coordinated(comm_, [&] {
     if (!comm_.isRoot()) return;
-    // rename(2) replaces the old checkpoint atomically: a crash leaves the old or the new one.
-    std::error_code ec;
-    std::filesystem::rename(path_ + ".tmp", path_, ec);
-    if (ec) throw RuntimeError(fmt("checkpoint: cannot rename ", path_, ".tmp to ", path_, ": ", ec.message()));
+    // rename(2) replaces the old checkpoint atomically: a crash leaves the old or the new one; the
+    // data are fsynced first, so the new one is never published empty or torn.
+    const std::string err = durableRename(path_ + ".tmp", path_);
+    if (!err.empty()) throw RuntimeError(fmt("checkpoint: cannot publish ", path_, ".tmp as ", path_, ": ", err));
   });
 }
 

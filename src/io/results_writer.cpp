@@ -1,5 +1,7 @@
 #include "io/results_writer.hpp"
 
+#include "io/durable.hpp"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -74,15 +76,12 @@ void ResultsWriter::commit() {
   dxpl_.reset();
   lcpl_.reset();
   file_.reset();
-  int ok = 1;
-  if (comm_.isRoot()) {
-    std::error_code ec;
-    std::filesystem::rename(partial_, path_, ec);
-    ok = ec ? 0 : 1;
-  }
-  ok = comm_.allreduceMin(ok);
+  // Every rank's data are in the file after the collective close; fsync, then rename (durableRename).
+  std::string err;
+  if (comm_.isRoot()) err = durableRename(partial_, path_);
+  const int ok = comm_.allreduceMin(err.empty() ? 1 : 0);
   committed_ = true;
-  if (!ok) throw RuntimeError(fmt("output = ", path_, ": cannot rename ", partial_));
+  if (!ok) throw RuntimeError(fmt("output = ", path_, ": cannot publish ", partial_, comm_.isRoot() ? ": " + err : ""));
 }
 
 void ResultsWriter::closeKeepingPartial() {
