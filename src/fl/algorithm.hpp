@@ -30,6 +30,8 @@
 
 namespace fedsilo {
 
+class PersonalStore;  // fl/local.hpp
+
 // Read-only facts about the experiment, identical on every rank.
 struct FlContext {
   const ExperimentConfig& cfg;
@@ -135,6 +137,12 @@ class Algorithm {
   virtual bool evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const;
   // evalParams, with the global parameters copied into `out` when it returns false.
   void loadEvalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const;
+  // The per-client parameter vectors that persist across rounds (personal models, local layers), or
+  // nullptr. After each clientUpdate the driver checks the client's entry for NaN/Inf (as it checks
+  // the update it reduces), and when it drops a diverged update (fl.skip_diverged) it puts the entry
+  // back as it was before the round, so a dropped round leaves no trace in the client's state.
+  // Per-client state kept elsewhere must be undone by the algorithm itself.
+  virtual PersonalStore* personalStore() { return nullptr; }
   // After the last round, for every local client (FedBABU's head fine-tuning, ...).
   virtual void finishClient(ClientContext& c) { (void)c; }
   // Saves or restores everything that persists across rounds (checkpoint/restart): personal models,

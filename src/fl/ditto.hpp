@@ -20,6 +20,7 @@ class Ditto : public FedAvg {
     Algorithm::checkpoint(ar);
     ar.clientFloats("personal", personal_.all());
   }
+  PersonalStore* personalStore() override { return &personal_; }
   const PersonalStore& personal() const { return personal_; }
 
  private:

@@ -5,19 +5,30 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "core/timer.hpp"
 #include "data/loaders.hpp"
 #include "data/partition.hpp"
 #include "fl/fairness.hpp"
+#include "fl/local.hpp"
 #include "nn/presets.hpp"
 
 namespace fedsilo {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Throws the NumericError of a diverged client if block b of `v` holds a NaN or Inf.
+void requireFiniteBlock(const float* v, const LayerBlock& block, int client, int round, const char* what) {
+  const float* p = v + block.offset;
+  for (Index i = 0; i < block.size; ++i)
+    if (!std::isfinite(p[i]))
+      throw NumericError(fmt("client ", client, " round ", round, ": ", what, " of layer ", block.name, " contains ", p[i],
+                             " (set fl.skip_diverged = true to drop such updates)"));
 }
+}  // namespace
 
 Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm)
     : cfg_(cfg), comm_(comm), placement_(cfg.clients, comm.size()) {
@@ -185,6 +196,7 @@ RoundSummary Experiment::runRound(int round, RecordSink& sink) {
       alg_->rankUpdate(rc);
     });
   }
+  PersonalStore* personal = alg_->personalStore();
   coordinated(comm_, [&] {
     for (int k : selected) {
       if (!ctx.isLocal(k)) continue;
@@ -195,21 +207,22 @@ RoundSummary Experiment::runRound(int round, RecordSink& sink) {
       model_->setRandomContext(cfg_.seed, k, round);
       ClientContext cc{ctx, clients_[k], round, *model_, *trainer_, global_};
       ClientUpdate up;
+      // The client's persistent state as it was before this round, put back if the update is dropped.
+      std::optional<std::vector<float>> before;
+      if (personal && cfg_.fl.skipDiverged) before = personal->snapshot(k);
       try {
         alg_->clientUpdate(cc, up);
         FEDSILO_ASSERT(static_cast<int>(up.blockWeight.size()) == L, "algorithm sent ", up.blockWeight.size(), " block weights");
         FEDSILO_ASSERT(static_cast<int>(up.sums.size()) == S && static_cast<int>(up.payload.size()) == G);
         const float* v = up.vector ? up.vector : model_->params();
-        for (int b = 0; b < L; ++b) {
-          if (!reduced[b] || up.blockWeight[b] == 0.0) continue;
-          const float* p = v + ctx.blocks[b].offset;
-          for (Index i = 0; i < ctx.blocks[b].size; ++i)
-            if (!std::isfinite(p[i]))
-              throw NumericError(fmt("client ", k, " round ", round, ": update of layer ", ctx.blocks[b].name,
-                                     " contains ", p[i], " (set fl.skip_diverged = true to drop such updates)"));
-        }
+        for (int b = 0; b < L; ++b)
+          if (reduced[b] && up.blockWeight[b] != 0.0) requireFiniteBlock(v, ctx.blocks[b], k, round, "update");
+        // Every parameter the client keeps for later rounds (local layers too, which are never reduced).
+        if (const std::vector<float>* kept = personal ? personal->find(k) : nullptr)
+          for (int b = 0; b < L; ++b) requireFiniteBlock(kept->data(), ctx.blocks[b], k, round, "personal state");
       } catch (const NumericError& e) {
         if (!cfg_.fl.skipDiverged) throw;
+        if (personal) personal->restore(k, std::move(before));  // the dropped round leaves no trace
         std::fprintf(stderr, "fedsilo: warning: %s; update dropped (fl.skip_diverged)\n", e.what());
         participatedLocal[li] = -1.0;  // recorded as diverged
         continue;

@@ -33,6 +33,7 @@ class FedBabu : public FedAvg {
     Algorithm::checkpoint(ar);
     ar.clientFloats("personal", personal_.all());
   }
+  PersonalStore* personalStore() override { return &personal_; }
 
  private:
   FedBabuOptions opt_;

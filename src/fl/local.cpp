@@ -20,6 +20,16 @@ void PersonalStore::put(int client, const float* params, std::size_t n) {
   v.assign(params, params + n);
 }
 
+std::optional<std::vector<float>> PersonalStore::snapshot(int client) const {
+  const std::vector<float>* p = find(client);
+  return p ? std::optional<std::vector<float>>(*p) : std::nullopt;
+}
+
+void PersonalStore::restore(int client, std::optional<std::vector<float>> saved) {
+  if (saved) models_[client] = std::move(*saved);
+  else models_.erase(client);
+}
+
 std::vector<char> Local::reducedBlocks(const FlContext& ctx, int) const { return std::vector<char>(ctx.blocks.size(), 0); }
 
 void Local::setup(const FlContext&, std::vector<float>& global) { init_ = global; }

@@ -1,6 +1,7 @@
 // Local: no communication; every client trains its own model alone, for the same number of epochs
 // per round as the federated algorithms, starting from the shared initial model.
 #pragma once
+#include <optional>
 #include <unordered_map>
 
 #include "fl/algorithm.hpp"
@@ -17,6 +18,10 @@ class PersonalStore {
   std::size_t size() const { return models_.size(); }
   const std::unordered_map<int, std::vector<float>>& all() const { return models_; }
   std::unordered_map<int, std::vector<float>>& all() { return models_; }
+  // A copy of the client's entry (nullopt when it has none), and putting such a copy back (removing
+  // the entry when there was none): how the driver undoes a dropped update (fl.skip_diverged).
+  std::optional<std::vector<float>> snapshot(int client) const;
+  void restore(int client, std::optional<std::vector<float>> saved);
 
  private:
   std::unordered_map<int, std::vector<float>> models_;
@@ -35,6 +40,7 @@ class Local : public Algorithm {
     Algorithm::checkpoint(ar);
     ar.clientFloats("personal", personal_.all());
   }
+  PersonalStore* personalStore() override { return &personal_; }
 
  private:
   std::vector<float> init_;

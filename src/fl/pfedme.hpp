@@ -31,6 +31,7 @@ class PFedMe : public Algorithm {
     Algorithm::checkpoint(ar);
     ar.clientFloats("personal", personal_.all());
   }
+  PersonalStore* personalStore() override { return &personal_; }
 
  private:
   PFedMeOptions opt_;

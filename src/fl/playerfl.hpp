@@ -67,6 +67,7 @@ class PlayerFl : public Algorithm {
     Algorithm::checkpoint(ar);
     ar.clientFloats("personal", personal_.all());
   }
+  PersonalStore* personalStore() override { return &personal_; }
   void record(const FlContext& ctx, RecordSink& sink) const override;
 
   int split() const { return split_; }                 // federated blocks (0: not decided yet)

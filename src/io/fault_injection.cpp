@@ -1,6 +1,7 @@
 #include "io/fault_injection.hpp"
 
 #include <cstdlib>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -15,9 +16,10 @@ FaultPlan parseFaultPlan(const std::string& text) {
   const std::string kind = t.substr(0, colon);
   if (kind == "data") p.kind = FaultPlan::Kind::Data;
   else if (kind == "nan") p.kind = FaultPlan::Kind::Nan;
+  else if (kind == "inf") p.kind = FaultPlan::Kind::Inf;
   else if (kind == "io") p.kind = FaultPlan::Kind::Io;
   else if (kind == "slow") p.kind = FaultPlan::Kind::Slow;
-  else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": expected data:rank=R, nan:rank=R,round=T, io:rank=R,round=T or slow:rank=R,ms=M"));
+  else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": expected data:rank=R, nan:rank=R,round=T, inf:rank=R,round=T, io:rank=R,round=T or slow:rank=R,ms=M"));
   std::string rest = colon == std::string::npos ? "" : t.substr(colon + 1);
   while (!rest.empty()) {
     const auto comma = rest.find(',');
@@ -33,6 +35,12 @@ FaultPlan parseFaultPlan(const std::string& text) {
   }
   if (p.rank < 0) throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": needs rank=R with R >= 0"));
   return p;
+}
+
+double FaultPlan::divergentLr(int r) const {
+  if (on(Kind::Nan, r)) return 1e30;
+  if (on(Kind::Inf, r)) return std::numeric_limits<double>::infinity();
+  return 0.0;
 }
 
 FaultPlan faultPlanFromEnvironment() {

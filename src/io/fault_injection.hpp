@@ -9,6 +9,12 @@
 //                                       clients' losses become NaN/Inf in the real trainer
 //                                       (NumericError naming client and round, exit 1; with
 //                                       fl.skip_diverged = true their updates are dropped instead)
+//   FEDSILO_FAULT=inf:rank=R,round=T    from round T on, rank R trains with lr = +Inf: each step's
+//                                       loss is finite (computed before the step) but the step makes
+//                                       the parameters Inf/NaN, so with one step per round training
+//                                       ENDS with a diverged model and a finite loss, and only the
+//                                       driver's parameter checks can see it (fl.skip_diverged drops
+//                                       the update and undoes the client's personal state)
 //   FEDSILO_FAULT=io:rank=R,round=T     rank R fails while appending round T's rows to the results
 //                                       file, outside any coordinated region, as an HDF5 error on
 //                                       one rank would (main removes the partial file and aborts)
@@ -21,11 +27,13 @@
 namespace fedsilo {
 
 struct FaultPlan {
-  enum class Kind { None, Data, Nan, Io, Slow } kind = Kind::None;
+  enum class Kind { None, Data, Nan, Inf, Io, Slow } kind = Kind::None;
   int ms = 0;
   int rank = -1;
   int round = 0;
   bool on(Kind k, int r) const { return kind == k && rank == r; }
+  // The learning rate rank r trains with from `round` on under the nan or inf fault, or 0 (no change).
+  double divergentLr(int r) const;
 };
 
 // Parses FEDSILO_FAULT (unset or empty: no fault). ConfigError on a malformed value.

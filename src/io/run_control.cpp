@@ -235,7 +235,8 @@ int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
     cfg.data.dir = "/nonexistent/fedsilo-fault-injection";
     if (!cfg.data.file.empty()) cfg.data.file = cfg.data.dir + "/data";
   }
-  if (fault.on(FaultPlan::Kind::Nan, comm.rank()) && fault.round <= 0) cfg.train.lr = 1e30;
+  const double faultLr = fault.divergentLr(comm.rank());
+  if (faultLr != 0.0 && fault.round <= 0) cfg.train.lr = faultLr;
 
   // From here on SIGTERM/SIGUSR1 only set a flag; the run stops at the end of the current round.
   StopSignals signals;
@@ -324,7 +325,7 @@ int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
         std::fflush(stdout);
       }
       const int next = rs.round + 1;
-      if (fault.on(FaultPlan::Kind::Nan, comm.rank()) && next == fault.round) cfg.train.lr = 1e30;
+      if (faultLr != 0.0 && next == fault.round) cfg.train.lr = faultLr;
       if (fault.kind == FaultPlan::Kind::Slow && fault.ms > 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(fault.ms));
       if (next >= cfg.rounds) return true;  // a stop request now changes nothing: the run is done

@@ -7,7 +7,12 @@
 #    is keyed by (seed, client, round), so it is the same at 1, 2 and 4 ranks;
 #  * diverged updates with fl.skip_diverged = true: NaN on rank 1 from round 1 (FEDSILO_FAULT=nan,
 #    test-only) and honestly from --train.lr 1e6: the run completes, the diverged clients are recorded
-#    as participated = -1 with weight 0, the rest renormalise, the final model is finite.
+#    as participated = -1 with weight 0, the rest renormalise, the final model is finite;
+#  * a dropped client's persistent personal state (local, ditto, pfedme, playerfl's local layers) is
+#    not touched by the dropped round: FEDSILO_FAULT=inf (lr = +Inf from round 1 on rank 1, one step
+#    per round) ends training with a finite loss and non-finite parameters; the clients' final models
+#    must equal their models after round 0 (a 1-round run), and without fl.skip_diverged the NaN in
+#    Local's never-reduced parameters is an error naming client and round.
 TEST_NAME=test_participation
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -110,4 +115,55 @@ sys.exit(1 if bad else 0)
 PYEOF
   log "skip_diverged (--train.lr 1e6): checked"
 fi
+# ---- a dropped client's personal state is left as it was before the round ----------------------------
+# 4 clients on 2 ranks (rank 1: clients 2 and 3), 80 training samples each, batch 100: one SGD step per
+# round, so with lr = +Inf training ends with Inf/NaN parameters and a finite loss.
+PERS=("${TINY[@]}" --train.batch 100 --fl.skip_diverged true --output.client_models true)
+for alg in local ditto pfedme playerfl; do
+  extra=()
+  [ "$alg" = playerfl ] && extra=(--playerfl.split 1) # fc1 federated, fc2 local (never reduced)
+  A=("${PERS[@]}" --algorithm "$alg" "${extra[@]}")
+  RC=0
+  FEDSILO_FAULT=inf:rank=1,round=1 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${A[@]}" --rounds 3 --output "$WORK/pers-$alg.h5" \
+    >"$WORK/pers-$alg.log" 2>&1 || RC=$?
+  run "$WORK/pers1-$alg.log" 2 "${A[@]}" --rounds 1 --output "$WORK/pers1-$alg.h5" || continue
+  if [ "$RC" != 0 ]; then
+    fail "$alg: skip_diverged with lr = +Inf on rank 1: exit $RC"
+    tail -5 "$WORK/pers-$alg.log" >&2
+    continue
+  fi
+  if "$PY" - "$WORK/pers-$alg.h5" "$WORK/pers1-$alg.h5" "$alg" <<'PYEOF'; then
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f, h5py.File(sys.argv[2], "r") as f1:
+    p, models, after0 = f["rounds/participated"][()], f["model/clients"][()], f1["model/clients"][()]
+    loss = f["summary/client_loss"][()]
+    offsets = list(f["model/layers/offset"][()])
+alg, bad = sys.argv[3], []
+exp = np.ones_like(p)
+exp[1:, 2:] = -1  # rank 1's clients diverge from round 1 on and are dropped
+if not np.array_equal(p, exp): bad.append(f"participated = {p.tolist()}, expected {exp.tolist()}")
+# What each client keeps: the whole personal model, or PLayer-FL's local layers (fc2 on).
+kept = slice(offsets[1], None) if alg == "playerfl" else slice(None)
+for k in (2, 3):
+    if not np.all(np.isfinite(models[k])): bad.append(f"client {k}: final model is not finite")
+    if not np.array_equal(models[k][kept], after0[k][kept]):
+        bad.append(f"client {k}: personal state changed by the dropped rounds (differs from its state after round 0)")
+if not np.all(np.isfinite(loss)): bad.append(f"final client losses not finite: {loss.tolist()}")
+for m in bad: print("   ", m)
+sys.exit(1 if bad else 0)
+PYEOF
+    log "$alg: dropped rounds left the diverged clients' personal state as after round 0"
+  else
+    fail "$alg: a dropped client's personal state (above)"
+  fi
+done
+# Without fl.skip_diverged the same divergence is an error naming client and round, also for Local,
+# whose parameters are never reduced (only the personal-state check sees them).
+RC=0
+FEDSILO_FAULT=inf:rank=1,round=1 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${TINY[@]}" --train.batch 100 --algorithm local \
+  --rounds 3 --output "$WORK/pers-noskip.h5" >"$WORK/pers-noskip.log" 2>&1 || RC=$?
+[ "$RC" = 1 ] || fail "local, lr = +Inf without skip_diverged: exit $RC, expected 1"
+grep -qE "fedsilo: error: client 2 round 1: personal state of layer fc1 contains" "$WORK/pers-noskip.log" \
+  && log "local without skip_diverged: error names client 2, round 1 and the personal state" \
+  || fail "local without skip_diverged: no error naming client 2 round 1: $(grep -m1 error "$WORK/pers-noskip.log")"
 finish
