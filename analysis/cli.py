@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
 
     q = sp.add_parser("summary", formatter_class=fmt, help="one row per run: client accuracy/F1 statistics",
-                      description="One row per run (final round): mean, median, worst-10%% and best-10%% client "
+                      description="One row per run (final round): mean, median, worst-10% and best-10% client "
                                   "accuracy and macro-F1, population variance (1/K) and Jain's index of the "
                                   "client accuracies, efficiency (sample-weighted mean accuracy, n_k = "
                                   "num_train), global accuracy and seconds per round "
@@ -125,10 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     q = sp.add_parser("compare", formatter_class=fmt, help="PLayer-FL style table: algorithms over seeds",
                       description="Group runs by setting (dataset, model, clients, rounds and the data, "
                                   "partition, model, training and client-sampling options of the resolved "
-                                  "configuration; not algorithm, seed or algorithm options), then algorithm, "
-                                  "over seeds: median over seeds of the mean client score with a percentile "
-                                  "bootstrap 95%% CI, fairness (population variance across clients of the "
-                                  "per-client medians over seeds), IPR (%% of clients better than both their "
+                                  "configuration; not algorithm, seed or algorithm options), then algorithm "
+                                  "variant (runs of one algorithm that differ in its options, e.g. "
+                                  "'qffl (q=0)' and 'qffl (q=1)', are listed apart), over seeds: median over seeds of the mean client score with a percentile "
+                                  "bootstrap 95% CI, fairness (population variance across clients of the "
+                                  "per-client medians over seeds), IPR (% of clients better than both their "
                                   "Local and their FedAvg score; needs algorithm 'local' and 'fedavg' runs of "
                                   "the same setting), rank and fairness rank (lowest variance = 1) per setting, "
                                   "average ranks across settings and a Friedman test on each (>= 3 "
@@ -176,10 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
     plot_opts(r)
 
     r = pp.add_parser("convergence", help="mean and worst-10%% client accuracy per round",
-                      description="Mean (solid) and worst-10%% (dashed) client accuracy per evaluated round, "
-                                  "one colour per algorithm (per algorithm and setting when the files span "
-                                  "several settings); runs of one algorithm (seeds) are averaged; an "
-                                  "algorithm with one evaluated round is drawn as markers.")
+                      description="Mean (solid) and worst-10% (dashed) client accuracy per evaluated round, "
+                                  "one colour per algorithm variant (per variant and setting when the files "
+                                  "span several settings); runs of one variant (seeds) are averaged; a "
+                                  "variant with one evaluated round is drawn as markers.")
     r.add_argument("files", nargs="+", metavar="FILE")
     plot_opts(r)
 
@@ -200,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = pp.add_parser("gems-finetune", help="accuracy against public fine-tuning samples, per method",
                       description="Reads /gems/finetune/samples and /gems/finetune/accuracy of each file; one "
-                                  "line per method (root attribute algorithm), mean ± sd over runs, on a "
+                                  "line per method (algorithm variant: root attribute algorithm and the options "
+                                  "in which its runs differ), mean ± sd over runs, on a "
                                   "symmetric-log sample axis (0, 100 and 1000 equally apart).")
     r.add_argument("files", nargs="+", metavar="FILE")
     plot_opts(r)

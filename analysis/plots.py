@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import matplotlib
@@ -91,14 +92,16 @@ def accuracy_bins(values: np.ndarray, bins: int, margin: float = 0.08) -> Tuple[
 
 def accuracy_hist(runs: Sequence[Run], out: str, pdf: bool = False, bins: int = 20) -> List[str]:
     """Per-client final accuracy histogram (client counts) with a Gaussian KDE scaled to counts, runs
-    side by side (α-FedAvg Fig. 3 style)."""
+    side by side (α-FedAvg Fig. 3 style); titles name the algorithm variants (settings.variant_labels)."""
+    from .settings import variant_labels
+
     fig, axes = _figure(DOUBLE, ncols=len(runs))
     colours = _colours(len(runs))
     all_acc = np.concatenate([M.finite(r.client_accuracy) for r in runs] or [np.zeros(0)])
     edges, (lo, hi) = accuracy_bins(all_acc, bins)
     width = edges[1] - edges[0]
     ymax = 0.0
-    for ax, run, colour in zip(axes, runs, colours):
+    for ax, run, colour, name in zip(axes, runs, colours, variant_labels(runs)):
         a = M.finite(run.client_accuracy)
         counts, _, _ = ax.hist(a, bins=edges, color=colour, alpha=0.45, edgecolor="black", linewidth=0.6,
                                label=f"clients (K = {a.size})")
@@ -119,7 +122,7 @@ def accuracy_hist(runs: Sequence[Run], out: str, pdf: bool = False, bins: int = 
         if a.size:
             ax.axvline(float(np.mean(a)), color="black", linestyle="--", linewidth=1.3,
                        label=f"mean = {np.mean(a):.3f}")
-        ax.set_title(f"{run.algorithm} ({run.dataset}, seed {run.seed})\nvariance = {M.variance(a):.3g}, "
+        ax.set_title(legend_label(name, f"{run.dataset}, seed {run.seed}") + f"\nvariance = {M.variance(a):.3g}, "
                      f"worst 10% = {M.worst10(a):.3f}")
         ax.set_xlabel("final client test accuracy (fraction)")
         ax.set_ylabel(f"clients (count per bin of width {width:.3g})")
@@ -209,17 +212,24 @@ def sensitivity(run: Run, out: str, stage: str = "round0", pdf: bool = False) ->
 # --------------------------------------------------------------------------- convergence
 
 
+def legend_label(key: str, extra: str) -> str:
+    """``key`` with ``extra`` in its parentheses: "fedavg (extra)", "qffl (q=0; extra)"."""
+    return f"{key[:-1]}; {extra})" if key.endswith(")") else f"{key} ({extra})"
+
+
 def group_by_algorithm(runs: Sequence[Run]) -> Dict[str, List[Run]]:
-    """{legend key: runs}: one key per algorithm; "algorithm (setting)" when the runs span several
-    settings (settings.py), the setting shortened to the parts in which the settings differ."""
-    from .settings import setting_labels, short_labels
+    """{legend key: runs}: one key per algorithm variant (settings.variant_labels); "algorithm
+    (setting)" when the runs span several settings (settings.py), the setting shortened to the parts in
+    which the settings differ."""
+    from .settings import setting_labels, short_labels, variant_labels
 
     labels = setting_labels(runs)
     many = len(set(labels)) > 1
     short = short_labels(labels)
     groups: Dict[str, List[Run]] = {}
-    for label, r in sorted(zip(labels, runs), key=lambda x: (x[1].algorithm, x[0], x[1].seed, x[1].path)):
-        groups.setdefault(f"{r.algorithm} ({short[label]})" if many else r.algorithm, []).append(r)
+    order = sorted(zip(labels, variant_labels(runs), runs), key=lambda x: (x[1], x[0], x[2].seed, x[2].path))
+    for label, v, r in order:
+        groups.setdefault(legend_label(v, short[label]) if many else v, []).append(r)
     return groups
 
 
@@ -255,20 +265,21 @@ def convergence(runs: Sequence[Run], out: str, pdf: bool = False, title: Optiona
     for (key, rs), colour in zip(groups.items(), _colours(len(groups))):
         xs, means, worst = convergence_curves(rs)
         seeds = f"{len(rs)} seeds" if len(rs) > 1 else f"seed {rs[0].seed}"
-        key = key[:-1] + f", {seeds}" + ")" if key.endswith(")") else f"{key} ({seeds})"
+        key = legend_label(key, seeds)  # wrapped below, so that long variant labels leave the axes room
         if xs.size == 1:
             single = True
             ax.plot(xs, means, color=colour, linestyle="none", marker="o", markersize=9)
             ax.plot(xs, worst, color=colour, linestyle="none", marker="o", markersize=9, markerfacecolor="white",
                     markeredgewidth=2)
             handles.append(Line2D([], [], color=colour, linestyle="none", marker="o", markersize=9,
-                                  label=f"{key}, one evaluated round"))
+                                  label=textwrap.fill(f"{key}, one evaluated round", 60)))
             continue
         curves = True
         mk = "o" if len(xs) <= 30 else None
         ax.plot(xs, means, color=colour, linestyle="-", linewidth=2, marker=mk, markersize=4)
         ax.plot(xs, worst, color=colour, linestyle="--", linewidth=1.6, marker=mk, markersize=3)
-        handles.append(Line2D([], [], color=colour, linewidth=2, marker=mk, markersize=4, label=key))
+        handles.append(Line2D([], [], color=colour, linewidth=2, marker=mk, markersize=4,
+                              label=textwrap.fill(key, 60)))
     if curves:
         handles.append(Line2D([], [], color="black", linestyle="-", linewidth=2, label="mean over clients"))
         handles.append(Line2D([], [], color="black", linestyle="--", linewidth=1.6, label="worst 10% of clients"))
@@ -432,7 +443,7 @@ def gems_finetune(runs: Sequence[Run], out: str, pdf: bool = False, title: Optio
         all_x.update(xs.tolist())
         ys = np.array([np.mean(points[x]) for x in xs])
         sd = np.array([np.std(points[x]) for x in xs])
-        lbl = f"{key} ({len(rs)} runs, mean ± sd)" if len(rs) > 1 else f"{key} (seed {rs[0].seed})"
+        lbl = legend_label(key, f"{len(rs)} runs, mean ± sd" if len(rs) > 1 else f"seed {rs[0].seed}")
         ax.plot(xs, ys, color=colour, marker="o", linewidth=2, label=lbl)
         if len(rs) > 1:
             ax.fill_between(xs, ys - sd, ys + sd, color=colour, alpha=0.2)

@@ -12,8 +12,8 @@ import numpy as np
 
 from . import tables as T
 from .errors import InputError
-from .results import Run, load_run, normalise_algorithm
-from .settings import group_by_setting
+from .results import Run, load_run
+from .settings import baseline_variant, group_by_setting, group_by_variant
 
 SKIP_SUFFIXES = (".partial", ".ckpt")
 
@@ -102,12 +102,15 @@ def build_report(root: str, out: str, pdf: bool = False, stage: str = "round0") 
         lines.append(f"*{caption}.*\n")
 
     groups = group_by_setting(T.sort_runs(runs))
+    variants = group_by_variant(T.sort_runs(runs))  # {setting: {variant label: runs}}
+    variant_of = {id(r): v for by in variants.values() for v, rs in by.items() for r in rs}
     lines.append("# fedsilo results report\n")
     lines.append(f"Generated {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} from `{root}`: "
                  f"{len(runs)} run(s) in {len(groups)} setting(s), algorithms "
-                 f"{', '.join(sorted({r.algorithm for r in runs}))}. A setting is a dataset, model, number of "
+                 f"{', '.join(sorted(set(variant_of.values())))}. A setting is a dataset, model, number of "
                  f"clients and rounds with the data, partition, model, training and client-sampling options "
-                 f"(docs/analysis.md); tables and figures compare runs within one setting.\n")
+                 f"(docs/analysis.md); tables and figures compare runs within one setting. Runs of one algorithm that "
+                 f"differ in its options are distinct variants, labelled with the options in which they differ.\n")
     lines.extend(f"- {label}: {len(rs)} run(s)" for label, rs in groups.items())
     lines.append("")
     if skipped:
@@ -137,7 +140,7 @@ def build_report(root: str, out: str, pdf: bool = False, stage: str = "round0") 
 
     # round 0 sensitivity is measured after the first local training, before the algorithms differ much:
     # one figure per setting (a PLayer-FL run when there is one, for its split line); the final stage
-    # differs between algorithms: one figure per setting and algorithm. One-block models are left out.
+    # differs between algorithms: one figure per setting and algorithm variant. One-block models are left out.
     sens_runs: Dict[Tuple[str, str], Run] = {}
     one_block: List[str] = []
     for label, rs in groups.items():
@@ -146,48 +149,53 @@ def build_report(root: str, out: str, pdf: bool = False, stage: str = "round0") 
         if with_sens and not multi:
             one_block.append(label)
         for r in sorted(multi, key=lambda r: (r.split_layer is None, r.seed, r.path)):
-            key = (label, "" if stage == "round0" else r.algorithm)
+            key = (label, "" if stage == "round0" else variant_of[id(r)])
             sens_runs.setdefault(key, r)
     if sens_runs or one_block:
         lines.append("### Federation sensitivity\n")
         lines.append(f"Stage `{stage}` where present. " + (
             "One run per setting: a PLayer-FL run (with its split) when there is one, else the lowest seed."
-            if stage == "round0" else "One run per setting and algorithm, the lowest seed.") + "\n")
+            if stage == "round0" else "One run per setting and algorithm variant, the lowest seed.") + "\n")
         for (label, _), r in sens_runs.items():
             st = stage if stage in r.sensitivity else sorted(r.sensitivity)[0]
-            figure("sensitivity", f"{label}-{r.algorithm}-seed{r.seed}",
-                   f"Normalised cumulative sensitivity per client, {r.algorithm}, {label} (seed {r.seed}, {st})",
+            name = variant_of[id(r)]
+            figure("sensitivity", f"{label}-{name}-seed{r.seed}",
+                   f"Normalised cumulative sensitivity per client, {name}, {label} (seed {r.seed}, {st})",
                    P.sensitivity, r, stage=st)
         for label in one_block:
             lines.append(f"*{label}: the model has one layer block, so the normalised cumulative "
                          f"sensitivity is 1 for every client; no figure.*\n")
 
-    alpha_groups = {label: [r for r in rs if r.is_alpha_fedavg] for label, rs in groups.items()}
-    alpha_groups = {label: rs for label, rs in alpha_groups.items() if rs}
+    alpha_groups = {(label, v): [r for r in rs if r.is_alpha_fedavg]
+                    for label, by in variants.items() for v, rs in by.items()}
+    alpha_groups = {key: rs for key, rs in alpha_groups.items() if rs}
     if alpha_groups:
         pairs = []
-        for label, alpha_runs in alpha_groups.items():
+        for (label, v), alpha_runs in alpha_groups.items():
+            fed_runs, note = baseline_variant(variants[label], "fedavg")
             fed = {}
-            for r in groups[label]:
-                if normalise_algorithm(r.algorithm) == "fedavg":
-                    fed.setdefault(r.seed, r)
+            for r in fed_runs:
+                fed.setdefault(r.seed, r)
             pair = next(((r, fed[r.seed]) for r in alpha_runs if r.seed in fed), None)
             if pair:
-                pairs.append((label, pair))
+                pairs.append((label, v, pair))
+                if note and f"{label}: {note}" not in fig_notes:
+                    fig_notes.append(f"{label}: {note}")
         if pairs:
             lines.append("### α-FedAvg against FedAvg: per-client accuracy\n")
-            lines.append("Per setting, the first α-FedAvg run that has a FedAvg run of the same setting and seed.\n")
-            for label, (a, f) in pairs:
-                figure("accuracy-hist", f"{label}-seed{a.seed}",
-                       f"Final per-client accuracy, {a.algorithm} against {f.algorithm}, {label} (seed {a.seed})",
+            lines.append("Per setting and α-FedAvg variant, the first α-FedAvg run that has a FedAvg run of the "
+                         "same setting and seed.\n")
+            for label, v, (a, f) in pairs:
+                figure("accuracy-hist", f"{label}-{v}-seed{a.seed}",
+                       f"Final per-client accuracy, {v} against {variant_of[id(f)]}, {label} (seed {a.seed})",
                        P.accuracy_hist, [a, f])
         lines.append("### α-FedAvg efficiency/fairness trade-off\n")
-        lines.append("Per setting, the α-FedAvg run with the lowest seed. E(1) is the unweighted mean accuracy; "
-                     "the dotted line is the summary's sample-weighted efficiency.\n")
-        for label, alpha_runs in alpha_groups.items():
+        lines.append("Per setting and α-FedAvg variant, the run with the lowest seed. E(1) is the unweighted mean "
+                     "accuracy; the dotted line is the summary's sample-weighted efficiency.\n")
+        for (label, v), alpha_runs in alpha_groups.items():
             r = alpha_runs[0]
-            figure("alpha-tradeoff", f"{label}-seed{r.seed}",
-                   f"E(α) and J(α) from the final client accuracies of {r.algorithm}, {label} (seed {r.seed})",
+            figure("alpha-tradeoff", f"{label}-{v}-seed{r.seed}",
+                   f"E(α) and J(α) from the final client accuracies of {v}, {label} (seed {r.seed})",
                    P.alpha_tradeoff, r)
 
     gems_groups = {label: [r for r in rs if r.gems_finetune is not None] for label, rs in groups.items()}

@@ -8,11 +8,15 @@ output / bookkeeping options. The signature (docs/analysis.md, "Settings") is bu
 * the keys of the resolved configuration (root attribute ``config``) in the sections that define the
   data, the model and the training: SETTING_SECTIONS, less IGNORED_KEYS, and only the keys present in
   every run compared (files of older fedsilo versions lack newer keys).
+
+Within a setting, runs of one algorithm that differ in the algorithm options (the other sections but
+BOOKKEEPING_SECTIONS: [gems], [qffl], [playerfl], ...) are distinct *variants*, labelled
+"algorithm (key=value, ...)" (variant_labels); seeds of one variant pool.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .results import Run, normalise_algorithm
 
@@ -24,6 +28,8 @@ SETTING_SECTIONS = ("data", "partition", "model", "train", "fl")
 # keys of those sections that do not change the experiment: where the data files lie, and how clients
 # are placed on ranks (results are identical under either placement)
 IGNORED_KEYS = frozenset({"data.dir", "fl.placement"})
+# sections that are neither part of the setting nor algorithm options: they never define a variant
+BOOKKEEPING_SECTIONS = frozenset({"eval", "checkpoint", "output"})
 
 Signature = Tuple[Tuple[str, str], ...]
 
@@ -40,9 +46,11 @@ def _rounds(run: Run) -> str:
     return run.config_items.get("rounds", "?")
 
 
-def _config_keys(run: Run) -> Dict[str, str]:
-    return {k: v for k, v in run.config_items.items()
-            if k.split(".", 1)[0] in SETTING_SECTIONS and "." in k and k not in IGNORED_KEYS}
+def _config_keys(run: Run, setting: bool = True) -> Dict[str, str]:
+    """The "section.key" items of the setting sections (``setting``) or of the algorithm sections."""
+    return {k: v for k, v in run.config_items.items() if "." in k and k not in IGNORED_KEYS
+            and (k.split(".", 1)[0] in SETTING_SECTIONS) == setting
+            and k.split(".", 1)[0] not in BOOKKEEPING_SECTIONS}
 
 
 def signatures(runs: Sequence[Run]) -> List[Signature]:
@@ -109,3 +117,53 @@ def group_by_setting(runs: Sequence[Run]) -> Dict[str, List[Run]]:
     for label, r in sorted(zip(setting_labels(runs), range(len(runs))), key=lambda x: (x[0], x[1])):
         groups.setdefault(label, []).append(runs[r])
     return groups
+
+
+def variant_labels(runs: Sequence[Run]) -> List[str]:
+    """The variant label of each run, in the order given: its algorithm, followed by
+    "(key=value, ...)" when runs of that algorithm in one setting differ in algorithm options.
+
+    The keys listed for an algorithm are those (present in all of them) in which its runs differ within
+    some setting, so one variant has one label in every setting; keys are sorted and shown without
+    their section when no other listed key has the same name."""
+    options = [_config_keys(r, setting=False) for r in runs]
+    groups: Dict[Tuple[str, str], List[int]] = {}
+    for i, (r, s) in enumerate(zip(runs, setting_labels(runs))):
+        groups.setdefault((s, r.algorithm), []).append(i)
+    differing: Dict[str, set] = {}
+    for (_, algo), idx in groups.items():
+        common = set.intersection(*[set(options[i]) for i in idx])
+        differing.setdefault(algo, set()).update(k for k in common if len({options[i][k] for i in idx}) > 1)
+    out = []
+    for r, opts in zip(runs, options):
+        keys = sorted(differing[r.algorithm])
+        names = [k.split(".", 1)[1] for k in keys]
+        parts = [(n if names.count(n) == 1 else k) + "=" + (opts[k] or '""')
+                 for k, n in zip(keys, names) if k in opts]
+        out.append(f"{r.algorithm} ({', '.join(parts)})" if parts else r.algorithm)
+    return out
+
+
+def group_by_variant(runs: Sequence[Run]) -> Dict[str, Dict[str, List[Run]]]:
+    """{setting label: {variant label: runs}}, settings and variants sorted by label, runs in the order
+    given."""
+    groups: Dict[str, Dict[str, List[Run]]] = {}
+    for s, v, i in sorted(zip(setting_labels(runs), variant_labels(runs), range(len(runs)))):
+        groups.setdefault(s, {}).setdefault(v, []).append(runs[i])
+    return groups
+
+
+def baseline_variant(variants: Dict[str, List[Run]], algorithm: str) -> Tuple[List[Run], Optional[str]]:
+    """(runs, note) of the variant of ``algorithm`` (normalised name) that one setting's other runs are
+    compared against, among that setting's {variant label: runs}. With several variants it is the one
+    whose algorithm options most of the setting's other runs share (options an algorithm does not use
+    keep fedsilo's defaults there), ties by label, and the note says so; ([], None) without one."""
+    mine = {v: rs for v, rs in variants.items() if normalise_algorithm(rs[0].algorithm) == algorithm}
+    if len(mine) < 2:
+        return next(iter(mine.values()), []), None
+    opts = {v: _config_keys(rs[0], setting=False) for v, rs in mine.items()}
+    keys = {k for o in opts.values() for k in o if len({p.get(k) for p in opts.values()}) > 1}
+    others = [_config_keys(r, setting=False) for v, rs in variants.items() if v not in mine for r in rs]
+    best = max(sorted(mine), key=lambda v: sum(o.get(k) == opts[v].get(k) for o in others for k in keys))
+    return mine[best], (f"{len(mine)} {algorithm} variants in this setting ({'; '.join(sorted(mine))}); "
+                        f"{best} is used, the one whose options most other runs of the setting share")

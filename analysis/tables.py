@@ -12,7 +12,7 @@ import numpy as np
 
 from . import metrics as M
 from .results import Run, normalise_algorithm
-from .settings import group_by_setting, setting_labels
+from .settings import baseline_variant, group_by_variant, setting_labels, variant_labels
 
 # --------------------------------------------------------------------------- rendering helpers
 
@@ -89,12 +89,13 @@ SUMMARY_COLUMNS: List[Tuple[str, str, str]] = [
 ]
 
 
-def summary_row(run: Run, setting: str = "") -> Dict[str, object]:
+def summary_row(run: Run, setting: str = "", variant: Optional[str] = None) -> Dict[str, object]:
+    """``variant``: the label in the algorithm column (settings.variant_labels), the algorithm if None."""
     acc, f1 = run.client_accuracy, run.client_f1
     row: Dict[str, object] = {
         "setting": setting,
         "file": run.path,
-        "algorithm": run.algorithm,
+        "algorithm": run.algorithm if variant is None else variant,
         "dataset": run.dataset,
         "seed": run.seed,
         "clients": int(run.client_accuracy.size),
@@ -115,8 +116,8 @@ def sort_runs(runs: Sequence[Run]) -> List[Run]:
 
 
 def summary_rows(runs: Sequence[Run]) -> List[Dict[str, object]]:
-    """One row per run, sorted by setting (settings.py), algorithm, seed and file."""
-    rows = [summary_row(r, label) for r, label in zip(runs, setting_labels(runs))]
+    """One row per run, sorted by setting (settings.py), algorithm variant, seed and file."""
+    rows = [summary_row(r, s, v) for r, s, v in zip(runs, setting_labels(runs), variant_labels(runs))]
     return sorted(rows, key=lambda row: (row["setting"], row["algorithm"], row["seed"], row["file"]))
 
 
@@ -147,7 +148,7 @@ BASELINES = ("local", "fedavg")
 class CompareRow:
     setting: str  # settings.py label of the group
     dataset: str
-    algorithm: str
+    algorithm: str  # variant label (settings.variant_labels)
     seeds: List[int]
     median: float
     ci_low: float
@@ -159,10 +160,7 @@ class CompareRow:
     fairness_rank: float = float("nan")
     average_fairness_rank: float = float("nan")
     notes: List[str] = field(default_factory=list)
-
-    @property
-    def is_baseline(self) -> bool:
-        return normalise_algorithm(self.algorithm) in BASELINES
+    is_baseline: bool = False  # a local or fedavg variant: no IPR
 
 
 Friedman = Tuple[float, float, List[str], List[str], Optional[str]]
@@ -248,26 +246,23 @@ def _median_ipr(client_meds: Optional[np.ndarray], baselines: Dict[str, List[Run
 
 def compare(runs: Sequence[Run], metric: str = "accuracy", ipr_mode: str = "paired",
             resamples: int = M.BOOTSTRAP_RESAMPLES, bootstrap_seed: int = M.BOOTSTRAP_SEED) -> CompareResult:
-    """Group runs by setting (settings.py), then algorithm, and compute the PLayer-FL table columns
-    (ALGORITHMS.md §1.3, §1.5); settings are the blocks of the ranks and the Friedman tests."""
+    """Group runs by setting, then algorithm variant (settings.py), and compute the PLayer-FL table
+    columns (ALGORITHMS.md §1.3, §1.5); settings are the blocks of the ranks and the Friedman tests."""
     notes: List[str] = []
-    groups: Dict[str, Dict[str, List[Run]]] = {}
-    for setting, rs in group_by_setting(sort_runs(runs)).items():
-        for r in rs:
-            groups.setdefault(setting, {}).setdefault(r.algorithm, []).append(r)
+    groups = group_by_variant(sort_runs(runs))
 
     rows: List[CompareRow] = []
     table: Dict[str, Dict[str, float]] = {}
     fair_table: Dict[str, Dict[str, float]] = {}
     for setting, by_algo in groups.items():
-        baselines = {b: [r for a, rs in by_algo.items() if normalise_algorithm(a) == b for r in rs]
-                     for b in BASELINES}
+        chosen = {b: baseline_variant(by_algo, b) for b in BASELINES}
+        baselines = {b: rs for b, (rs, _) in chosen.items()}
         for algo, rs in by_algo.items():
             row_notes: List[str] = []
             seeds = [r.seed for r in rs]
             if len(set(seeds)) != len(seeds):
-                row_notes.append("several files share a seed (runs that differ only in algorithm options "
-                                 "are pooled); each file counts as one run")
+                row_notes.append("several files of this variant share a seed (reruns, or runs that differ "
+                                 "only in options that define no variant); each file counts as one run")
             per_run = np.array([M.mean(_values(r, metric)) for r in rs])
             med = M.median(per_run)
             lo, hi = M.bootstrap_median_ci(per_run, resamples=resamples, seed=bootstrap_seed)
@@ -281,17 +276,21 @@ def compare(runs: Sequence[Run], metric: str = "accuracy", ipr_mode: str = "pair
                                  "seeds of each run's variance")
 
             ipr = float("nan")
-            if normalise_algorithm(algo) in BASELINES:
+            is_baseline = normalise_algorithm(rs[0].algorithm) in BASELINES
+            if is_baseline:
                 pass  # PLayer-FL leaves Local and FedAvg out of the IPR table
             elif not baselines["local"] or not baselines["fedavg"]:
                 missing = [b for b in BASELINES if not baselines[b]]
                 row_notes.append(f"IPR not computed: no {' and no '.join(missing)} run of this setting")
-            elif ipr_mode == "paired":
-                ipr = _paired_ipr(rs, baselines, metric, row_notes)
             else:
-                ipr = _median_ipr(client_meds, baselines, metric, row_notes)
+                row_notes.extend(note for _, note in chosen.values() if note)
+                if ipr_mode == "paired":
+                    ipr = _paired_ipr(rs, baselines, metric, row_notes)
+                else:
+                    ipr = _median_ipr(client_meds, baselines, metric, row_notes)
 
-            rows.append(CompareRow(setting, rs[0].dataset, algo, seeds, med, lo, hi, fair, ipr, notes=row_notes))
+            rows.append(CompareRow(setting, rs[0].dataset, algo, seeds, med, lo, hi, fair, ipr, notes=row_notes,
+                                   is_baseline=is_baseline))
             table.setdefault(setting, {})[algo] = med
             fair_table.setdefault(setting, {})[algo] = fair
 
@@ -347,7 +346,9 @@ def render_compare(res: CompareResult, fmt_name: str = "markdown", heading_level
             if res.ipr_mode == "paired" else "per-client medians over seeds, as PLayer-FL's code")
     out = [f"{h} Comparison by algorithm ({what})\n",
            f"Runs are grouped by setting (dataset, model, clients, rounds and the data, partition, model, "
-           f"training and client-sampling options; see docs/analysis.md), then by algorithm; seeds are pooled. "
+           f"training and client-sampling options; see docs/analysis.md), then by algorithm variant (runs of "
+           f"one algorithm that differ in its options are listed apart, with the options in which they "
+           f"differ); seeds are pooled. "
            f"Median over seeds of each run's mean {what}, with a 95% percentile bootstrap CI of that median "
            f"({res.resamples} resamples, numpy seed {res.bootstrap_seed}). Fairness = population variance "
            f"across clients of the per-client medians over seeds (lower is fairer). IPR = % of clients "

@@ -61,10 +61,8 @@ def _plan():
     return plan
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """{name: path} of the fedsilo results files, all in one directory (two runs at a time)."""
-    d = tmp_path_factory.mktemp("fedsilo_runs")
+def run_all(d, plan):
+    """Run fedsilo once per {name: arguments}, two at a time, writing d/<name>.h5; {name: path}."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
@@ -78,7 +76,13 @@ def runs(tmp_path_factory):
         return name, str(out)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, _plan().items()))
+        return dict(pool.map(one, plan.items()))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """{name: path} of the fedsilo results files, all in one directory."""
+    return run_all(tmp_path_factory.mktemp("fedsilo_runs"), _plan())
 
 
 def _csv(text):
