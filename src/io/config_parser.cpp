@@ -310,6 +310,10 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
         throw ConfigError(fmt("config = ", path, ": is a directory, expected an INI file"));
       std::ifstream in(path);
       if (!in) throw ConfigError(fmt("config = ", path, ": cannot open the configuration file"));
+      // A zero-byte file is what a failed or interrupted write leaves: refuse it rather than run
+      // every default (a file of comments only is a deliberate choice and is accepted).
+      if (in.peek() == std::ifstream::traits_type::eof())
+        throw ConfigError(fmt("config = ", path, ": the file is empty (0 bytes), expected an INI file"));
       po::store(po::parse_config_file(in, fileOpts, false), vm);
     }
     po::notify(vm);

@@ -20,6 +20,10 @@ std::vector<double> readVector(hid_t file, const std::string& path, const std::s
   h5::Handle s(H5Dget_space(d), H5Sclose, "space " + path);
   const int nd = H5Sget_simple_extent_ndims(s);
   if (nd != 1) throw ConfigError(fmt("alpha_fedavg.reference = ", fileName, ": ", path, " has ", nd, " dimensions, expected 1"));
+  h5::Handle t(H5Dget_type(d), H5Tclose, "type " + path);
+  const H5T_class_t cls = H5Tget_class(t);
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+    throw ConfigError(fmt("alpha_fedavg.reference = ", fileName, ": ", path, " is not numeric (expected float64 or int64)"));
   hsize_t n = 0;
   H5Sget_simple_extent_dims(s, &n, nullptr);
   std::vector<double> v(static_cast<std::size_t>(n));
