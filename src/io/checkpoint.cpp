@@ -78,6 +78,10 @@ std::string readStringAttribute(hid_t obj, const std::string& file, const char* 
 std::int64_t readIntAttribute(hid_t obj, const std::string& file, const char* name) {
   if (H5Aexists(obj, name) <= 0) throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' missing"));
   h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose, fmt("open checkpoint attribute ", name));
+  h5::Handle type(H5Aget_type(a), H5Tclose, "attribute type");
+  h5::Handle space(H5Aget_space(a), H5Sclose, "attribute space");
+  if (H5Tget_class(type) != H5T_INTEGER || H5Sget_simple_extent_npoints(space) != 1)
+    throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' is not an integer scalar"));
   std::int64_t v = 0;
   h5::check(H5Aread(a, H5T_NATIVE_INT64, &v), fmt("read checkpoint attribute ", name));
   return v;
@@ -238,6 +242,9 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path, const Comm
     i.partialSize = readIntAttribute(f, path, "partial_size");
     i.numClients = readIntAttribute(f, path, "num_clients");
     i.numRanks = readIntAttribute(f, path, "num_ranks");
+    if (i.nextRound < 0 || i.rows < 0)
+      throw RuntimeError(fmt("checkpoint ", path, ": next_round = ", i.nextRound, " and rows = ", i.rows,
+                             " (expected counts >= 0)"));
     if (i.numClients != placement.numClients())
       throw ConfigError(fmt("--resume: ", path, " holds ", i.numClients, " clients, the configuration has ",
                             placement.numClients()));

@@ -165,7 +165,7 @@ class RoundRecorder final : public RecordSink {
     }
   }
 
-  void load(StateArchive& ar, const std::string& names, std::uint64_t rows) {
+  void load(StateArchive& ar, const std::string& file, const std::string& names, std::uint64_t rows) {
     const int first = placement_.first(comm_.rank()), mine = placement_.count(comm_.rank());
     std::istringstream in(names);
     std::string line;
@@ -177,7 +177,8 @@ class RoundRecorder final : public RecordSink {
       if (kind != 'c') {
         std::vector<double>& v = scalars_[name];
         ar.doubles("rounds/" + name, v);
-        FEDSILO_ASSERT(v.size() == rows, "checkpoint: /rounds/", name, " has ", v.size(), " rows, expected ", rows);
+        if (v.size() != rows)
+          throw RuntimeError(fmt("checkpoint ", file, ": array rounds/", name, " has ", v.size(), " rows, expected ", rows));
         continue;
       }
       std::unordered_map<int, std::vector<double>> m;
@@ -186,7 +187,8 @@ class RoundRecorder final : public RecordSink {
       out.assign(rows, std::vector<double>(static_cast<std::size_t>(mine), 0.0));
       for (int i = 0; i < mine; ++i) {
         const auto it = m.find(first + i);
-        FEDSILO_ASSERT(it != m.end() && it->second.size() == rows, "checkpoint: /rounds/", name, " lacks client ", first + i);
+        if (it == m.end() || it->second.size() != rows)
+          throw RuntimeError(fmt("checkpoint ", file, ": array rounds/", name, " lacks ", rows, " rows of client ", first + i));
         for (std::uint64_t t = 0; t < rows; ++t) out[t][static_cast<std::size_t>(i)] = it->second[t];
       }
     }
@@ -257,7 +259,17 @@ int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
     if (resume) {
       from = Checkpoint::open(ckptPath, comm, placement);
       // Before loading any data: a mismatch fails fast.
-      coordinated(comm, [&] { checkResumable(from->info().config, cfg.resolvedIni, ckptPath); });
+      coordinated(comm, [&] {
+        checkResumable(from->info().config, cfg.resolvedIni, ckptPath);
+        // One results row per finished round: counters that disagree were not written by fedsilo
+        // (or were edited), and resuming from them would mix rounds.
+        if (from->info().rows != from->info().nextRound)
+          throw RuntimeError(fmt("checkpoint ", ckptPath, ": next_round = ", from->info().nextRound, " and rows = ",
+                                 from->info().rows, " disagree (one results row per finished round)"));
+        if (from->info().nextRound > cfg.rounds)
+          throw RuntimeError(fmt("checkpoint ", ckptPath, ": next_round = ", from->info().nextRound,
+                                 " is past the configuration's rounds = ", cfg.rounds));
+      });
     }
     Experiment exp(cfg, comm);
     if (from) from->usePlacement(exp.placement());
@@ -266,7 +278,7 @@ int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
     CheckpointInfo resumed;
     if (from) {
       exp.checkpoint(*from);
-      recorder.load(*from, from->info().roundNames, static_cast<std::uint64_t>(from->info().rows));
+      recorder.load(*from, ckptPath, from->info().roundNames, static_cast<std::uint64_t>(from->info().rows));
       resumed = from->info();
       from.reset();  // collective close
       // Re-open the partial results only if it was closed cleanly at exactly this checkpoint (a stop

@@ -259,6 +259,16 @@ with h5py.File(f"{w}/count.h5", "w") as f:
 shutil.copy(f"{w}/ck.h5.ckpt", f"{w}/no-array.ckpt")
 with h5py.File(f"{w}/no-array.ckpt", "a") as f:
     del f["replicated/driver/global"]  # the global model
+# Edited round counters (the stopped run finished 1 round: next_round = rows = 1).
+for name, attrs in (("past-end", {"next_round": 1000, "rows": 1000}), ("negative", {"next_round": -3, "rows": -3}),
+                    ("rows-disagree", {"rows": 7}), ("rows-missing", {"next_round": 3, "rows": 3})):
+    shutil.copy(f"{w}/ck.h5.ckpt", f"{w}/{name}.ckpt")
+    with h5py.File(f"{w}/{name}.ckpt", "a") as f:
+        for k, v in attrs.items():
+            f.attrs[k] = np.int64(v)
+shutil.copy(f"{w}/ck.h5.ckpt", f"{w}/string-round.ckpt")
+with h5py.File(f"{w}/string-round.ckpt", "a") as f:
+    f.attrs["next_round"] = np.bytes_("1")
 PYEOF
 refcase() {  # NAME PATTERN FILE: alpha_fedavg with FILE as its FedAvg reference
   expect "$1" 2 "$2" --config "$GOOD" --algorithm alpha_fedavg --alpha_fedavg.reference "$3"
@@ -283,6 +293,14 @@ ckptcase ckpt-truncated "out-ckpt-truncated.h5.ckpt \(not an HDF5 file" "$WORK/t
 ckptcase ckpt-results-file "out-ckpt-results-file.h5.ckpt has format 'fedsilo-results-1'" "$WORK/good.h5"
 ckptcase ckpt-not-fedsilo "out-ckpt-not-fedsilo.h5.ckpt: attribute 'format' missing" "$WORK/foreign.h5"
 ckptcase ckpt-no-array "out-ckpt-no-array.h5.ckpt has no array 'driver/global'" "$WORK/no-array.ckpt"
+ckptcase ckpt-past-end "out-ckpt-past-end.h5.ckpt: next_round = 1000 is past the configuration's rounds = 4" \
+  "$WORK/past-end.ckpt"
+ckptcase ckpt-negative-round "out-ckpt-negative-round.h5.ckpt: next_round = -3 and rows = -3 \\(expected counts >= 0" \
+  "$WORK/negative.ckpt"
+ckptcase ckpt-rows-disagree "out-ckpt-rows-disagree.h5.ckpt: next_round = 1 and rows = 7 disagree" "$WORK/rows-disagree.ckpt"
+ckptcase ckpt-rows-missing "out-ckpt-rows-missing.h5.ckpt: array rounds/.* rows" "$WORK/rows-missing.ckpt"
+ckptcase ckpt-string-round "out-ckpt-string-round.h5.ckpt: attribute 'next_round' is not an integer scalar" \
+  "$WORK/string-round.ckpt"
 
 log "$NCASES cases"
 ((NCASES >= 30)) || fail "only $NCASES cases"
