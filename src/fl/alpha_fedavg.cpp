@@ -53,6 +53,9 @@ std::vector<OptionSpec> alphaFedAvgOptions() {
       {"alpha_fedavg.weighted", "false", "sample-weighted variant p_k ~ n_k^(1/alpha) a_k^(1/alpha-1) (unconfirmed)"},
       {"alpha_fedavg.alpha_max", "5",
        "alpha used when every alpha meets E_T (target below E(inf), the harmonic mean of the accuracies)"},
+      {"alpha_fedavg.accuracy_floor", "1e-6",
+       "reported accuracies are clamped to [accuracy_floor, 1] before the weights and the alpha search (the paper's "
+       "clamp is not known; at 1e-6 one report of 0 can take almost all the weight for alpha > 1)"},
       {"alpha_fedavg.verify_samples", "0",
        "accuracy-report check (section 3.4): samples of each client's val split shared with the server (0: off)"},
       {"alpha_fedavg.verify_tolerance", "0.2", "a report further than this from the server's check is a strike"},
@@ -96,6 +99,10 @@ AlphaFedAvgOptions AlphaFedAvgOptions::parse(const ExperimentConfig& cfg) {
   o.searchRound = static_cast<int>(v.getInt("alpha_fedavg.search_round", 1, 100000000));
   o.weighted = v.getBool("alpha_fedavg.weighted");
   o.alphaMax = v.getDouble("alpha_fedavg.alpha_max", 1.0, 1e6);
+  o.accuracyFloor = v.getDouble("alpha_fedavg.accuracy_floor", kAccuracyFloor, 1.0);
+  if (!(o.accuracyFloor < 1.0))
+    throw ConfigError(fmt("alpha_fedavg.accuracy_floor = ", v.raw("alpha_fedavg.accuracy_floor"),
+                          ": expected a value in [1e-6, 1)"));
   o.verifySamples = static_cast<int>(v.getInt("alpha_fedavg.verify_samples", 0, 100000000));
   o.verifyTolerance = v.getDouble("alpha_fedavg.verify_tolerance", 0.0, 1.0);
   o.verifyStrikes = static_cast<int>(v.getInt("alpha_fedavg.verify_strikes", 1, 100000000));
@@ -160,7 +167,10 @@ void AlphaFedAvg::setup(const FlContext& ctx, std::vector<float>& global) {
                        std::vector<double>(static_cast<std::size_t>(K_), kNaN));
 }
 
-void AlphaFedAvg::runSearch(const std::vector<double>& acc, const std::vector<double>& w, double target) {
+void AlphaFedAvg::runSearch(const std::vector<double>& reported, const std::vector<double>& w, double target) {
+  std::vector<double> acc(reported);
+  for (double& a : acc)
+    if (std::isfinite(a)) a = std::max(a, opt_.accuracyFloor);
   search_ = searchAlpha(acc, target, w);
   target_ = target;
   switch (search_.outcome) {
@@ -202,7 +212,7 @@ double AlphaFedAvg::clientWeight(int k, int round, double reported) const {
   if (round == 0 || !alphaKnown_) return numTrain_[k];  // FedAvg until α is known
   // a_k^(1/α-1) (eq. 6, unnormalised) or n_k^(1/α) a_k^(1/α-1); the reduction's Σ_k w_k normalises.
   const double beta = 1.0 / alpha_;
-  double w = alphaFairWeight(reported, alpha_);
+  double w = alphaFairWeight(std::max(reported, opt_.accuracyFloor), alpha_);
   if (opt_.weighted) w *= std::pow(numTrain_[k], beta);
   if (!std::isfinite(w))
     throw NumericError(fmt("alpha_fedavg: client ", k, " round ", round, ": weight ", w, " for accuracy ", reported,

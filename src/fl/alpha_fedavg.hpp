@@ -40,6 +40,7 @@ struct AlphaFedAvgOptions {
   int searchRound = 1;
   bool weighted = false;
   double alphaMax = 5.0;                     // α used when every α meets E_T (target below E(∞))
+  double accuracyFloor = kAccuracyFloor;     // reports are clamped to [floor, 1] before weighting ([I])
   int verifySamples = 0;                     // 0: no verification
   double verifyTolerance = 0.2;
   int verifyStrikes = 3;

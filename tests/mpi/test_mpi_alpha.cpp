@@ -127,6 +127,30 @@ TEST(AlphaFedAvg, WeightsFollowTheAlphaFairFormula) {
   }
 }
 
+TEST(AlphaFedAvg, AccuracyFloorBoundsTheWeightOfLowReports) {
+  // With alpha_fedavg.accuracy_floor = 0.6, a report below 0.6 weighs as 0.6 would.
+  const ExperimentConfig cfg = tinyConfig(
+      "alpha_fedavg", {"--alpha_fedavg.alpha", "2", "--rounds", "3", "--alpha_fedavg.accuracy_floor", "0.6"});
+  Communicator world = Communicator::world();
+  Experiment exp(cfg, world);
+  test::MemorySink sink;
+  exp.run(sink);
+  const auto& reports = dynamic_cast<AlphaFedAvg&>(exp.algorithm()).reportHistory();
+  const auto& rows = sink.rows.at("weight");
+  int below = 0;
+  for (int t = 1; t < 3; ++t) {
+    std::vector<double> floored = reports[t];
+    for (double& a : floored) {
+      below += a < 0.6 ? 1 : 0;
+      a = std::max(a, 0.6);
+    }
+    const auto w = world.allgatherv(rows[t]);
+    const auto p = alphaFairWeights(floored, 2.0);
+    for (int k = 0; k < 8; ++k) EXPECT_NEAR(w[k], p[k], 1e-12) << "round " << t << " client " << k;
+  }
+  EXPECT_GT(below, 0) << "no report fell below the floor: the test no longer exercises it";
+}
+
 TEST(AlphaFedAvg, ReferenceSearchRunsBeforeTraining) {
   const std::string ref = "0.9,0.8,0.85,0.4,0.95,0.7,0.6,0.9";
   const ExperimentConfig cfg = tinyConfig("alpha_fedavg", {"--alpha_fedavg.reference_accuracy", ref, "--rounds", "1"});
