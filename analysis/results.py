@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -115,9 +116,10 @@ class Run:
         keep = np.isfinite(rows).any(axis=1)
         return rnd[keep], rows[keep]
 
-    @property
+    @cached_property
     def config_items(self) -> Dict[str, str]:
-        """The root attribute ``config`` (INI text) as {"key" or "section.key": value}."""
+        """The root attribute ``config`` (INI text) as {"key" or "section.key": value}; parsed once per
+        run (settings and variants read it for every grouping). Read-only by convention."""
         return parse_config(self.config)
 
     @property
