@@ -99,8 +99,9 @@ AlphaFedAvgOptions AlphaFedAvgOptions::parse(const ExperimentConfig& cfg) {
   o.searchRound = static_cast<int>(v.getInt("alpha_fedavg.search_round", 1, 100000000));
   o.weighted = v.getBool("alpha_fedavg.weighted");
   o.alphaMax = v.getDouble("alpha_fedavg.alpha_max", 1.0, 1e6);
-  o.accuracyFloor = v.getDouble("alpha_fedavg.accuracy_floor", kAccuracyFloor, 1.0);
-  if (!(o.accuracyFloor < 1.0))
+  // One range check with one message (getDouble's own range would say [1e-06, 1], admitting 1).
+  o.accuracyFloor = v.getDouble("alpha_fedavg.accuracy_floor", -1e300, 1e300);
+  if (!(o.accuracyFloor >= kAccuracyFloor && o.accuracyFloor < 1.0))
     throw ConfigError(fmt("alpha_fedavg.accuracy_floor = ", v.raw("alpha_fedavg.accuracy_floor"),
                           ": expected a value in [1e-6, 1)"));
   o.verifySamples = static_cast<int>(v.getInt("alpha_fedavg.verify_samples", 0, 100000000));

@@ -42,4 +42,7 @@ check_case missing_config 2 "/nonexistent.ini" --config /nonexistent.ini
 check_case bad_split 2 "data.split" --data.split 0.5,0.6,0.1
 check_case bad_placement 2 "fl.placement = racks" --fl.placement racks
 check_case bad_global_shard 2 "gems.global_shard" --algorithm global --rounds 1 --gems.global_shard -1
+check_case bad_gems_init 2 "gems.init = random" --algorithm average --rounds 1 --gems.init random
+check_case bad_accuracy_floor 2 "alpha_fedavg.accuracy_floor" --algorithm alpha_fedavg --alpha_fedavg.accuracy_floor 1
+check_case tiny_accuracy_floor 2 "alpha_fedavg.accuracy_floor" --algorithm alpha_fedavg --alpha_fedavg.accuracy_floor 1e-9
 finish
