@@ -5,9 +5,9 @@
 
 #include "comm/communicator.hpp"
 #include "fl/experiment.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "io/results_writer.hpp"
-#include "io/run_control.hpp"
+#include "app/run_control.hpp"
 
 extern "C" void openblas_set_num_threads(int);
 

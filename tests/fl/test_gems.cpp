@@ -10,7 +10,7 @@
 #include "fl/gems.hpp"
 #include "fl/gems_math.hpp"
 #include "fl/oneshot.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "nn/presets.hpp"
 
 using namespace fedsilo;

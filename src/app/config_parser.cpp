@@ -1,4 +1,4 @@
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 
 #include <boost/program_options.hpp>
 #include <cmath>

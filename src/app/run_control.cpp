@@ -1,4 +1,4 @@
-#include "io/run_control.hpp"
+#include "app/run_control.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -8,12 +8,12 @@
 #include "core/timer.hpp"
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
-#include "io/fault_injection.hpp"
+#include "app/fault_injection.hpp"
 
 #include <chrono>
 #include <thread>
 #include "io/results_writer.hpp"
-#include "io/signals.hpp"
+#include "app/signals.hpp"
 
 namespace fedsilo {
 

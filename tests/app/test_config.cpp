@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "support/test_support.hpp"
 
 using namespace fedsilo;

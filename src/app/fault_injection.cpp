@@ -1,4 +1,4 @@
-#include "io/fault_injection.hpp"
+#include "app/fault_injection.hpp"
 
 #include <cstdlib>
 #include <limits>
