@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -13,7 +12,6 @@
 #include "data/loaders.hpp"
 #include "fl/algorithm.hpp"
 #include "io/reference_reader.hpp"
-#include "nn/presets.hpp"
 
 namespace po = boost::program_options;
 
@@ -22,17 +20,18 @@ namespace fedsilo {
 namespace {
 
 struct Opt {
-  const char* key;
-  const char* def;
-  const char* help;
+  std::string key;
+  std::string def;
+  std::string help;
 };
 
-// Every experiment option with its default (as text) and meaning. Keep docs/cli.md in step.
+// Every experiment option with its default (as text) and meaning. Keep docs/cli.md in step. The
+// enumerated options list their values from the one table of each enumeration (core/config.hpp).
 const std::vector<Opt>& coreOptions() {
   static const std::vector<Opt> opts = {
       {"algorithm", "fedavg", "federated algorithm (see --help list below)"},
-      {"dataset", "fashion_mnist", "fashion_mnist | mnist | emnist | cifar10 | leaf | synthetic | csv | hdf5 | sequence"},
-      {"model", "mlp", "model preset: mlp | logreg | svm | cnn_mcmahan | cnn_playerfl | lstm"},
+      {"dataset", "fashion_mnist", joinNames<DatasetKind>(" | ")},
+      {"model", "mlp", "model preset: " + joinNames<ModelPreset>(" | ")},
       {"clients", "10", "number of clients K (>= 1)"},
       {"rounds", "20", "number of communication rounds (>= 1)"},
       {"seed", "0", "experiment seed (>= 0); every random stream is keyed by (seed, client, round, purpose)"},
@@ -42,7 +41,7 @@ const std::vector<Opt>& coreOptions() {
       {"train.lr", "0.05", "learning rate (> 0)"},
       {"train.momentum", "0", "SGD momentum in [0, 1)"},
       {"train.weight_decay", "0", "L2 weight decay (>= 0)"},
-      {"partition.scheme", "dirichlet", "iid | dirichlet | shards | labels | file | natural"},
+      {"partition.scheme", "dirichlet", joinNames<PartitionScheme>(" | ")},
       {"partition.alpha", "0.5", "Dirichlet concentration (> 0)"},
       {"partition.shards", "200", "number of shards, each of one label (shards scheme; >= the labels present)"},
       {"partition.shards_per_client", "2", "shards per client: N, or min,max for the unbalanced variant"},
@@ -62,7 +61,7 @@ const std::vector<Opt>& coreOptions() {
       {"data.classes", "0", "sequence: number of classes (0 = default)"},
       {"model.hidden", "200,200", "mlp hidden layer widths"},
       {"model.dropout", "0", "dropout probability after hidden layers, in [0, 1)"},
-      {"model.loss", "", "loss override: cross_entropy | hinge | focal (default: the preset's)"},
+      {"model.loss", "", "loss override: " + joinNames<LossKind>(" | ") + " (default: the preset's)"},
       {"model.focal_gamma", "2", "focal loss gamma (>= 0)"},
       {"model.embed_dim", "32", "lstm: embedding dimension"},
       {"model.lstm_hidden", "64", "lstm: hidden units per layer"},
@@ -71,8 +70,8 @@ const std::vector<Opt>& coreOptions() {
       {"fl.dropout", "0", "probability that a selected client drops out of a round, in [0, 1)"},
       {"fl.skip_diverged", "false", "drop a client update whose loss or parameters are NaN/Inf instead of failing"},
       {"fl.placement", "samples",
-       "clients -> ranks, contiguous ranges balancing: samples (training samples per rank) | clients (client "
-       "count); results do not depend on it"},
+       "clients -> ranks, contiguous ranges balancing: " + joinNames<PlacementBalance>(" | ", true) +
+           "; results do not depend on it"},
       {"eval.every", "1", "evaluate every N rounds (the last round always)"},
       {"eval.batch", "256", "evaluation batch size"},
       {"output.client_models", "false", "also write every client's final model to /model/clients"},
@@ -84,7 +83,7 @@ const std::vector<Opt>& coreOptions() {
 // An option's help with its default spelled out where Boost shows none (an empty default string).
 std::string helpText(const std::string& key, const std::string& def, const std::string& help) {
   if (key == "data.dir")
-    return help + " (default: the dataset's standard location: " + defaultDataDir("fashion_mnist") +
+    return help + " (default: the dataset's standard location: " + defaultDataDir(DatasetKind::FashionMnist) +
            " for fashion_mnist; none for the other datasets, which need it)";
   if (!def.empty() || help.find("(default:") != std::string::npos) return help;
   return help + " (default: none)";
@@ -95,128 +94,153 @@ std::string sectionOf(const std::string& key) {
   return dot == std::string::npos ? "" : key.substr(0, dot);
 }
 
-long long intIn(const std::string& key, const std::string& v, long long lo, long long hi) {
-  const long long x = parseInt(v, key);
-  if (x < lo || x > hi) throw ConfigError(fmt(key, " = ", v, ": expected an integer in [", lo, ", ", hi, "]"));
-  return x;
-}
+// The option values as text (defaults filled in), read by typed, range-checked getters whose errors
+// name the option, the value and what was expected.
+class RawValues {
+ public:
+  explicit RawValues(const std::map<std::string, std::string>& values) : values_(values) {}
+  const std::string& text(const std::string& key) const { return values_.at(key); }
+  std::string trimmed(const std::string& key) const { return trim(text(key)); }
 
-double numIn(const std::string& key, const std::string& v, double lo, double hi, bool openLo = false, bool openHi = false) {
-  const double x = parseDouble(v, key);
-  const bool ok = std::isfinite(x) && (openLo ? x > lo : x >= lo) && (openHi ? x < hi : x <= hi);
-  if (!ok)
-    throw ConfigError(fmt(key, " = ", v, ": expected a number in ", openLo ? "(" : "[", lo, ", ", hi, openHi ? ")" : "]"));
-  return x;
-}
+  long long integer(const std::string& key, long long lo, long long hi) const {
+    const long long x = parseInt(text(key), key);
+    if (x < lo || x > hi) throw ConfigError(fmt(key, " = ", text(key), ": expected an integer in [", lo, ", ", hi, "]"));
+    return x;
+  }
+  int smallInteger(const std::string& key, long long lo, long long hi) const {
+    return static_cast<int>(integer(key, lo, hi));
+  }
+  double number(const std::string& key, double lo, double hi, bool openLo = false, bool openHi = false) const {
+    const double x = parseDouble(text(key), key);
+    const bool ok = std::isfinite(x) && (openLo ? x > lo : x >= lo) && (openHi ? x < hi : x <= hi);
+    if (!ok)
+      throw ConfigError(fmt(key, " = ", text(key), ": expected a number in ", openLo ? "(" : "[", lo, ", ", hi,
+                            openHi ? ")" : "]"));
+    return x;
+  }
+  bool boolean(const std::string& key) const {
+    OptionValues o;
+    o.set(key, text(key));
+    return o.getBool(key);
+  }
+  template <typename E>
+  E choice(const std::string& key) const {
+    return parseEnum<E>(key, text(key));
+  }
 
-bool boolOf(const std::string& key, const std::string& v) {
-  OptionValues o;
-  o.set(key, v);
-  return o.getBool(key);
-}
+ private:
+  const std::map<std::string, std::string>& values_;
+};
 
-void oneOf(const std::string& key, const std::string& v, const std::vector<std::string>& allowed) {
-  for (const auto& a : allowed)
-    if (v == a) return;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  throw ConfigError(fmt(key, " = ", v, ": expected one of ", list));
-}
-
-ExperimentConfig toConfig(const std::map<std::string, std::string>& v) {
-  ExperimentConfig c;
-  auto g = [&](const std::string& k) -> const std::string& { return v.at(k); };
-  c.algorithm = trim(g("algorithm"));
-  c.data.dataset = trim(g("dataset"));
-  c.model.name = trim(g("model"));
-  c.clients = static_cast<int>(intIn("clients", g("clients"), 1, 1000000));
-  c.rounds = static_cast<int>(intIn("rounds", g("rounds"), 1, 100000000));
-  c.seed = static_cast<std::uint64_t>(intIn("seed", g("seed"), 0, (1LL << 62)));
-  c.output.path = trim(g("output"));
+void readTopLevel(const RawValues& v, ExperimentConfig& c) {
+  c.algorithm = v.trimmed("algorithm");
+  c.data.dataset = v.choice<DatasetKind>("dataset");
+  c.model.name = v.choice<ModelPreset>("model");
+  c.clients = v.smallInteger("clients", 1, 1000000);
+  c.rounds = v.smallInteger("rounds", 1, 100000000);
+  c.seed = static_cast<std::uint64_t>(v.integer("seed", 0, (1LL << 62)));
+  c.output.path = v.trimmed("output");
   if (c.output.path.empty()) throw ConfigError("output = '': expected a file path");
-  c.train.epochs = static_cast<int>(intIn("train.epochs", g("train.epochs"), 0, 100000));
-  c.train.batch = static_cast<int>(intIn("train.batch", g("train.batch"), 1, 1 << 20));
-  c.train.lr = numIn("train.lr", g("train.lr"), 0.0, 1e6, true);
-  c.train.momentum = numIn("train.momentum", g("train.momentum"), 0.0, 1.0, false, true);
-  c.train.weightDecay = numIn("train.weight_decay", g("train.weight_decay"), 0.0, 1e6);
+}
 
-  c.partition.scheme = trim(g("partition.scheme"));
-  oneOf("partition.scheme", c.partition.scheme, {"iid", "dirichlet", "shards", "labels", "file", "natural"});
-  c.partition.alpha = numIn("partition.alpha", g("partition.alpha"), 0.0, 1e9, true);
-  c.partition.shards = static_cast<int>(intIn("partition.shards", g("partition.shards"), 1, 100000000));
-  {
-    const auto spc = parseIntList(g("partition.shards_per_client"), "partition.shards_per_client");
-    if (spc.empty() || spc.size() > 2 || spc.front() < 1 || spc.back() < spc.front())
-      throw ConfigError(fmt("partition.shards_per_client = ", g("partition.shards_per_client"),
-                            ": expected N or min,max with 1 <= min <= max"));
-    c.partition.shardsPerClientMin = spc.front();
-    c.partition.shardsPerClientMax = spc.back();
-  }
-  c.partition.file = trim(g("partition.file"));
-  if (c.partition.scheme == "file" && c.partition.file.empty())
+void readTraining(const RawValues& v, TrainConfig& t) {
+  t.epochs = v.smallInteger("train.epochs", 0, 100000);
+  t.batch = v.smallInteger("train.batch", 1, 1 << 20);
+  t.lr = v.number("train.lr", 0.0, 1e6, true);
+  t.momentum = v.number("train.momentum", 0.0, 1.0, false, true);
+  t.weightDecay = v.number("train.weight_decay", 0.0, 1e6);
+}
+
+void readPartition(const RawValues& v, PartitionConfig& p) {
+  p.scheme = v.choice<PartitionScheme>("partition.scheme");
+  p.alpha = v.number("partition.alpha", 0.0, 1e9, true);
+  p.shards = v.smallInteger("partition.shards", 1, 100000000);
+  const std::string& perClient = v.text("partition.shards_per_client");
+  const std::vector<int> range = parseIntList(perClient, "partition.shards_per_client");
+  if (range.empty() || range.size() > 2 || range.front() < 1 || range.back() < range.front())
+    throw ConfigError(fmt("partition.shards_per_client = ", perClient, ": expected N or min,max with 1 <= min <= max"));
+  p.shardsPerClientMin = range.front();
+  p.shardsPerClientMax = range.back();
+  p.file = v.trimmed("partition.file");
+  if (p.scheme == PartitionScheme::File && p.file.empty())
     throw ConfigError("partition.scheme = file needs partition.file (a .npy of client ids)");
-  c.partition.samplesPerClient = intIn("partition.samples_per_client", g("partition.samples_per_client"), 0, 1LL << 40);
+  p.samplesPerClient = v.integer("partition.samples_per_client", 0, 1LL << 40);
+}
 
-  c.data.dir = trim(g("data.dir"));
-  c.data.file = trim(g("data.file"));
-  c.data.split = parseDoubleList(g("data.split"), "data.split");
-  {
-    double s = 0.0;
-    bool ok = c.data.split.size() == 3;
-    for (double f : c.data.split) {
-      ok = ok && std::isfinite(f) && f >= 0.0;
-      s += f;
-    }
-    if (!ok || std::fabs(s - 1.0) > 1e-6 || c.data.split[0] <= 0.0)
-      throw ConfigError(fmt("data.split = ", g("data.split"),
-                            ": expected three non-negative fractions train,val,test summing to 1 with train > 0"));
+std::vector<double> readSplit(const RawValues& v) {
+  std::vector<double> split = parseDoubleList(v.text("data.split"), "data.split");
+  double sum = 0.0;
+  bool ok = split.size() == 3;
+  for (double fraction : split) {
+    ok = ok && std::isfinite(fraction) && fraction >= 0.0;
+    sum += fraction;
   }
-  c.data.alpha = numIn("data.alpha", g("data.alpha"), 0.0, 1e6);
-  c.data.beta = numIn("data.beta", g("data.beta"), 0.0, 1e6);
-  c.data.users = static_cast<int>(intIn("data.users", g("data.users"), 1, 1000000));
-  c.data.labelColumn = trim(g("data.label_column"));
-  c.data.clientColumn = trim(g("data.client_column"));
-  c.data.seqLength = static_cast<int>(intIn("data.seq_length", g("data.seq_length"), 1, 100000));
-  c.data.vocabSize = static_cast<int>(intIn("data.vocab_size", g("data.vocab_size"), 4, 10000000));
-  c.data.samplesPerUser = static_cast<int>(intIn("data.samples_per_user", g("data.samples_per_user"), 1, 10000000));
-  c.data.numClasses = static_cast<int>(intIn("data.classes", g("data.classes"), 0, 100000));
+  if (!ok || std::fabs(sum - 1.0) > 1e-6 || split[0] <= 0.0)
+    throw ConfigError(fmt("data.split = ", v.text("data.split"),
+                          ": expected three non-negative fractions train,val,test summing to 1 with train > 0"));
+  return split;
+}
 
-  c.model.hidden = parseIntList(g("model.hidden"), "model.hidden");
-  for (int h : c.model.hidden)
-    if (h < 1 || h > 1000000) throw ConfigError(fmt("model.hidden = ", g("model.hidden"), ": widths must be in [1, 1000000]"));
-  c.model.dropout = numIn("model.dropout", g("model.dropout"), 0.0, 1.0, false, true);
-  c.model.loss = trim(g("model.loss"));
-  if (!c.model.loss.empty()) oneOf("model.loss", c.model.loss, {"cross_entropy", "hinge", "focal"});
-  c.model.focalGamma = numIn("model.focal_gamma", g("model.focal_gamma"), 0.0, 100.0);
-  c.model.embedDim = static_cast<int>(intIn("model.embed_dim", g("model.embed_dim"), 1, 100000));
-  c.model.lstmHidden = static_cast<int>(intIn("model.lstm_hidden", g("model.lstm_hidden"), 1, 100000));
-  c.model.lstmLayers = static_cast<int>(intIn("model.lstm_layers", g("model.lstm_layers"), 1, 16));
+void readData(const RawValues& v, DataConfig& d) {
+  d.dir = v.trimmed("data.dir");
+  d.file = v.trimmed("data.file");
+  d.split = readSplit(v);
+  d.alpha = v.number("data.alpha", 0.0, 1e6);
+  d.beta = v.number("data.beta", 0.0, 1e6);
+  d.users = v.smallInteger("data.users", 1, 1000000);
+  d.labelColumn = v.trimmed("data.label_column");
+  d.clientColumn = v.trimmed("data.client_column");
+  d.seqLength = v.smallInteger("data.seq_length", 1, 100000);
+  d.vocabSize = v.smallInteger("data.vocab_size", 4, 10000000);
+  d.samplesPerUser = v.smallInteger("data.samples_per_user", 1, 10000000);
+  d.numClasses = v.smallInteger("data.classes", 0, 100000);
+}
 
-  c.fl.clientsPerRound = static_cast<int>(intIn("fl.clients_per_round", g("fl.clients_per_round"), 0, 1000000));
-  c.fl.dropout = numIn("fl.dropout", g("fl.dropout"), 0.0, 1.0, false, true);
-  c.fl.skipDiverged = boolOf("fl.skip_diverged", g("fl.skip_diverged"));
-  c.fl.placement = g("fl.placement");
-  oneOf("fl.placement", c.fl.placement, {"samples", "clients"});
-  c.eval.every = static_cast<int>(intIn("eval.every", g("eval.every"), 1, 100000000));
-  c.eval.batch = static_cast<int>(intIn("eval.batch", g("eval.batch"), 1, 1 << 20));
-  c.output.clientModels = boolOf("output.client_models", g("output.client_models"));
-  c.checkpoint.every = static_cast<int>(intIn("checkpoint.every", g("checkpoint.every"), 0, 100000000));
+void readModel(const RawValues& v, ModelConfig& m) {
+  m.hidden = parseIntList(v.text("model.hidden"), "model.hidden");
+  for (int width : m.hidden)
+    if (width < 1 || width > 1000000)
+      throw ConfigError(fmt("model.hidden = ", v.text("model.hidden"), ": widths must be in [1, 1000000]"));
+  m.dropout = v.number("model.dropout", 0.0, 1.0, false, true);
+  if (!v.trimmed("model.loss").empty()) m.loss = v.choice<LossKind>("model.loss");
+  m.focalGamma = v.number("model.focal_gamma", 0.0, 100.0);
+  m.embedDim = v.smallInteger("model.embed_dim", 1, 100000);
+  m.lstmHidden = v.smallInteger("model.lstm_hidden", 1, 100000);
+  m.lstmLayers = v.smallInteger("model.lstm_layers", 1, 16);
+}
 
+void readRun(const RawValues& v, ExperimentConfig& c) {
+  c.fl.clientsPerRound = v.smallInteger("fl.clients_per_round", 0, 1000000);
+  c.fl.dropout = v.number("fl.dropout", 0.0, 1.0, false, true);
+  c.fl.skipDiverged = v.boolean("fl.skip_diverged");
+  c.fl.placement = v.choice<PlacementBalance>("fl.placement");
+  c.eval.every = v.smallInteger("eval.every", 1, 100000000);
+  c.eval.batch = v.smallInteger("eval.batch", 1, 1 << 20);
+  c.output.clientModels = v.boolean("output.client_models");
+  c.checkpoint.every = v.smallInteger("checkpoint.every", 0, 100000000);
+}
+
+// The algorithm's name and its own options: validated now, before any data is read.
+void readAlgorithm(const std::map<std::string, std::string>& values, ExperimentConfig& c) {
   bool known = false;
   for (const auto& e : algorithmRegistry()) known = known || c.algorithm == e.name;
   if (!known) makeAlgorithm(c);  // throws the ConfigError listing the algorithms
-  bool model = false;
-  for (const auto& m : modelPresetNames()) model = model || c.model.name == m;
-  if (!model) {
-    std::string list;
-    for (const auto& m : modelPresetNames()) list += (list.empty() ? "" : ", ") + m;
-    throw ConfigError(fmt("model = ", c.model.name, ": unknown model, expected one of ", list));
-  }
-  for (const auto& o : allAlgorithmOptions()) c.algo.set(o.key, v.at(o.key));
-  // Options that name files are resolved here, in io, so that algorithms never do I/O.
+  for (const auto& o : allAlgorithmOptions()) c.algo.set(o.key, values.at(o.key));
+  // Options that name files are resolved here, at the application level, so that algorithms never do I/O.
   resolveAlphaFedAvgReference(c.algo);
-  // Every algorithm validates its own options now, before any data is read.
-  makeAlgorithm(c);
+  makeAlgorithm(c);  // every algorithm checks its own options
+}
+
+ExperimentConfig toConfig(const std::map<std::string, std::string>& values) {
+  const RawValues v(values);
+  ExperimentConfig c;
+  readTopLevel(v, c);
+  readTraining(v, c.train);
+  readPartition(v, c.partition);
+  readData(v, c.data);
+  readModel(v, c.model);
+  readRun(v, c);
+  readAlgorithm(values, c);
   return c;
 }
 
@@ -238,6 +262,87 @@ std::string resolvedIni(const std::map<std::string, std::string>& v) {
   return os.str();
 }
 
+// The options fedsilo accepts: generic (command line only) and the experiment's and algorithms'
+// (command line and INI file), with the default of each of the latter as text.
+struct OptionSet {
+  po::options_description generic{"Generic options"};
+  po::options_description experiment{"Experiment options (INI: top-level keys, or key = value under [section])"};
+  po::options_description algorithm{"Algorithm options"};
+  po::options_description all, inFile;
+  std::vector<std::pair<std::string, std::string>> defaults;
+
+  OptionSet() {
+    generic.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
+        "config,c", po::value<std::string>(), "INI configuration file")(
+        "resume", "continue from <output>.ckpt if it exists")(
+        "dry-run", "validate the configuration, print it fully resolved, and exit");
+    for (const auto& o : coreOptions()) add(experiment, o.key, o.def, o.help);
+    for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
+    all.add(generic).add(experiment).add(algorithm);
+    inFile.add(experiment).add(algorithm);
+  }
+
+ private:
+  void add(po::options_description& group, const std::string& key, const std::string& def, const std::string& help) {
+    group.add_options()(key.c_str(), po::value<std::string>()->default_value(def), helpText(key, def, help).c_str());
+    defaults.emplace_back(key, def);
+  }
+};
+
+std::string usageText(const OptionSet& options) {
+  std::ostringstream os;
+  os << "fedsilo " << FEDSILO_VERSION << ": cross-silo federated learning on MPI\n\n"
+     << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n\n"
+     << options.all << "\nAlgorithms:\n";
+  for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
+  os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors,\n"
+     << "75 interrupted by SIGTERM/SIGUSR1 after writing <output>.ckpt (run again with --resume).\n";
+  return os.str();
+}
+
+// Stores the command line into `vm`. A later occurrence of an option overrides an earlier one
+// (scripts append overrides); in the INI file a duplicated key stays an error.
+void storeCommandLine(int argc, const char* const* argv, const OptionSet& options, po::variables_map& vm) {
+  po::parsed_options parsed = po::command_line_parser(argc, argv)
+                                  .options(options.all)
+                                  .positional(po::positional_options_description())
+                                  .style(po::command_line_style::unix_style)
+                                  .run();
+  std::vector<po::option> lastOfEach;
+  for (auto it = parsed.options.rbegin(); it != parsed.options.rend(); ++it) {
+    bool seen = false;
+    for (const auto& kept : lastOfEach) seen = seen || kept.string_key == it->string_key;
+    if (!seen) lastOfEach.insert(lastOfEach.begin(), *it);
+  }
+  parsed.options = lastOfEach;
+  po::store(parsed, vm);
+}
+
+void storeConfigFile(const std::string& path, const OptionSet& options, po::variables_map& vm) {
+  if (std::filesystem::is_directory(path))
+    throw ConfigError(fmt("config = ", path, ": is a directory, expected an INI file"));
+  std::ifstream in(path);
+  if (!in) throw ConfigError(fmt("config = ", path, ": cannot open the configuration file"));
+  // A zero-byte file is what a failed or interrupted write leaves: refuse it rather than run every
+  // default (a file of comments only is a deliberate choice and is accepted).
+  if (in.peek() == std::ifstream::traits_type::eof())
+    throw ConfigError(fmt("config = ", path, ": the file is empty (0 bytes), expected an INI file"));
+  po::store(po::parse_config_file(in, options.inFile, false), vm);
+}
+
+// Every experiment and algorithm option as text, defaults filled in, data.dir resolved.
+std::map<std::string, std::string> resolvedValues(const OptionSet& options, const po::variables_map& vm) {
+  std::map<std::string, std::string> values;
+  for (const auto& [key, def] : options.defaults) values[key] = vm.count(key) ? vm[key].as<std::string>() : def;
+  // Fully resolved: an empty data.dir becomes the dataset's default directory (the one the loader
+  // reads), so the stored configuration and the --resume comparison name it. An unknown dataset is
+  // reported by toConfig.
+  if (trim(values["data.dir"]).empty())
+    if (const std::optional<DatasetKind> dataset = findEnum<DatasetKind>(values["dataset"]))
+      values["data.dir"] = defaultDataDir(*dataset);
+  return values;
+}
+
 }  // namespace
 
 ParseOutcome parseArguments(const std::vector<std::string>& args) {
@@ -247,56 +352,14 @@ ParseOutcome parseArguments(const std::vector<std::string>& args) {
 }
 
 ParseOutcome parseCommandLine(int argc, const char* const* argv) {
-  po::options_description generic("Generic options");
-  generic.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
-      "config,c", po::value<std::string>(), "INI configuration file")(
-      "resume", "continue from <output>.ckpt if it exists")(
-      "dry-run", "validate the configuration, print it fully resolved, and exit");
-  po::options_description exp("Experiment options (INI: top-level keys, or key = value under [section])");
-  std::vector<std::pair<std::string, std::string>> defaults;
-  for (const auto& o : coreOptions()) {
-    exp.add_options()(o.key, po::value<std::string>()->default_value(o.def), helpText(o.key, o.def, o.help).c_str());
-    defaults.emplace_back(o.key, o.def);
-  }
-  po::options_description algo("Algorithm options");
-  for (const auto& o : allAlgorithmOptions()) {
-    algo.add_options()(o.key.c_str(), po::value<std::string>()->default_value(o.defaultValue),
-                       helpText(o.key, o.defaultValue, o.help).c_str());
-    defaults.emplace_back(o.key, o.defaultValue);
-  }
-  po::options_description all;
-  all.add(generic).add(exp).add(algo);
-  po::options_description fileOpts;
-  fileOpts.add(exp).add(algo);
-
+  const OptionSet options;
   ParseOutcome out;
   po::variables_map vm;
   try {
-    po::parsed_options cl = po::command_line_parser(argc, argv)
-                                .options(all)
-                                .positional(po::positional_options_description())
-                                .style(po::command_line_style::unix_style)
-                                .run();
-    // On the command line a later occurrence overrides an earlier one (scripts append overrides);
-    // in the INI file a duplicated key stays an error.
-    std::vector<po::option> kept;
-    for (auto it = cl.options.rbegin(); it != cl.options.rend(); ++it) {
-      bool seen = false;
-      for (const auto& k : kept) seen = seen || k.string_key == it->string_key;
-      if (!seen) kept.insert(kept.begin(), *it);
-    }
-    cl.options = kept;
-    po::store(cl, vm);
+    storeCommandLine(argc, argv, options, vm);
     if (vm.count("help")) {
-      std::ostringstream os;
-      os << "fedsilo " << FEDSILO_VERSION << ": cross-silo federated learning on MPI\n\n"
-         << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n\n"
-         << all << "\nAlgorithms:\n";
-      for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
-      os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors,\n"
-         << "75 interrupted by SIGTERM/SIGUSR1 after writing <output>.ckpt (run again with --resume).\n";
       out.action = ParseOutcome::Action::Help;
-      out.text = os.str();
+      out.text = usageText(options);
       return out;
     }
     if (vm.count("version")) {
@@ -304,27 +367,12 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
       out.text = std::string("fedsilo ") + FEDSILO_VERSION + "\n";
       return out;
     }
-    if (vm.count("config")) {
-      const std::string path = vm["config"].as<std::string>();
-      if (std::filesystem::is_directory(path))
-        throw ConfigError(fmt("config = ", path, ": is a directory, expected an INI file"));
-      std::ifstream in(path);
-      if (!in) throw ConfigError(fmt("config = ", path, ": cannot open the configuration file"));
-      // A zero-byte file is what a failed or interrupted write leaves: refuse it rather than run
-      // every default (a file of comments only is a deliberate choice and is accepted).
-      if (in.peek() == std::ifstream::traits_type::eof())
-        throw ConfigError(fmt("config = ", path, ": the file is empty (0 bytes), expected an INI file"));
-      po::store(po::parse_config_file(in, fileOpts, false), vm);
-    }
+    if (vm.count("config")) storeConfigFile(vm["config"].as<std::string>(), options, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw ConfigError(fmt("command line/config: ", e.what()));
   }
-  std::map<std::string, std::string> values;
-  for (const auto& [k, d] : defaults) values[k] = vm.count(k) ? vm[k].as<std::string>() : d;
-  // Fully resolved: an empty data.dir becomes the dataset's default directory (the one the loader
-  // reads), so the stored configuration and the --resume comparison name it.
-  if (trim(values["data.dir"]).empty()) values["data.dir"] = defaultDataDir(trim(values["dataset"]));
+  const std::map<std::string, std::string> values = resolvedValues(options, vm);
   out.config = toConfig(values);
   out.config.checkpoint.resume = vm.count("resume") != 0;
   out.config.resolvedIni = resolvedIni(values);

@@ -24,8 +24,8 @@ void writeRootAttributes(ResultsWriter& w, const ExperimentConfig& cfg, const Co
   w.writeRootAttribute("version", std::string(FEDSILO_VERSION));
   w.writeRootAttribute("config", cfg.resolvedIni);
   w.writeRootAttribute("algorithm", cfg.algorithm);
-  w.writeRootAttribute("dataset", cfg.data.dataset);
-  w.writeRootAttribute("model", cfg.model.name);
+  w.writeRootAttribute("dataset", std::string(nameOf(cfg.data.dataset)));
+  w.writeRootAttribute("model", std::string(nameOf(cfg.model.name)));
   w.writeRootAttribute("seed", static_cast<std::int64_t>(cfg.seed));
   w.writeRootAttribute("num_clients", static_cast<std::int64_t>(cfg.clients));
   w.writeRootAttribute("num_ranks", static_cast<std::int64_t>(comm.size()));
@@ -296,7 +296,7 @@ int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
 
     if (comm.isRoot()) {
       std::printf("fedsilo %s: %s on %s, model %s (%lld parameters), %d clients on %d ranks, %d rounds\n", FEDSILO_VERSION,
-                  cfg.algorithm.c_str(), cfg.data.dataset.c_str(), cfg.model.name.c_str(),
+                  cfg.algorithm.c_str(), nameOf(cfg.data.dataset), nameOf(cfg.model.name),
                   static_cast<long long>(exp.context().numParams), cfg.clients, comm.size(), cfg.rounds);
       if (resume)
         std::printf("resuming from %s at round %lld (written at %lld ranks; results: %s)\n", ckptPath.c_str(),

@@ -45,7 +45,7 @@ DataBundle makeSynthetic(const DataConfig& cfg, std::uint64_t seed) {
   if (cfg.users < 1) throw ConfigError(fmt("data.users must be >= 1, got ", cfg.users));
   const int d = kSyntheticDim;
   const int classes = cfg.numClasses > 0 ? cfg.numClasses : 10;
-  if (classes < 2) throw ConfigError(fmt("data.num_classes must be >= 2 for synthetic, got ", classes));
+  if (classes < 2) throw ConfigError(fmt("data.classes must be >= 2 for synthetic, got ", classes));
   DataBundle b;
   b.name = "synthetic";
   b.numNaturalClients = cfg.users;
@@ -101,7 +101,7 @@ DataBundle makeSequence(const DataConfig& cfg, std::uint64_t seed) {
   const int C = cfg.numClasses > 0 ? cfg.numClasses : 4;
   const int V = cfg.vocabSize, L = cfg.seqLength;
   if (cfg.users < 1) throw ConfigError(fmt("data.users must be >= 1, got ", cfg.users));
-  if (C < 2) throw ConfigError(fmt("data.num_classes must be >= 2 for sequence, got ", C));
+  if (C < 2) throw ConfigError(fmt("data.classes must be >= 2 for sequence, got ", C));
   if (L < 1) throw ConfigError(fmt("data.seq_length must be >= 1, got ", L));
   if (cfg.samplesPerUser < 1) throw ConfigError(fmt("data.samples_per_user must be >= 1, got ", cfg.samplesPerUser));
   if (V < C + 3)

@@ -1,9 +1,6 @@
-// loadDataset: one dispatch table from dataset name to loader (DESIGN.md: explicit tables, no
-// self-registration). The loaders live in their own files, one per format.
+// loadDataset: one dispatch from the dataset (parsed once, by the configuration parser) to its loader
+// (explicit, no self-registration). The loaders live in their own files, one per format.
 #include "data/loaders.hpp"
-
-#include <functional>
-#include <utility>
 
 #include "core/error.hpp"
 #include "data/loader_util.hpp"
@@ -12,56 +9,52 @@ namespace fedsilo {
 
 namespace {
 
-using Loader = std::function<DataBundle(const DataConfig&, std::uint64_t)>;
+DataBundle loadByKind(const DataConfig& cfg, std::uint64_t seed) {
+  switch (cfg.dataset) {
+    case DatasetKind::FashionMnist:
+    case DatasetKind::Mnist:
+    case DatasetKind::Emnist: return detail::loadIdxFamily(cfg);
+    case DatasetKind::Cifar10: return detail::loadCifar10(cfg);
+    case DatasetKind::Leaf: return detail::loadLeaf(cfg);
+    case DatasetKind::Synthetic: return detail::makeSynthetic(cfg, seed);
+    case DatasetKind::Csv: return detail::loadCsv(cfg, seed);
+    case DatasetKind::Hdf5: return detail::loadHdf5(cfg, seed);
+    case DatasetKind::Sequence: return detail::makeSequence(cfg, seed);
+  }
+  throw RuntimeError(fmt("internal error: no loader for dataset enumerator ", static_cast<int>(cfg.dataset)));
+}
 
-const std::vector<std::pair<std::string, Loader>>& loaderTable() {
-  static const std::vector<std::pair<std::string, Loader>> table = {
-      {"fashion_mnist", [](const DataConfig& c, std::uint64_t) { return detail::loadIdxFamily(c); }},
-      {"mnist", [](const DataConfig& c, std::uint64_t) { return detail::loadIdxFamily(c); }},
-      {"emnist", [](const DataConfig& c, std::uint64_t) { return detail::loadIdxFamily(c); }},
-      {"cifar10", [](const DataConfig& c, std::uint64_t) { return detail::loadCifar10(c); }},
-      {"leaf", [](const DataConfig& c, std::uint64_t) { return detail::loadLeaf(c); }},
-      {"synthetic", detail::makeSynthetic},
-      {"csv", detail::loadCsv},
-      {"hdf5", detail::loadHdf5},
-      {"sequence", detail::makeSequence},
-  };
-  return table;
+// Invariants every consumer relies on; a loader that breaks them has a bug.
+void checkInvariants(const DataBundle& b) {
+  for (const Dataset* ds : {&b.train, &b.test}) {
+    const std::size_t want = static_cast<std::size_t>(ds->size()) * static_cast<std::size_t>(ds->dim());
+    FEDSILO_ASSERT((ds->isU8() ? ds->u8.size() : ds->f32.size()) == want, "dataset ", b.name,
+                   ": feature buffer does not match labels x shape");
+    for (auto y : ds->labels) FEDSILO_ASSERT(y >= 0 && y < ds->numClasses, "dataset ", b.name, ": label ", y);
+  }
+  // Token datasets: every id must index the embedding table (DataBundle::vocabSize).
+  FEDSILO_ASSERT(b.vocabulary.empty() || b.vocabSize >= static_cast<int>(b.vocabulary.size()), "vocabSize");
+  if (b.vocabSize > 0)
+    for (const Dataset* ds : {&b.train, &b.test})
+      for (float t : ds->f32) FEDSILO_ASSERT(t >= 0.0f && t < static_cast<float>(b.vocabSize), "token id ", t);
+  FEDSILO_ASSERT(b.naturalClient.empty() || b.naturalClient.size() == static_cast<std::size_t>(b.train.size()));
+  FEDSILO_ASSERT(b.naturalClientTest.empty() || b.naturalClientTest.size() == static_cast<std::size_t>(b.test.size()));
 }
 
 }  // namespace
 
-std::string defaultDataDir(const std::string& dataset) {
-  // Debian's dataset-fashion-mnist package installs here (PERF_BASELINE.md section 2). MNIST and
-  // EMNIST have no Debian package, hence no default.
-  return dataset == "fashion_mnist" ? "/usr/share/datasets/fashion-mnist" : "";
+std::string defaultDataDir(DatasetKind dataset) {
+  // Debian's dataset-fashion-mnist package installs here. MNIST and EMNIST have no Debian package,
+  // hence no default.
+  return dataset == DatasetKind::FashionMnist ? "/usr/share/datasets/fashion-mnist" : "";
 }
 
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed) {
-  for (const auto& [name, load] : loaderTable()) {
-    if (name != cfg.dataset) continue;
-    DataBundle b = load(cfg, seed);
-    b.name = cfg.dataset;
-    // Invariants every consumer relies on; a loader that breaks them has a bug.
-    for (const Dataset* ds : {&b.train, &b.test}) {
-      const std::size_t want = static_cast<std::size_t>(ds->size()) * static_cast<std::size_t>(ds->dim());
-      FEDSILO_ASSERT((ds->isU8() ? ds->u8.size() : ds->f32.size()) == want, "dataset ", cfg.dataset,
-                     ": feature buffer does not match labels x shape");
-      for (auto y : ds->labels) FEDSILO_ASSERT(y >= 0 && y < ds->numClasses, "dataset ", cfg.dataset, ": label ", y);
-    }
-    // Token datasets: every id must index the embedding table (DataBundle::vocabSize).
-    FEDSILO_ASSERT(b.vocabulary.empty() || b.vocabSize >= static_cast<int>(b.vocabulary.size()), "vocabSize");
-    if (b.vocabSize > 0)
-      for (const Dataset* ds : {&b.train, &b.test})
-        for (float t : ds->f32) FEDSILO_ASSERT(t >= 0.0f && t < static_cast<float>(b.vocabSize), "token id ", t);
-    FEDSILO_ASSERT(b.naturalClient.empty() || b.naturalClient.size() == static_cast<std::size_t>(b.train.size()));
-    FEDSILO_ASSERT(b.naturalClientTest.empty() || b.naturalClientTest.size() == static_cast<std::size_t>(b.test.size()));
-    if (b.train.size() == 0) throw DataError(fmt("dataset '", cfg.dataset, "' has no training samples"));
-    return b;
-  }
-  std::string names;
-  for (const auto& entry : loaderTable()) names += (names.empty() ? "" : ", ") + entry.first;
-  throw ConfigError(fmt("unknown data.dataset '", cfg.dataset, "' (valid: ", names, ")"));
+  DataBundle b = loadByKind(cfg, seed);
+  b.name = nameOf(cfg.dataset);
+  checkInvariants(b);
+  if (b.train.size() == 0) throw DataError(fmt("dataset '", b.name, "' has no training samples"));
+  return b;
 }
 
 }  // namespace fedsilo

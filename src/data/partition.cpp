@@ -1,4 +1,4 @@
-// Partitioners (ALGORITHMS.md section 5) and the per-client train/val/test split. All randomness comes
+// Partitioners (docs/architecture.md, "Partitioners") and the per-client train/val/test split. All randomness comes
 // from Rng(seed, ..., Purpose::Partition / Purpose::Split), so a partition is a pure function of the
 // training labels, the configuration and the seed, identical on every rank.
 #include "data/partition.hpp"
@@ -208,6 +208,23 @@ std::vector<IndexList> shardsByClass(const std::vector<std::int32_t>& labels, in
   return out;
 }
 
+namespace {
+
+std::vector<IndexList> partitionByScheme(const DataBundle& data, int K, const PartitionConfig& cfg, std::uint64_t seed) {
+  const Dataset& ds = data.train;
+  switch (cfg.scheme) {
+    case PartitionScheme::Iid: return partitionIid(ds.size(), K, seed);
+    case PartitionScheme::Dirichlet: return partitionDirichlet(ds, K, cfg.alpha, seed);
+    case PartitionScheme::Shards: return partitionShards(ds, K, cfg, seed);
+    case PartitionScheme::Labels: return partitionLabels(ds, K);
+    case PartitionScheme::File: return partitionFile(data, K, cfg.file);
+    case PartitionScheme::Natural: return partitionNatural(data, K);
+  }
+  throw RuntimeError(fmt("internal error: no partitioner for scheme enumerator ", static_cast<int>(cfg.scheme)));
+}
+
+}  // namespace
+
 std::vector<IndexList> partitionData(const DataBundle& data, int numClients, const PartitionConfig& cfg,
                                      std::uint64_t seed) {
   const int K = numClients;
@@ -215,22 +232,7 @@ std::vector<IndexList> partitionData(const DataBundle& data, int numClients, con
   if (cfg.samplesPerClient < 0)
     throw ConfigError(fmt("partition.samples_per_client must be >= 0, got ", cfg.samplesPerClient));
   const Dataset& ds = data.train;
-  std::vector<IndexList> parts;
-  if (cfg.scheme == "iid")
-    parts = partitionIid(ds.size(), K, seed);
-  else if (cfg.scheme == "dirichlet")
-    parts = partitionDirichlet(ds, K, cfg.alpha, seed);
-  else if (cfg.scheme == "shards")
-    parts = partitionShards(ds, K, cfg, seed);
-  else if (cfg.scheme == "labels")
-    parts = partitionLabels(ds, K);
-  else if (cfg.scheme == "file")
-    parts = partitionFile(data, K, cfg.file);
-  else if (cfg.scheme == "natural")
-    parts = partitionNatural(data, K);
-  else
-    throw ConfigError(fmt("unknown partition.scheme '", cfg.scheme, "' (valid: iid, dirichlet, shards, labels, file, natural)"));
-
+  std::vector<IndexList> parts = partitionByScheme(data, K, cfg, seed);
   for (int k = 0; k < K; ++k) {
     IndexList& p = parts[static_cast<std::size_t>(k)];
     if (cfg.samplesPerClient > 0 && static_cast<long long>(p.size()) > cfg.samplesPerClient) {

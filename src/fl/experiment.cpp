@@ -37,7 +37,7 @@ Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm)
   coordinated(comm_, [&] {
     std::vector<IndexList> parts = partitionData(data_, cfg_.clients, cfg_.partition, cfg_.seed);
     clients_.resize(static_cast<std::size_t>(cfg_.clients));
-    const bool ownTest = !data_.naturalClientTest.empty() && cfg_.partition.scheme == "natural";
+    const bool ownTest = !data_.naturalClientTest.empty() && cfg_.partition.scheme == PartitionScheme::Natural;
     for (int k = 0; k < cfg_.clients; ++k) {
       ClientData& c = clients_[k];
       c.id = k;
@@ -64,7 +64,7 @@ Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm)
                               " samples, data.split train fraction ", cfg_.data.split[0], "): use fewer clients"));
     }
   });
-  if (cfg_.fl.placement == "samples") {  // the same on every rank: every rank holds every client's lists
+  if (cfg_.fl.placement == PlacementBalance::Samples) {  // the same on every rank: every rank holds every client's lists
     std::vector<std::int64_t> w(clients_.size());
     for (std::size_t k = 0; k < clients_.size(); ++k) w[k] = static_cast<std::int64_t>(clients_[k].train.size());
     placement_ = Placement(w, comm_.size());

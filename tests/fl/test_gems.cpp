@@ -324,7 +324,7 @@ TEST(OneShotVote, MajorityWithRandomTieBreak) {
 
 TEST(GemsFeatures, PenultimateFeaturesAreTheHiddenActivations) {
   ModelConfig mc;
-  mc.name = "mlp";
+  mc.name = ModelPreset::Mlp;
   mc.hidden = {4};
   auto m = buildModel<float>(mc, InputSpec{Shape{3, 1, 1}, 2, 0});
   m->reserve(2);  // smaller than the sample count: several chunks
@@ -357,7 +357,7 @@ TEST(GemsFeatures, PenultimateFeaturesAreTheHiddenActivations) {
 
 TEST(GemsFeatures, FisherIsNonNegativeAndZeroForUnusedInputs) {
   ModelConfig mc;
-  mc.name = "logreg";
+  mc.name = ModelPreset::Logreg;
   auto m = buildModel<float>(mc, InputSpec{Shape{3, 1, 1}, 3, 0});
   m->reserve(4);
   Rng init(1, -1, -1, Purpose::Init);
