@@ -104,7 +104,8 @@ class RawValues {
 
   long long integer(const std::string& key, long long lo, long long hi) const {
     const long long x = parseInt(text(key), key);
-    if (x < lo || x > hi) throw ConfigError(fmt(key, " = ", text(key), ": expected an integer in [", lo, ", ", hi, "]"));
+    if (x < lo || x > hi)
+      throw ConfigError(fmt(key, " = ", text(key), ": expected an integer in [", lo, ", ", hi, "]"));
     return x;
   }
   int smallInteger(const std::string& key, long long lo, long long hi) const {

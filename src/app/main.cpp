@@ -3,11 +3,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "comm/communicator.hpp"
-#include "fl/experiment.hpp"
 #include "app/config_parser.hpp"
-#include "io/results_writer.hpp"
 #include "app/run_control.hpp"
+#include "comm/communicator.hpp"
 
 extern "C" void openblas_set_num_threads(int);
 

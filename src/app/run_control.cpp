@@ -3,17 +3,17 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 
+#include "app/fault_injection.hpp"
+#include "app/round_recorder.hpp"
+#include "app/signals.hpp"
 #include "core/timer.hpp"
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
-#include "app/fault_injection.hpp"
-
-#include <chrono>
-#include <thread>
 #include "io/results_writer.hpp"
-#include "app/signals.hpp"
 
 namespace fedsilo {
 
@@ -79,315 +79,223 @@ void checkResumable(const std::string& saved, const std::string& now, const std:
                             "); remove the checkpoint to start over"));
 }
 
-// Forwards every record to the results file and keeps the /rounds rows, which go into every
-// checkpoint: a resume after a hard kill (the partial file was open, and may be damaged) rebuilds
-// the partial file from them. Also the one place the test-only io fault is injected.
-class RoundRecorder final : public RecordSink {
+// One results row per finished round: counters that disagree were not written by fedsilo (or were
+// edited), and resuming from them would mix rounds.
+void checkRoundCounters(const CheckpointInfo& info, const std::string& path, int rounds) {
+  if (info.rows != info.nextRound)
+    throw RuntimeError(fmt("checkpoint ", path, ": next_round = ", info.nextRound, " and rows = ", info.rows,
+                           " disagree (one results row per finished round)"));
+  if (info.nextRound > rounds)
+    throw RuntimeError(fmt("checkpoint ", path, ": next_round = ", info.nextRound,
+                           " is past the configuration's rounds = ", rounds));
+}
+
+// One run of an experiment on this rank, in the order run() calls the steps: find and check the
+// checkpoint to resume from, build the experiment and restore it, open the results file, run the
+// rounds (a progress line each, periodic checkpoints, stop requests agreed by every rank), then the
+// final records or the stop.
+class RunControl {
  public:
-  RoundRecorder(const Communicator& comm, const Placement& placement, const FaultPlan& fault)
-      : comm_(comm), placement_(placement), fault_(fault) {}
-  void setTarget(RecordSink* out) { out_ = out; }
-  std::uint64_t rows() const { return rows_; }
+  RunControl(const ExperimentConfig& cfg, const Communicator& comm, const FaultPlan& faults)
+      : cfg_(cfg), comm_(comm), faults_(faults, comm.rank()), ckptPath_(checkpointPath(cfg.output.path)),
+        partialPath_(cfg.output.path + ".partial"), countPlacement_(cfg.clients, comm.size()) {}
 
-  void appendRoundScalar(const std::string& name, double value) override {
-    note('s', name);
-    scalars_[name].push_back(value);
-    out_->appendRoundScalar(name, value);
-  }
-  void appendRoundInt(const std::string& name, std::int64_t value) override {
-    if (name == "round") round_ = static_cast<int>(value);
-    note('i', name);
-    scalars_[name].push_back(static_cast<double>(value));  // exact: round indices are far below 2^53
-    out_->appendRoundInt(name, value);
-  }
-  void appendRoundClients(const std::string& name, const std::vector<double>& local) override {
-    if (fault_.on(FaultPlan::Kind::Io, comm_.rank()) && round_ >= fault_.round)
-      throw RuntimeError(fmt("HDF5: write /rounds/", name, " failed (injected on rank ", comm_.rank(), " in round ",
-                             round_, " by FEDSILO_FAULT)"));
-    note('c', name);
-    clients_[name].push_back(local);
-    out_->appendRoundClients(name, local);
-  }
-  void endRound() override {
-    ++rows_;
-    out_->endRound();
-  }
-  void writeScalar(const std::string& p, double v) override { out_->writeScalar(p, v); }
-  void writeIntScalar(const std::string& p, std::int64_t v) override { out_->writeIntScalar(p, v); }
-  void writeArray(const std::string& p, const std::vector<double>& v, const std::vector<std::uint64_t>& d) override {
-    out_->writeArray(p, v, d);
-  }
-  void writeIntArray(const std::string& p, const std::vector<std::int64_t>& v, const std::vector<std::uint64_t>& d) override {
-    out_->writeIntArray(p, v, d);
-  }
-  void writeFloatArray(const std::string& p, const std::vector<float>& v, const std::vector<std::uint64_t>& d) override {
-    out_->writeFloatArray(p, v, d);
-  }
-  void writeStrings(const std::string& p, const std::vector<std::string>& v) override { out_->writeStrings(p, v); }
-  void writeClientRows(const std::string& p, const std::vector<double>& v, std::uint64_t w) override {
-    out_->writeClientRows(p, v, w);
-  }
-  void writeClientMatrix(const std::string& p, const std::vector<double>& v, std::uint64_t w) override {
-    out_->writeClientMatrix(p, v, w);
-  }
-  void writeClientIntRows(const std::string& p, const std::vector<std::int64_t>& v, std::uint64_t w) override {
-    out_->writeClientIntRows(p, v, w);
-  }
-  void writeClientFloatRows(const std::string& p, const std::vector<float>& v, std::uint64_t w) override {
-    out_->writeClientFloatRows(p, v, w);
-  }
-  void writeStringAttribute(const std::string& p, const std::string& n, const std::string& v) override {
-    out_->writeStringAttribute(p, n, v);
-  }
-
-  // "s:name" (replicated scalar), "i:name" (replicated integer) and "c:name" (client row) lines, in
-  // first-append order.
-  std::string names() const {
-    std::string s;
-    for (const auto& [kind, name] : order_) s += std::string(1, kind) + ":" + name + "\n";
-    return s;
-  }
-
-  void save(StateArchive& ar) {
-    const int first = placement_.first(comm_.rank()), mine = placement_.count(comm_.rank());
-    for (const auto& [kind, name] : order_) {
-      if (kind != 'c') {
-        ar.doubles("rounds/" + name, scalars_.at(name));
-        continue;
-      }
-      const auto& rows = clients_.at(name);
-      std::unordered_map<int, std::vector<double>> m;
-      for (int i = 0; i < mine; ++i) {
-        std::vector<double>& v = m[first + i];
-        for (const auto& row : rows) v.push_back(row.at(static_cast<std::size_t>(i)));
-      }
-      ar.clientDoubles("rounds/" + name, m);
-    }
-  }
-
-  void load(StateArchive& ar, const std::string& file, const std::string& names, std::uint64_t rows) {
-    const int first = placement_.first(comm_.rank()), mine = placement_.count(comm_.rank());
-    std::istringstream in(names);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.size() < 3 || line[1] != ':') continue;
-      const char kind = line[0];
-      const std::string name = line.substr(2);
-      order_.emplace_back(kind, name);
-      if (kind != 'c') {
-        std::vector<double>& v = scalars_[name];
-        ar.doubles("rounds/" + name, v);
-        if (v.size() != rows)
-          throw RuntimeError(fmt("checkpoint ", file, ": array rounds/", name, " has ", v.size(), " rows, expected ", rows));
-        continue;
-      }
-      std::unordered_map<int, std::vector<double>> m;
-      ar.clientDoubles("rounds/" + name, m);
-      auto& out = clients_[name];
-      out.assign(rows, std::vector<double>(static_cast<std::size_t>(mine), 0.0));
-      for (int i = 0; i < mine; ++i) {
-        const auto it = m.find(first + i);
-        if (it == m.end() || it->second.size() != rows)
-          throw RuntimeError(fmt("checkpoint ", file, ": array rounds/", name, " lacks ", rows, " rows of client ", first + i));
-        for (std::uint64_t t = 0; t < rows; ++t) out[t][static_cast<std::size_t>(i)] = it->second[t];
-      }
-    }
-    rows_ = rows;
-  }
-
-  // Writes the kept rows to `out` (a fresh results file), as the original run appended them.
-  void replay(RecordSink& out) const {
-    for (std::uint64_t t = 0; t < rows_; ++t) {
-      for (const auto& [kind, name] : order_) {
-        if (kind == 's') out.appendRoundScalar(name, scalars_.at(name).at(t));
-        else if (kind == 'i') out.appendRoundInt(name, static_cast<std::int64_t>(scalars_.at(name).at(t)));
-        else out.appendRoundClients(name, clients_.at(name).at(t));
-      }
-      out.endRound();
-    }
+  int run();
+  // After a failure only this rank saw (outside a coordinated region): the other ranks may be blocked
+  // in a collective HDF5 call, and closing these files is collective too, so closing would hang.
+  // Abandon them; main() removes the partial file and aborts every rank.
+  void abandonFiles() {
+    (void)writer_.release();
+    (void)from_.release();
   }
 
  private:
-  void note(char kind, const std::string& name) {
-    for (const auto& o : order_)
-      if (o.second == name) return;
-    order_.emplace_back(kind, name);
-  }
+  void findCheckpoint();
+  void openCheckpoint();
+  void restoreFromCheckpoint();
+  void openResults();
+  void printBanner() const;
+  bool afterRound(const RoundSummary& summary);
+  void saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize);
+  int reportStop() const;
+  int finish();
 
+  const ExperimentConfig& cfg_;
   const Communicator& comm_;
-  const Placement& placement_;
-  const FaultPlan& fault_;
-  RecordSink* out_ = nullptr;
-  std::uint64_t rows_ = 0;
-  int round_ = -1;
-  std::vector<std::pair<char, std::string>> order_;
-  std::map<std::string, std::vector<double>> scalars_;
-  std::map<std::string, std::vector<std::vector<double>>> clients_;  // name -> rows of local values
+  const FaultInjection faults_;
+  // From here on SIGTERM/SIGUSR1 only set a flag; the run stops at the end of the current round.
+  StopSignals signals_;
+  Timer total_;
+  const std::string ckptPath_, partialPath_;
+  const Placement countPlacement_;  // the placement a checkpoint is opened with, before the experiment's exists
+  bool resume_ = false, reopen_ = false;
+  CheckpointInfo resumed_;
+  std::unique_ptr<Checkpoint> from_;
+  std::unique_ptr<ResultsWriter> writer_;
+  std::unique_ptr<Experiment> exp_;
+  std::unique_ptr<RoundRecorder> recorder_;
+  std::optional<FaultySink> faultySink_;
+  int stoppedBy_ = 0, stoppedAt_ = 0;
 };
+
+int RunControl::run() {
+  findCheckpoint();
+  if (resume_) openCheckpoint();  // before loading any data: a mismatch fails fast
+  exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_);
+  recorder_ = std::make_unique<RoundRecorder>(comm_, exp_->placement());
+  if (from_) restoreFromCheckpoint();
+  openResults();
+  printBanner();
+  // The experiment writes through the recorder; under the io fault, through the faulty sink first.
+  RecordSink* sink = recorder_.get();
+  if (faults_.plan().kind == FaultPlan::Kind::Io) sink = &faultySink_.emplace(*recorder_, faults_.plan(), comm_.rank());
+  exp_->run(*sink, [this](const RoundSummary& summary) { return afterRound(summary); });
+  if (stoppedBy_ != 0) return reportStop();
+  exp_->writeFinal(*sink);
+  return finish();
+}
+
+void RunControl::findCheckpoint() {
+  const bool haveCkpt = existsOnRoot(ckptPath_, comm_);
+  resume_ = cfg_.checkpoint.resume && haveCkpt;
+  if (comm_.isRoot() && cfg_.checkpoint.resume && !haveCkpt)
+    std::printf("--resume: no checkpoint %s, starting from round 0\n", ckptPath_.c_str());
+  if (comm_.isRoot() && !cfg_.checkpoint.resume && haveCkpt)
+    std::printf("note: %s exists but --resume was not given: starting from round 0 (the run replaces it)\n",
+                ckptPath_.c_str());
+}
+
+void RunControl::openCheckpoint() {
+  from_ = Checkpoint::open(ckptPath_, comm_, countPlacement_);
+  coordinated(comm_, [&] {
+    checkResumable(from_->info().config, cfg_.resolvedIni, ckptPath_);
+    checkRoundCounters(from_->info(), ckptPath_, cfg_.rounds);
+  });
+}
+
+void RunControl::restoreFromCheckpoint() {
+  from_->usePlacement(exp_->placement());
+  exp_->checkpoint(*from_);
+  recorder_->load(*from_, ckptPath_, from_->info().roundNames, static_cast<std::uint64_t>(from_->info().rows));
+  resumed_ = from_->info();
+  from_.reset();  // collective close
+  // Re-open the partial results only if it was closed cleanly at exactly this checkpoint (a stop on a
+  // signal); after a periodic checkpoint the run went on writing it, so rebuild it instead.
+  reopen_ = resumed_.partialKept != 0 &&
+            partialResultsIntact(partialPath_, resumed_.partialSize, resumed_.rows, comm_);
+}
+
+void RunControl::openResults() {
+  coordinated(comm_, [&] {
+    writer_ = std::make_unique<ResultsWriter>(cfg_.output.path, comm_, exp_->placement(), reopen_);
+  });
+  writeRootAttributes(*writer_, cfg_, comm_);
+  if (resume_) {
+    if (reopen_) writer_->truncateRounds(static_cast<std::uint64_t>(resumed_.rows));
+    exp_->writeClientTable(*writer_);  // this run's placement (the rank count may have changed)
+    if (!reopen_) recorder_->replay(*writer_);
+  }
+  recorder_->setTarget(writer_.get());
+}
+
+void RunControl::printBanner() const {
+  if (!comm_.isRoot()) return;
+  std::printf("fedsilo %s: %s on %s, model %s (%lld parameters), %d clients on %d ranks, %d rounds\n", FEDSILO_VERSION,
+              cfg_.algorithm.c_str(), nameOf(cfg_.data.dataset), nameOf(cfg_.model.name),
+              static_cast<long long>(exp_->context().numParams), cfg_.clients, comm_.size(), cfg_.rounds);
+  if (resume_)
+    std::printf("resuming from %s at round %lld (written at %lld ranks; results: %s)\n", ckptPath_.c_str(),
+                static_cast<long long>(resumed_.nextRound), static_cast<long long>(resumed_.numRanks),
+                reopen_ ? "partial file re-opened" : "partial file rebuilt from the checkpoint");
+  std::printf("%6s %10s %10s %10s %9s %9s\n", "round", "global_acc", "client_acc", "worst10", "train_s", "round_s");
+  std::fflush(stdout);
+}
+
+// After each round: the progress line, the test hooks, then a stop request (agreed by every rank) or
+// a periodic checkpoint. Returns false to stop the run.
+bool RunControl::afterRound(const RoundSummary& summary) {
+  if (comm_.isRoot()) {
+    std::printf("%6d %10s %10s %10s %9.3f %9.3f\n", summary.round,
+                fmtAcc(summary.globalAccuracy, summary.evaluated).c_str(),
+                fmtAcc(summary.meanClientAccuracy, summary.evaluated).c_str(),
+                fmtAcc(summary.worst10, summary.evaluated).c_str(), summary.trainSeconds, summary.seconds);
+    std::fflush(stdout);
+  }
+  faults_.afterRound(summary.round);
+  const int next = summary.round + 1;
+  if (next >= cfg_.rounds) return true;  // a stop request now changes nothing: the run is done
+  // Every rank must stop after the same round: agree on the flag (a signal may reach some ranks only,
+  // or reach them in different rounds).
+  const int sig = comm_.allreduceMax<int>(StopSignals::pending());
+  if (sig != 0) {
+    // Close the partial results cleanly FIRST, then record in the checkpoint that it may be re-opened.
+    writer_->closeKeepingPartial();
+    writer_.reset();
+    saveCheckpoint(next, 1, fileSizeOnRoot(partialPath_, comm_));
+    stoppedBy_ = sig;
+    stoppedAt_ = next;
+    return false;
+  }
+  if (cfg_.checkpoint.every > 0 && next % cfg_.checkpoint.every == 0) saveCheckpoint(next, 0, -1);
+  return true;
+}
+
+void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize) {
+  Timer t;
+  CheckpointInfo info;
+  info.version = FEDSILO_VERSION;
+  info.config = cfg_.resolvedIni;
+  info.nextRound = next;
+  info.rows = static_cast<std::int64_t>(recorder_->rows());
+  info.partialKept = partialKept;
+  info.partialSize = partialSize;
+  info.numClients = cfg_.clients;
+  info.numRanks = comm_.size();
+  info.roundNames = recorder_->names();
+  std::unique_ptr<Checkpoint> ck = Checkpoint::create(ckptPath_, comm_, exp_->placement(), info);
+  exp_->checkpoint(*ck);
+  recorder_->save(*ck);
+  ck->commit();
+  if (comm_.isRoot()) {
+    std::printf("checkpoint before round %d: %s (%.2f s)\n", next, ckptPath_.c_str(), t.seconds());
+    std::fflush(stdout);
+  }
+}
+
+int RunControl::reportStop() const {
+  if (comm_.isRoot()) {
+    std::fprintf(stderr,
+                 "fedsilo: interrupted by %s: stopped before round %d of %d; checkpoint %s, partial results %s; "
+                 "run again with --resume to continue (exit code %d)\n",
+                 StopSignals::name(stoppedBy_), stoppedAt_, cfg_.rounds, ckptPath_.c_str(), partialPath_.c_str(),
+                 kExitInterrupted);
+    std::fflush(stderr);
+  }
+  // Leave together (see main): the launcher may kill the other ranks once one exits non-zero.
+  comm_.barrier();
+  return kExitInterrupted;
+}
+
+int RunControl::finish() {
+  writer_->commit();
+  if (comm_.isRoot()) {
+    // The results file is complete: a checkpoint of this run (or a stale one) has no use any more.
+    std::remove(ckptPath_.c_str());
+    std::remove((ckptPath_ + ".tmp").c_str());
+    std::printf("done in %.2f s; results in %s\n", total_.seconds(), cfg_.output.path.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
 
 }  // namespace
 
-int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
-  Timer total;
-  const FaultPlan fault = faultPlanFromEnvironment();
-  // A copy that the test-only fault injection may change on one rank. Experiment keeps a reference
-  // to it, so a change between rounds (the nan fault's learning rate) reaches the trainer.
-  ExperimentConfig cfg = original;
-  if (fault.on(FaultPlan::Kind::Data, comm.rank())) {
-    cfg.data.dir = "/nonexistent/fedsilo-fault-injection";
-    if (!cfg.data.file.empty()) cfg.data.file = cfg.data.dir + "/data";
-  }
-  const double faultLr = fault.divergentLr(comm.rank());
-  if (faultLr != 0.0 && fault.round <= 0) cfg.train.lr = faultLr;
-
-  // From here on SIGTERM/SIGUSR1 only set a flag; the run stops at the end of the current round.
-  StopSignals signals;
-  const std::string ckptPath = checkpointPath(cfg.output.path);
-  const std::string partialPath = cfg.output.path + ".partial";
-  const bool haveCkpt = existsOnRoot(ckptPath, comm);
-  const bool resume = cfg.checkpoint.resume && haveCkpt;
-  if (comm.isRoot() && cfg.checkpoint.resume && !haveCkpt)
-    std::printf("--resume: no checkpoint %s, starting from round 0\n", ckptPath.c_str());
-  if (comm.isRoot() && !cfg.checkpoint.resume && haveCkpt)
-    std::printf("note: %s exists but --resume was not given: starting from round 0 (the run replaces it)\n",
-                ckptPath.c_str());
-
-  const Placement placement(cfg.clients, comm.size());
-  std::unique_ptr<Checkpoint> from;
-  std::unique_ptr<ResultsWriter> writer;
+int runExperiment(const ExperimentConfig& cfg, const Communicator& comm) {
+  RunControl control(cfg, comm, faultPlanFromEnvironment());
   try {
-    if (resume) {
-      from = Checkpoint::open(ckptPath, comm, placement);
-      // Before loading any data: a mismatch fails fast.
-      coordinated(comm, [&] {
-        checkResumable(from->info().config, cfg.resolvedIni, ckptPath);
-        // One results row per finished round: counters that disagree were not written by fedsilo
-        // (or were edited), and resuming from them would mix rounds.
-        if (from->info().rows != from->info().nextRound)
-          throw RuntimeError(fmt("checkpoint ", ckptPath, ": next_round = ", from->info().nextRound, " and rows = ",
-                                 from->info().rows, " disagree (one results row per finished round)"));
-        if (from->info().nextRound > cfg.rounds)
-          throw RuntimeError(fmt("checkpoint ", ckptPath, ": next_round = ", from->info().nextRound,
-                                 " is past the configuration's rounds = ", cfg.rounds));
-      });
-    }
-    Experiment exp(cfg, comm);
-    if (from) from->usePlacement(exp.placement());
-    RoundRecorder recorder(comm, exp.placement(), fault);
-    bool reopen = false;
-    CheckpointInfo resumed;
-    if (from) {
-      exp.checkpoint(*from);
-      recorder.load(*from, ckptPath, from->info().roundNames, static_cast<std::uint64_t>(from->info().rows));
-      resumed = from->info();
-      from.reset();  // collective close
-      // Re-open the partial results only if it was closed cleanly at exactly this checkpoint (a stop
-      // on a signal); after a periodic checkpoint the run went on writing it, so rebuild it instead.
-      reopen = resumed.partialKept != 0 && partialResultsIntact(partialPath, resumed.partialSize, resumed.rows, comm);
-    }
-    coordinated(comm, [&] { writer = std::make_unique<ResultsWriter>(cfg.output.path, comm, exp.placement(), reopen); });
-    writeRootAttributes(*writer, cfg, comm);
-    if (resume) {
-      if (reopen) writer->truncateRounds(static_cast<std::uint64_t>(resumed.rows));
-      exp.writeClientTable(*writer);  // this run's placement (the rank count may have changed)
-      if (!reopen) recorder.replay(*writer);
-    }
-    recorder.setTarget(writer.get());
-
-    if (comm.isRoot()) {
-      std::printf("fedsilo %s: %s on %s, model %s (%lld parameters), %d clients on %d ranks, %d rounds\n", FEDSILO_VERSION,
-                  cfg.algorithm.c_str(), nameOf(cfg.data.dataset), nameOf(cfg.model.name),
-                  static_cast<long long>(exp.context().numParams), cfg.clients, comm.size(), cfg.rounds);
-      if (resume)
-        std::printf("resuming from %s at round %lld (written at %lld ranks; results: %s)\n", ckptPath.c_str(),
-                    static_cast<long long>(resumed.nextRound), static_cast<long long>(resumed.numRanks),
-                    reopen ? "partial file re-opened" : "partial file rebuilt from the checkpoint");
-      std::printf("%6s %10s %10s %10s %9s %9s\n", "round", "global_acc", "client_acc", "worst10", "train_s", "round_s");
-      std::fflush(stdout);
-    }
-
-    auto saveCheckpoint = [&](int next, std::int64_t partialKept, std::int64_t partialSize) {
-      Timer t;
-      CheckpointInfo info;
-      info.version = FEDSILO_VERSION;
-      info.config = cfg.resolvedIni;
-      info.nextRound = next;
-      info.rows = static_cast<std::int64_t>(recorder.rows());
-      info.partialKept = partialKept;
-      info.partialSize = partialSize;
-      info.numClients = cfg.clients;
-      info.numRanks = comm.size();
-      info.roundNames = recorder.names();
-      std::unique_ptr<Checkpoint> ck = Checkpoint::create(ckptPath, comm, exp.placement(), info);
-      exp.checkpoint(*ck);
-      recorder.save(*ck);
-      ck->commit();
-      if (comm.isRoot()) {
-        std::printf("checkpoint before round %d: %s (%.2f s)\n", next, ckptPath.c_str(), t.seconds());
-        std::fflush(stdout);
-      }
-    };
-
-    int stoppedBy = 0, stoppedAt = 0;
-    exp.run(recorder, [&](const RoundSummary& rs) {
-      if (comm.isRoot()) {  // one line per round
-        std::printf("%6d %10s %10s %10s %9.3f %9.3f\n", rs.round, fmtAcc(rs.globalAccuracy, rs.evaluated).c_str(),
-                    fmtAcc(rs.meanClientAccuracy, rs.evaluated).c_str(), fmtAcc(rs.worst10, rs.evaluated).c_str(),
-                    rs.trainSeconds, rs.seconds);
-        std::fflush(stdout);
-      }
-      const int next = rs.round + 1;
-      if (faultLr != 0.0 && next == fault.round) cfg.train.lr = faultLr;
-      if (fault.kind == FaultPlan::Kind::Slow && fault.ms > 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(fault.ms));
-      if (next >= cfg.rounds) return true;  // a stop request now changes nothing: the run is done
-      // Every rank must stop after the same round: agree on the flag (a signal may reach some ranks
-      // only, or reach them in different rounds).
-      const int sig = comm.allreduceMax<int>(StopSignals::pending());
-      if (sig != 0) {
-        // Close the partial results cleanly FIRST, then record in the checkpoint that it may be re-opened.
-        writer->closeKeepingPartial();
-        writer.reset();
-        saveCheckpoint(next, 1, fileSizeOnRoot(partialPath, comm));
-        stoppedBy = sig;
-        stoppedAt = next;
-        return false;
-      }
-      if (cfg.checkpoint.every > 0 && next % cfg.checkpoint.every == 0) saveCheckpoint(next, 0, -1);
-      return true;
-    });
-
-    if (stoppedBy != 0) {
-      if (comm.isRoot()) {
-        std::fprintf(stderr,
-                     "fedsilo: interrupted by %s: stopped before round %d of %d; checkpoint %s, partial results %s; "
-                     "run again with --resume to continue (exit code %d)\n",
-                     StopSignals::name(stoppedBy), stoppedAt, cfg.rounds, ckptPath.c_str(), partialPath.c_str(),
-                     kExitInterrupted);
-        std::fflush(stderr);
-      }
-      // Leave together (see main): the launcher may kill the other ranks once one exits non-zero.
-      comm.barrier();
-      return kExitInterrupted;
-    }
-    exp.writeFinal(recorder);
-    writer->commit();
-    if (comm.isRoot()) {
-      // The results file is complete: a checkpoint of this run (or a stale one) has no use any more.
-      std::remove(ckptPath.c_str());
-      std::remove((ckptPath + ".tmp").c_str());
-      std::printf("done in %.2f s; results in %s\n", total.seconds(), cfg.output.path.c_str());
-      std::fflush(stdout);
-    }
-    return 0;
+    return control.run();
   } catch (...) {
-    if (!errorWasAgreed()) {
-      // Only this rank failed, outside a coordinated region: the other ranks may be blocked in a
-      // collective HDF5 call, and closing these files is collective too, so closing would hang.
-      // Abandon them; main() removes the partial file and aborts every rank.
-      (void)writer.release();
-      (void)from.release();
-    }
+    if (!errorWasAgreed()) control.abandonFiles();
     throw;
   }
 }

@@ -12,12 +12,13 @@
 
 namespace fedsilo {
 
-// Enumerated options, converted from their names once, by the configuration parser.
-enum class DatasetKind { FashionMnist, Mnist, Emnist, Cifar10, Leaf, Synthetic, Csv, Hdf5, Sequence };  // dataset
-enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };                           // partition.scheme
-enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm };                              // model
-enum class LossKind { CrossEntropy, Hinge, Focal };                                                      // model.loss
-enum class PlacementBalance { Samples, Clients };                                                        // fl.placement
+// Enumerated options (dataset, partition.scheme, model, model.loss, fl.placement), converted from their
+// names once, by the configuration parser.
+enum class DatasetKind { FashionMnist, Mnist, Emnist, Cifar10, Leaf, Synthetic, Csv, Hdf5, Sequence };
+enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
+enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm };
+enum class LossKind { CrossEntropy, Hinge, Focal };
+enum class PlacementBalance { Samples, Clients };
 
 // One value of an enumerated option: its spelling in the INI file and on the command line, and a few
 // words for --help where the name alone does not say enough.

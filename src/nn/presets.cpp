@@ -146,7 +146,9 @@ std::vector<std::string> modelPresetNames() {
   return names;
 }
 
-LossKind defaultLoss(ModelPreset preset) { return preset == ModelPreset::Svm ? LossKind::Hinge : LossKind::CrossEntropy; }
+LossKind defaultLoss(ModelPreset preset) {
+  return preset == ModelPreset::Svm ? LossKind::Hinge : LossKind::CrossEntropy;
+}
 
 template <typename T>
 std::unique_ptr<ModelT<T>> buildModel(const ModelConfig& cfg, const InputSpec& input) {

@@ -185,7 +185,8 @@ TEST(Config, EnumeratedOptionsAreParsedOnceFromOneTable) {
   expectEnumeratedOption<ModelPreset>("model", {}, [](const ExperimentConfig& c) { return c.model.name; });
   expectEnumeratedOption<PartitionScheme>("partition.scheme", {"--partition.file", "ids.npy"},
                                           [](const ExperimentConfig& c) { return c.partition.scheme; });
-  expectEnumeratedOption<PlacementBalance>("fl.placement", {}, [](const ExperimentConfig& c) { return c.fl.placement; });
+  expectEnumeratedOption<PlacementBalance>("fl.placement", {},
+                                           [](const ExperimentConfig& c) { return c.fl.placement; });
   expectEnumeratedOption<LossKind>("model.loss", {}, [](const ExperimentConfig& c) { return c.model.loss.value(); });
   // Blanks around a name are ignored; the resolved configuration keeps the text as given.
   const ExperimentConfig padded = parseArguments({"--model", " svm ", "--fl.placement", "clients"}).config;
