@@ -133,43 +133,43 @@ class RawValues {
   const std::map<std::string, std::string>& values_;
 };
 
-void readTopLevel(const RawValues& v, ExperimentConfig& c) {
-  c.algorithm = v.trimmed("algorithm");
-  c.data.dataset = v.choice<DatasetKind>("dataset");
-  c.model.name = v.choice<ModelPreset>("model");
-  c.clients = v.smallInteger("clients", 1, 1000000);
-  c.rounds = v.smallInteger("rounds", 1, 100000000);
-  c.seed = static_cast<std::uint64_t>(v.integer("seed", 0, (1LL << 62)));
-  c.output.path = v.trimmed("output");
+void readTopLevel(const RawValues& raw, ExperimentConfig& c) {
+  c.algorithm = raw.trimmed("algorithm");
+  c.data.dataset = raw.choice<DatasetKind>("dataset");
+  c.model.name = raw.choice<ModelPreset>("model");
+  c.clients = raw.smallInteger("clients", 1, 1000000);
+  c.rounds = raw.smallInteger("rounds", 1, 100000000);
+  c.seed = static_cast<std::uint64_t>(raw.integer("seed", 0, (1LL << 62)));
+  c.output.path = raw.trimmed("output");
   if (c.output.path.empty()) throw ConfigError("output = '': expected a file path");
 }
 
-void readTraining(const RawValues& v, TrainConfig& t) {
-  t.epochs = v.smallInteger("train.epochs", 0, 100000);
-  t.batch = v.smallInteger("train.batch", 1, 1 << 20);
-  t.lr = v.number("train.lr", 0.0, 1e6, true);
-  t.momentum = v.number("train.momentum", 0.0, 1.0, false, true);
-  t.weightDecay = v.number("train.weight_decay", 0.0, 1e6);
+void readTraining(const RawValues& raw, TrainConfig& t) {
+  t.epochs = raw.smallInteger("train.epochs", 0, 100000);
+  t.batch = raw.smallInteger("train.batch", 1, 1 << 20);
+  t.lr = raw.number("train.lr", 0.0, 1e6, true);
+  t.momentum = raw.number("train.momentum", 0.0, 1.0, false, true);
+  t.weightDecay = raw.number("train.weight_decay", 0.0, 1e6);
 }
 
-void readPartition(const RawValues& v, PartitionConfig& p) {
-  p.scheme = v.choice<PartitionScheme>("partition.scheme");
-  p.alpha = v.number("partition.alpha", 0.0, 1e9, true);
-  p.shards = v.smallInteger("partition.shards", 1, 100000000);
-  const std::string& perClient = v.text("partition.shards_per_client");
+void readPartition(const RawValues& raw, PartitionConfig& p) {
+  p.scheme = raw.choice<PartitionScheme>("partition.scheme");
+  p.alpha = raw.number("partition.alpha", 0.0, 1e9, true);
+  p.shards = raw.smallInteger("partition.shards", 1, 100000000);
+  const std::string& perClient = raw.text("partition.shards_per_client");
   const std::vector<int> range = parseIntList(perClient, "partition.shards_per_client");
   if (range.empty() || range.size() > 2 || range.front() < 1 || range.back() < range.front())
     throw ConfigError(fmt("partition.shards_per_client = ", perClient, ": expected N or min,max with 1 <= min <= max"));
   p.shardsPerClientMin = range.front();
   p.shardsPerClientMax = range.back();
-  p.file = v.trimmed("partition.file");
+  p.file = raw.trimmed("partition.file");
   if (p.scheme == PartitionScheme::File && p.file.empty())
     throw ConfigError("partition.scheme = file needs partition.file (a .npy of client ids)");
-  p.samplesPerClient = v.integer("partition.samples_per_client", 0, 1LL << 40);
+  p.samplesPerClient = raw.integer("partition.samples_per_client", 0, 1LL << 40);
 }
 
-std::vector<double> readSplit(const RawValues& v) {
-  std::vector<double> split = parseDoubleList(v.text("data.split"), "data.split");
+std::vector<double> readSplit(const RawValues& raw) {
+  std::vector<double> split = parseDoubleList(raw.text("data.split"), "data.split");
   double sum = 0.0;
   bool ok = split.size() == 3;
   for (double fraction : split) {
@@ -177,48 +177,48 @@ std::vector<double> readSplit(const RawValues& v) {
     sum += fraction;
   }
   if (!ok || std::fabs(sum - 1.0) > 1e-6 || split[0] <= 0.0)
-    throw ConfigError(fmt("data.split = ", v.text("data.split"),
+    throw ConfigError(fmt("data.split = ", raw.text("data.split"),
                           ": expected three non-negative fractions train,val,test summing to 1 with train > 0"));
   return split;
 }
 
-void readData(const RawValues& v, DataConfig& d) {
-  d.dir = v.trimmed("data.dir");
-  d.file = v.trimmed("data.file");
-  d.split = readSplit(v);
-  d.alpha = v.number("data.alpha", 0.0, 1e6);
-  d.beta = v.number("data.beta", 0.0, 1e6);
-  d.users = v.smallInteger("data.users", 1, 1000000);
-  d.labelColumn = v.trimmed("data.label_column");
-  d.clientColumn = v.trimmed("data.client_column");
-  d.seqLength = v.smallInteger("data.seq_length", 1, 100000);
-  d.vocabSize = v.smallInteger("data.vocab_size", 4, 10000000);
-  d.samplesPerUser = v.smallInteger("data.samples_per_user", 1, 10000000);
-  d.numClasses = v.smallInteger("data.classes", 0, 100000);
+void readData(const RawValues& raw, DataConfig& d) {
+  d.dir = raw.trimmed("data.dir");
+  d.file = raw.trimmed("data.file");
+  d.split = readSplit(raw);
+  d.alpha = raw.number("data.alpha", 0.0, 1e6);
+  d.beta = raw.number("data.beta", 0.0, 1e6);
+  d.users = raw.smallInteger("data.users", 1, 1000000);
+  d.labelColumn = raw.trimmed("data.label_column");
+  d.clientColumn = raw.trimmed("data.client_column");
+  d.seqLength = raw.smallInteger("data.seq_length", 1, 100000);
+  d.vocabSize = raw.smallInteger("data.vocab_size", 4, 10000000);
+  d.samplesPerUser = raw.smallInteger("data.samples_per_user", 1, 10000000);
+  d.numClasses = raw.smallInteger("data.classes", 0, 100000);
 }
 
-void readModel(const RawValues& v, ModelConfig& m) {
-  m.hidden = parseIntList(v.text("model.hidden"), "model.hidden");
+void readModel(const RawValues& raw, ModelConfig& m) {
+  m.hidden = parseIntList(raw.text("model.hidden"), "model.hidden");
   for (int width : m.hidden)
     if (width < 1 || width > 1000000)
-      throw ConfigError(fmt("model.hidden = ", v.text("model.hidden"), ": widths must be in [1, 1000000]"));
-  m.dropout = v.number("model.dropout", 0.0, 1.0, false, true);
-  if (!v.trimmed("model.loss").empty()) m.loss = v.choice<LossKind>("model.loss");
-  m.focalGamma = v.number("model.focal_gamma", 0.0, 100.0);
-  m.embedDim = v.smallInteger("model.embed_dim", 1, 100000);
-  m.lstmHidden = v.smallInteger("model.lstm_hidden", 1, 100000);
-  m.lstmLayers = v.smallInteger("model.lstm_layers", 1, 16);
+      throw ConfigError(fmt("model.hidden = ", raw.text("model.hidden"), ": widths must be in [1, 1000000]"));
+  m.dropout = raw.number("model.dropout", 0.0, 1.0, false, true);
+  if (!raw.trimmed("model.loss").empty()) m.loss = raw.choice<LossKind>("model.loss");
+  m.focalGamma = raw.number("model.focal_gamma", 0.0, 100.0);
+  m.embedDim = raw.smallInteger("model.embed_dim", 1, 100000);
+  m.lstmHidden = raw.smallInteger("model.lstm_hidden", 1, 100000);
+  m.lstmLayers = raw.smallInteger("model.lstm_layers", 1, 16);
 }
 
-void readRun(const RawValues& v, ExperimentConfig& c) {
-  c.fl.clientsPerRound = v.smallInteger("fl.clients_per_round", 0, 1000000);
-  c.fl.dropout = v.number("fl.dropout", 0.0, 1.0, false, true);
-  c.fl.skipDiverged = v.boolean("fl.skip_diverged");
-  c.fl.placement = v.choice<PlacementBalance>("fl.placement");
-  c.eval.every = v.smallInteger("eval.every", 1, 100000000);
-  c.eval.batch = v.smallInteger("eval.batch", 1, 1 << 20);
-  c.output.clientModels = v.boolean("output.client_models");
-  c.checkpoint.every = v.smallInteger("checkpoint.every", 0, 100000000);
+void readRun(const RawValues& raw, ExperimentConfig& c) {
+  c.fl.clientsPerRound = raw.smallInteger("fl.clients_per_round", 0, 1000000);
+  c.fl.dropout = raw.number("fl.dropout", 0.0, 1.0, false, true);
+  c.fl.skipDiverged = raw.boolean("fl.skip_diverged");
+  c.fl.placement = raw.choice<PlacementBalance>("fl.placement");
+  c.eval.every = raw.smallInteger("eval.every", 1, 100000000);
+  c.eval.batch = raw.smallInteger("eval.batch", 1, 1 << 20);
+  c.output.clientModels = raw.boolean("output.client_models");
+  c.checkpoint.every = raw.smallInteger("checkpoint.every", 0, 100000000);
 }
 
 // The algorithm's name and its own options: validated now, before any data is read.
@@ -233,32 +233,33 @@ void readAlgorithm(const std::map<std::string, std::string>& values, ExperimentC
 }
 
 ExperimentConfig toConfig(const std::map<std::string, std::string>& values) {
-  const RawValues v(values);
+  const RawValues raw(values);
   ExperimentConfig c;
-  readTopLevel(v, c);
-  readTraining(v, c.train);
-  readPartition(v, c.partition);
-  readData(v, c.data);
-  readModel(v, c.model);
-  readRun(v, c);
+  readTopLevel(raw, c);
+  readTraining(raw, c.train);
+  readPartition(raw, c.partition);
+  readData(raw, c.data);
+  readModel(raw, c.model);
+  readRun(raw, c);
   readAlgorithm(values, c);
   return c;
 }
 
-std::string resolvedIni(const std::map<std::string, std::string>& v) {
+// The fully resolved configuration as INI text: top-level keys, then one [section] per section.
+std::string resolvedIni(const std::map<std::string, std::string>& values) {
   std::ostringstream os;
   os << "# fedsilo " << FEDSILO_VERSION << " resolved configuration\n";
-  for (const auto& [k, val] : v)
-    if (sectionOf(k).empty()) os << k << " = " << val << "\n";
+  for (const auto& [key, value] : values)
+    if (sectionOf(key).empty()) os << key << " = " << value << "\n";
   std::string current;
-  for (const auto& [k, val] : v) {
-    const std::string s = sectionOf(k);
-    if (s.empty()) continue;
-    if (s != current) {
-      os << "\n[" << s << "]\n";
-      current = s;
+  for (const auto& [key, value] : values) {
+    const std::string section = sectionOf(key);
+    if (section.empty()) continue;
+    if (section != current) {
+      os << "\n[" << section << "]\n";
+      current = section;
     }
-    os << k.substr(s.size() + 1) << " = " << val << "\n";
+    os << key.substr(section.size() + 1) << " = " << value << "\n";
   }
   return os.str();
 }

@@ -241,7 +241,7 @@ bool RunControl::afterRound(const RoundSummary& summary) {
 }
 
 void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize) {
-  Timer t;
+  Timer timer;
   CheckpointInfo info;
   info.version = FEDSILO_VERSION;
   info.config = cfg_.resolvedIni;
@@ -252,12 +252,12 @@ void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t
   info.numClients = cfg_.clients;
   info.numRanks = comm_.size();
   info.roundNames = recorder_->names();
-  std::unique_ptr<Checkpoint> ck = Checkpoint::create(ckptPath_, comm_, exp_->placement(), info);
-  exp_->checkpoint(*ck);
-  recorder_->save(*ck);
-  ck->commit();
+  std::unique_ptr<Checkpoint> checkpoint = Checkpoint::create(ckptPath_, comm_, exp_->placement(), info);
+  exp_->checkpoint(*checkpoint);
+  recorder_->save(*checkpoint);
+  checkpoint->commit();
   if (comm_.isRoot()) {
-    std::printf("checkpoint before round %d: %s (%.2f s)\n", next, ckptPath_.c_str(), t.seconds());
+    std::printf("checkpoint before round %d: %s (%.2f s)\n", next, ckptPath_.c_str(), timer.seconds());
     std::fflush(stdout);
   }
 }

@@ -87,8 +87,9 @@ RoundDriver::ReductionLayout RoundDriver::layoutReduction(int round) const {
 void RoundDriver::runRankUpdate(int round) {
   if (!p_.alg.usesRankUpdate()) return;
   coordinated(p_.comm, [&] {
-    RankContext rc{p_.ctx, round, p_.comm.rank(), p_.comm.size(), [this](ExactSum& s) { p_.comm.allreduceExact(s); }};
-    p_.alg.rankUpdate(rc);
+    RankContext rankContext{p_.ctx, round, p_.comm.rank(), p_.comm.size(),
+                            [this](ExactSum& sums) { p_.comm.allreduceExact(sums); }};
+    p_.alg.rankUpdate(rankContext);
   });
 }
 
@@ -107,19 +108,19 @@ RoundDriver::LocalRound RoundDriver::trainLocalClients(int round, const Reductio
 }
 
 void RoundDriver::trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local) {
-  const int li = localIndex(client);
+  const int slot = localIndex(client);
   loadParams(p_.model, p_.global);
   p_.model.setRandomContext(p_.cfg.seed, client, round);
-  ClientContext cc{p_.ctx, p_.clients[client], round, p_.model, p_.trainer, p_.global};
-  cc.train = p_.hooks.training(round, p_.cfg.train);
+  ClientContext clientContext{p_.ctx, p_.clients[client], round, p_.model, p_.trainer, p_.global};
+  clientContext.train = p_.hooks.training(round, p_.cfg.train);
   ClientUpdate update;
-  if (!updateUnlessDiverged(cc, layout, update)) {
-    local.participated[li] = -1.0;  // recorded as diverged
+  if (!updateUnlessDiverged(clientContext, layout, update)) {
+    local.participated[slot] = -1.0;  // recorded as diverged
     return;
   }
   accumulate(update, layout);
-  local.participated[li] = 1.0;
-  local.blockWeight[li] = update.blockWeight;
+  local.participated[slot] = 1.0;
+  local.blockWeight[slot] = update.blockWeight;
   if (layout.payloadSize > 0) {
     local.payloadRows.push_back(client);
     local.payloadRows.insert(local.payloadRows.end(), update.payload.begin(), update.payload.end());
@@ -130,15 +131,16 @@ void RoundDriver::trainClient(int client, int round, const ReductionLayout& layo
 // The client's update, checked for NaN/Inf in what it sends and what it keeps. A diverged update is
 // an error, or with fl.skip_diverged dropped: the client's personal state is put back as it was
 // before the round (the dropped round leaves no trace) and the function returns false.
-bool RoundDriver::updateUnlessDiverged(ClientContext& cc, const ReductionLayout& layout, ClientUpdate& update) {
-  const int client = cc.client.id;
+bool RoundDriver::updateUnlessDiverged(ClientContext& clientContext, const ReductionLayout& layout,
+                                       ClientUpdate& update) {
+  const int client = clientContext.client.id;
   const bool skipDiverged = p_.cfg.fl.skipDiverged;
   PersonalStore* personal = p_.alg.personalStore();
   std::optional<std::vector<float>> before;
   if (personal && skipDiverged) before = personal->snapshot(client);
   try {
-    p_.alg.clientUpdate(cc, update);
-    checkFinite(update, client, cc.round, layout);
+    p_.alg.clientUpdate(clientContext, update);
+    checkFinite(update, client, clientContext.round, layout);
   } catch (const NumericError& e) {
     if (!skipDiverged) throw;
     if (personal) personal->restore(client, std::move(before));
@@ -180,13 +182,14 @@ void RoundDriver::accumulate(const ClientUpdate& update, const ReductionLayout& 
 // Per-block sensitivity of the client after local training, in round 0 and the last round: kept for
 // /sensitivity and gathered for the server step.
 void RoundDriver::recordSensitivity(int client, int round, LocalRound& local) {
-  const std::vector<double> s = layerSensitivity(p_.model, p_.trainer, p_.clients[client].train, p_.cfg.train.batch,
-                                                 p_.cfg.seed, client, round, p_.alg.sensitivityIncludesBias());
+  const std::vector<double> perBlock =
+      layerSensitivity(p_.model, p_.trainer, p_.clients[client].train, p_.cfg.train.batch, p_.cfg.seed, client, round,
+                       p_.alg.sensitivityIncludesBias());
   const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(localIndex(client)) * p_.ctx.numBlocks();
-  if (isFirst(round)) std::copy(s.begin(), s.end(), sensRound0_.begin() + at);
-  if (isLast(round)) std::copy(s.begin(), s.end(), sensFinal_.begin() + at);
+  if (isFirst(round)) std::copy(perBlock.begin(), perBlock.end(), sensRound0_.begin() + at);
+  if (isLast(round)) std::copy(perBlock.begin(), perBlock.end(), sensFinal_.begin() + at);
   local.sensitivityRows.push_back(client);
-  local.sensitivityRows.insert(local.sensitivityRows.end(), s.begin(), s.end());
+  local.sensitivityRows.insert(local.sensitivityRows.end(), perBlock.begin(), perBlock.end());
 }
 
 // Reduces and gathers the round's contributions to rank 0, runs the server step there, and
@@ -282,10 +285,10 @@ ClientFigures RoundDriver::evaluateClients() {
       holdsGlobal = true;
     }
     const Dataset& ds = c.testFromTestSet ? p_.data.test : p_.data.train;
-    const EvalStats st = p_.trainer.evaluate(model, ds, c.test, p_.cfg.eval.batch);
-    figures.accuracy[i] = st.accuracy();
-    figures.f1[i] = st.macroF1();
-    figures.loss[i] = st.meanLoss();
+    const EvalStats stats = p_.trainer.evaluate(model, ds, c.test, p_.cfg.eval.batch);
+    figures.accuracy[i] = stats.accuracy();
+    figures.f1[i] = stats.macroF1();
+    figures.loss[i] = stats.meanLoss();
   }
   loadParams(model, saved);
   return figures;
@@ -298,14 +301,14 @@ GlobalFigures RoundDriver::evaluateGlobal() {
   const Index n = test.size(), chunk = p_.cfg.eval.batch;
   std::int64_t correct = 0;
   ExactSum lossSum(1);
-  IndexList idx;
-  for (Index c = 0, ci = 0; c < n; c += chunk, ++ci) {
-    if (ci % p_.comm.size() != p_.comm.rank()) continue;
-    idx.clear();
-    for (Index i = c; i < std::min(n, c + chunk); ++i) idx.push_back(i);
-    const EvalStats st = p_.trainer.evaluate(p_.model, test, idx, p_.cfg.eval.batch);
-    correct += st.correct;
-    lossSum.add(0, st.lossSum);
+  IndexList samples;
+  for (Index start = 0, chunkIndex = 0; start < n; start += chunk, ++chunkIndex) {
+    if (chunkIndex % p_.comm.size() != p_.comm.rank()) continue;
+    samples.clear();
+    for (Index i = start; i < std::min(n, start + chunk); ++i) samples.push_back(i);
+    const EvalStats stats = p_.trainer.evaluate(p_.model, test, samples, p_.cfg.eval.batch);
+    correct += stats.correct;
+    lossSum.add(0, stats.lossSum);
   }
   correct = p_.comm.allreduceSum<std::int64_t>(correct);
   p_.comm.allreduceExact(lossSum);
@@ -362,9 +365,9 @@ void RoundDriver::finishTraining() {
     for (int k = p_.placement.first(r); k < p_.placement.end(r); ++k) {
       loadParams(p_.model, p_.global);
       p_.model.setRandomContext(p_.cfg.seed, k, rounds);
-      ClientContext cc{p_.ctx, p_.clients[k], rounds, p_.model, p_.trainer, p_.global};
-      cc.train = p_.hooks.training(rounds, p_.cfg.train);
-      p_.alg.finishClient(cc);
+      ClientContext clientContext{p_.ctx, p_.clients[k], rounds, p_.model, p_.trainer, p_.global};
+      clientContext.train = p_.hooks.training(rounds, p_.cfg.train);
+      p_.alg.finishClient(clientContext);
     }
     lastFigures_ = evaluateClients();
   });

@@ -133,7 +133,7 @@ class RoundDriver {
   void runRankUpdate(int round);
   LocalRound trainLocalClients(int round, const ReductionLayout& layout);
   void trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local);
-  bool updateUnlessDiverged(ClientContext& cc, const ReductionLayout& layout, ClientUpdate& update);
+  bool updateUnlessDiverged(ClientContext& clientContext, const ReductionLayout& layout, ClientUpdate& update);
   void checkFinite(const ClientUpdate& update, int client, int round, const ReductionLayout& layout) const;
   void accumulate(const ClientUpdate& update, const ReductionLayout& layout);
   void recordSensitivity(int client, int round, LocalRound& local);
