@@ -12,8 +12,8 @@ extern "C" void openblas_set_num_threads(int);
 using namespace fedsilo;
 
 int main(int argc, char** argv) {
-  // One BLAS thread per rank: ranks are the parallelism (a second BLAS thread per rank made PyTorch
-  // 3x slower on batch-32 GEMMs on this machine, PERF_BASELINE.md).
+  // One BLAS thread per rank: ranks are the parallelism (measured on the build machine: a second BLAS
+  // thread per rank made PyTorch 3x slower on batch-32 GEMMs).
   openblas_set_num_threads(1);
   MpiEnvironment env(argc, argv);
   std::string partial, checkpointTmp;

@@ -33,8 +33,8 @@ void appendUserSplit(const std::vector<float>& x, const std::vector<std::int32_t
 
 }  // namespace
 
-// Synthetic(alpha, beta) of Li et al. (FedProx, q-FFL), transcribed from
-// fair_flearn/data/synthetic/generate_synthetic.py (ALGORITHMS.md section 4):
+// Synthetic(alpha, beta) of Li et al. (FedProx, arXiv:1812.06127; q-FFL, arXiv:1905.10497), transcribed
+// from the authors' generator (github.com/litian96/fair_flearn, data/synthetic/generate_synthetic.py):
 //   n_k = floor(LogNormal(4, 2)) + 50;  u_k ~ N(0, alpha), B_k ~ N(0, beta) (standard deviations);
 //   v_k ~ N(B_k, 1)^d;  x ~ N(v_k, diag(j^-1.2));  W_k ~ N(u_k, 1)^{d x C}, b_k ~ N(u_k, 1)^C;
 //   y = argmax(x^T W_k + b_k) (softmax is monotone, so it is left out);

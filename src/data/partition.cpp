@@ -1,6 +1,6 @@
-// Partitioners (docs/architecture.md, "Partitioners") and the per-client train/val/test split. All randomness comes
-// from Rng(seed, ..., Purpose::Partition / Purpose::Split), so a partition is a pure function of the
-// training labels, the configuration and the seed, identical on every rank.
+// Partitioners (docs/architecture.md, "Partitioners") and the per-client train/val/test split. All
+// randomness comes from Rng(seed, ..., Purpose::Partition / Purpose::Split), so a partition is a pure
+// function of the training labels, the configuration and the seed, identical on every rank.
 #include "data/partition.hpp"
 
 #include <algorithm>
@@ -35,7 +35,7 @@ std::vector<IndexList> partitionIid(Index n, int K, std::uint64_t seed) {
   return out;
 }
 
-// Dirichlet label skew, as the PLayer-FL reference partition (PERF_BASELINE.md section 2): one stream;
+// Dirichlet label skew, drawn as the PLayer-FL authors' reference partition is: one stream;
 // for each class c in order: its indices ascending, shuffled; q ~ Dir(alpha 1_K); cut points
 // floor(cumsum(q)[k] * n_c) for k < K-1; piece k goes to client k (the last takes the remainder).
 // No resampling for minimum sizes. (The shipped .npy comes from NumPy's PCG64 and cannot be reproduced
@@ -69,7 +69,7 @@ std::vector<IndexList> partitionDirichlet(const Dataset& ds, int K, double alpha
   return out;
 }
 
-// Shards (McMahan et al. 2017; unbalanced variant of alpha-FedAvg, ALGORITHMS.md section 5): every
+// Shards (McMahan et al. 2017, arXiv:1602.05629; the unbalanced variant is alpha-FedAvg's): every
 // shard holds ONE label (shardsByClass), client k gets c_k shards. c_k = min when min == max;
 // otherwise c_k ~ U{min..max}, then while sum c_k > S a uniformly chosen client with c_k > min gives
 // one back (so the total never exceeds S; unused shards stay unassigned). Shards are dealt from a
