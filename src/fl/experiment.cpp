@@ -12,7 +12,7 @@
 #include "data/loaders.hpp"
 #include "data/partition.hpp"
 #include "fl/fairness.hpp"
-#include "fl/local.hpp"
+#include "fl/personal_store.hpp"
 #include "nn/presets.hpp"
 
 namespace fedsilo {

@@ -1,20 +1,24 @@
 // The one explicit registry of algorithms: no self-registering statics, no macros.
 #include "core/error.hpp"
 #include "fl/algorithm.hpp"
-#include "fl/fedavg.hpp"
-#include "fl/local.hpp"
-#include "fl/gems.hpp"
-#include "fl/oneshot.hpp"
-#include "fl/alpha_fedavg.hpp"
-#include "fl/fedfa.hpp"
-#include "fl/qffl.hpp"
-#include "fl/ditto.hpp"
-#include "fl/fedbabu.hpp"
-#include "fl/fedlp.hpp"
-#include "fl/fedprox.hpp"
-#include "fl/pfedme.hpp"
-#include "fl/playerfl.hpp"
-#include "fl/playerfl_random.hpp"
+#include "fl/algorithms/alpha_fedavg.hpp"
+#include "fl/algorithms/average.hpp"
+#include "fl/algorithms/ditto.hpp"
+#include "fl/algorithms/ensemble.hpp"
+#include "fl/algorithms/fedavg.hpp"
+#include "fl/algorithms/fedbabu.hpp"
+#include "fl/algorithms/fedfa.hpp"
+#include "fl/algorithms/fedlp.hpp"
+#include "fl/algorithms/fedprox.hpp"
+#include "fl/algorithms/gems.hpp"
+#include "fl/algorithms/global.hpp"
+#include "fl/algorithms/local.hpp"
+#include "fl/algorithms/oneshot_local.hpp"
+#include "fl/algorithms/pfedme.hpp"
+#include "fl/algorithms/playerfl.hpp"
+#include "fl/algorithms/playerfl_random.hpp"
+#include "fl/algorithms/public_only.hpp"
+#include "fl/algorithms/qffl.hpp"
 
 namespace fedsilo {
 
@@ -23,7 +27,7 @@ const std::vector<AlgorithmEntry>& algorithmRegistry() {
       {"fedavg", &makeFedAvg, "FedAvg: sample-weighted average of the clients' models", nullptr},
       {"local", &makeLocal, "Local: every client trains alone, no communication", nullptr},
       {"gems", &makeGems, "GEMS (Guha & Smith 2018): intersection of good-enough model balls; rounds = 1 (convex, ellipsoid) or 2 (neuron-wise mlp)",
-       &gemsOptionSpecs},
+       &oneShotOptionSpecs},
       {"average", &makeOneShotAverage, "One-shot naive average of the clients' local models (GEMS baseline)", nullptr},
       {"ensemble", &makeOneShotEnsemble, "One-shot majority-vote ensemble of the local models (GEMS baseline)", nullptr},
       {"oneshot_local", &makeOneShotLocal, "One-shot local models, scored on the test set as the GEMS paper's Local", nullptr},

@@ -7,9 +7,10 @@
 #include <limits>
 
 #include "comm/placement.hpp"
+#include "fl/aggregation.hpp"
+#include "fl/algorithms/playerfl.hpp"
+#include "fl/algorithms/playerfl_random.hpp"
 #include "fl/local_trainer.hpp"
-#include "fl/playerfl.hpp"
-#include "fl/playerfl_random.hpp"
 #include "nn/dense.hpp"
 
 namespace fedsilo {

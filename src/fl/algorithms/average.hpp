@@ -1,0 +1,19 @@
+// `average`: the one-shot naive average of the clients' local models (Guha & Smith 2018, the GEMS
+// paper's baseline); protocol and fine-tuning in fl/algorithms/one_shot.hpp.
+#pragma once
+#include "fl/algorithms/one_shot.hpp"
+
+namespace fedsilo {
+
+// Naive average: w = (1/K) sum_k w_k (unweighted, as in the paper), through the driver's exact mean.
+class OneShotAverage : public OneShot {
+ public:
+  explicit OneShotAverage(const ExperimentConfig& cfg) : OneShot(cfg, "average") {}
+  std::vector<char> reducedBlocks(const FlContext& ctx, int round) const override;
+  void clientUpdate(ClientContext& c, ClientUpdate& out) override;
+  void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) override;
+};
+
+std::unique_ptr<Algorithm> makeOneShotAverage(const ExperimentConfig& cfg);
+
+}  // namespace fedsilo
