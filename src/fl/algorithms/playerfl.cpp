@@ -64,30 +64,44 @@ int relativeJumpSplit(const std::vector<double>& F, double threshold) {
   return L - 1;
 }
 
-int resolveSplitOption(const std::string& value, const std::vector<LayerBlock>& blocks, const std::string& modelName) {
-  const std::string v = trim(value);
-  const int L = static_cast<int>(blocks.size());
-  if (v == "auto") return 0;
-  if (isNumber(v)) {
-    const long long n = v.size() > 9 ? -1 : std::stoll(v);
-    if (n < 1 || n > L)
-      throw ConfigError(fmt("playerfl.split = ", value, ": expected auto, a number of federated blocks in [1, ", L,
-                            "] or a block name; model = ", modelName, " has blocks ", blockList(blocks)));
-    return static_cast<int>(n);
+PlayerFlSplit PlayerFlSplit::parse(const std::string& value) {
+  PlayerFlSplit s;
+  s.text = trim(value);
+  if (s.text.empty()) throw ConfigError("playerfl.split = '': expected auto, a number of federated blocks or a block name");
+  if (s.text == "auto") return s;
+  if (!isNumber(s.text)) {
+    s.kind = Kind::BlockName;
+    return s;
   }
-  for (int b = 0; b < L; ++b)
-    if (blocks[static_cast<std::size_t>(b)].name == v) return b + 1;
-  throw ConfigError(fmt("playerfl.split = ", value, ": no layer block of that name; model = ", modelName,
+  if (s.text.size() > 9 || std::stoll(s.text) < 1)
+    throw ConfigError(fmt("playerfl.split = ", s.text, ": a number of federated blocks must be >= 1"));
+  s.kind = Kind::Count;
+  s.count = static_cast<int>(std::stoll(s.text));
+  return s;
+}
+
+int resolveSplit(const PlayerFlSplit& split, const std::vector<LayerBlock>& blocks, const std::string& modelName) {
+  const int L = static_cast<int>(blocks.size());
+  switch (split.kind) {
+    case PlayerFlSplit::Kind::Auto:
+      return 0;
+    case PlayerFlSplit::Kind::Count:
+      if (split.count > L)
+        throw ConfigError(fmt("playerfl.split = ", split.text, ": expected auto, a number of federated blocks in [1, ", L,
+                              "] or a block name; model = ", modelName, " has blocks ", blockList(blocks)));
+      return split.count;
+    case PlayerFlSplit::Kind::BlockName:
+      for (int b = 0; b < L; ++b)
+        if (blocks[static_cast<std::size_t>(b)].name == split.text) return b + 1;
+  }
+  throw ConfigError(fmt("playerfl.split = ", split.text, ": no layer block of that name; model = ", modelName,
                         " has blocks ", blockList(blocks), " (or give auto or a number of federated blocks)"));
 }
 
 PlayerFlOptions PlayerFlOptions::parse(const OptionValues& o) {
   PlayerFlOptions p;
   p.threshold = o.getDouble("playerfl.threshold", 0.0, 1e12);
-  p.split = trim(o.getString("playerfl.split"));
-  if (p.split.empty()) throw ConfigError("playerfl.split = '': expected auto, a number of federated blocks or a block name");
-  if (isNumber(p.split) && (p.split.size() > 9 || std::stoll(p.split) < 1))
-    throw ConfigError(fmt("playerfl.split = ", p.split, ": a number of federated blocks must be >= 1"));
+  p.split = PlayerFlSplit::parse(o.getString("playerfl.split"));
   p.includeBias = o.getBool("playerfl.include_bias");
   return p;
 }
@@ -111,7 +125,7 @@ void PlayerFl::setup(const FlContext& ctx, std::vector<float>&) {
   if (L_ < 2)
     throw ConfigError(fmt("algorithm = ", name(), ": model = ", ctx.cfg.model.name, " has ", L_,
                           " layer block(s) (", blockList(ctx.blocks), "); splitting into federated and local layers needs at least 2"));
-  explicitSplit_ = resolveSplitOption(opt_.split, ctx.blocks, ctx.cfg.model.name);
+  explicitSplit_ = resolveSplit(opt_.split, ctx.blocks, ctx.cfg.model.name);
   if (explicitSplit_ > 0) {
     playerSplit_ = explicitSplit_;
     split_ = chooseSplit(playerSplit_);

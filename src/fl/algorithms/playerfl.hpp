@@ -31,16 +31,27 @@ std::vector<double> federationCurve(const std::vector<double>& rows, int L, int*
 // (r_l = F_{l+1}/F_l - 1, p = smallest l with r_l > t; none, or a non-finite curve -> L-1).
 int relativeJumpSplit(const std::vector<double>& curve, double threshold);
 
-// playerfl.split: "auto" -> 0; a number n in [1, L]: federate the first n blocks; a block name: federate
-// up to and including that block. ConfigError naming the key, the value and the model's blocks otherwise.
-int resolveSplitOption(const std::string& value, const std::vector<LayerBlock>& blocks, const std::string& modelName);
+// playerfl.split as parsed: auto (the sensitivity rule), a number n >= 1 of federated blocks, or the
+// name of the last federated block; resolveSplit checks it against the model's blocks at setup.
+struct PlayerFlSplit {
+  enum class Kind { Auto, Count, BlockName };
+  Kind kind = Kind::Auto;
+  int count = 0;            // Kind::Count
+  std::string text = "auto";  // the value as given, trimmed (Kind::BlockName: the name)
+  // ConfigError for an empty value or a number < 1.
+  static PlayerFlSplit parse(const std::string& value);
+};
+
+// The number of federated blocks: 0 for auto; n for a number n in [1, L]; up to and including the
+// named block. ConfigError naming the key, the value and the model's blocks otherwise.
+int resolveSplit(const PlayerFlSplit& split, const std::vector<LayerBlock>& blocks, const std::string& modelName);
 
 // "name1, name2, ...": the model's layer blocks, for error messages.
 std::string blockList(const std::vector<LayerBlock>& blocks);
 
 struct PlayerFlOptions {
   double threshold = 1.0;   // playerfl.threshold
-  std::string split = "auto";  // playerfl.split
+  PlayerFlSplit split;         // playerfl.split
   bool includeBias = false;    // playerfl.include_bias
   static PlayerFlOptions parse(const OptionValues& o);
 };

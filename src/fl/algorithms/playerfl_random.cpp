@@ -17,8 +17,7 @@ int drawRandomSplit(std::uint64_t seed, int L, int avoid) {
 void PlayerFlRandom::setup(const FlContext& ctx, std::vector<float>& global) {
   const int L = ctx.numBlocks();
   // Admissible splits: 1..L-1 without PLayer-FL's split, which (in auto mode) may be any of 1..L-1.
-  const std::string spec = opt_.split;
-  const bool explicitFull = L >= 1 && resolveSplitOption(spec, ctx.blocks, ctx.cfg.model.name) == L;
+  const bool explicitFull = L >= 1 && resolveSplit(opt_.split, ctx.blocks, ctx.cfg.model.name) == L;
   if (L < 3 && !(L == 2 && explicitFull))
     throw ConfigError(fmt("algorithm = playerfl_random: model = ", ctx.cfg.model.name, " has ", L, " layer block(s) (",
                           blockList(ctx.blocks),
