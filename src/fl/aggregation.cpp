@@ -14,7 +14,8 @@ void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blo
   }
 }
 
-void applyBetaMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, double beta, std::vector<float>& global) {
+void applyBetaMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, double beta,
+                   std::vector<float>& global) {
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     if (in.accOffset[b] < 0 || !(in.blockWeightSum[b] > 0.0)) continue;
     const double inv = 1.0 / in.blockWeightSum[b];

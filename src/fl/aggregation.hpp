@@ -13,7 +13,8 @@ void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blo
 
 // w <- (1 - beta) w + beta * (weighted mean) for every reduced block with a positive weight sum
 // (pFedMe's server mixing).
-void applyBetaMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, double beta, std::vector<float>& global);
+void applyBetaMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, double beta,
+                   std::vector<float>& global);
 
 // applyWeightedMean restricted to blocks [0, split): blocks >= split are left untouched
 // (bit-identical), whatever was reduced for them (PLayer-FL's federated prefix).

@@ -46,6 +46,8 @@ struct FlContext {
   InputSpec input;
   bool isLocal(int client) const { return placement.owner(client) == rank; }
   int numBlocks() const { return static_cast<int>(blocks.size()); }
+  // The dataset a client's test indices point into (its own test files for natural partitions).
+  const Dataset& testSet(const ClientData& c) const { return c.testFromTestSet ? data.test : data.train; }
 };
 
 // What one client sends.
@@ -68,6 +70,10 @@ struct ClientContext {
   // The stream for this client's local-epoch shuffles this round.
   Rng shuffleRng() const { return Rng(fl.cfg.seed, client.id, round, Purpose::Shuffle); }
   TrainOptions trainOptions() const { return TrainOptions::from(fl.cfg.train); }
+  // Accuracy of `m` on this client's test split.
+  double testAccuracy(Model& m, LocalTrainer& t) const {
+    return t.evaluate(m, fl.testSet(client), client.test, fl.cfg.eval.batch).accuracy();
+  }
 };
 
 // What rankUpdate may use: the only place where an algorithm issues collectives itself.
@@ -82,17 +88,17 @@ struct RankContext {
 // What the server step sees (rank 0 only).
 struct ServerInput {
   int round = 0;
-  std::vector<int> participants;          // clients that sent an update, ascending
-  const ExactSum* acc = nullptr;          // packed sum_k w_kb v_k over reduced blocks
-  std::vector<Index> accOffset;           // per block: offset of its values in acc (-1: not reduced)
-  std::vector<double> blockWeightSum;     // per block: sum_k w_kb
-  std::vector<double> sums;               // sum over clients of ClientUpdate::sums
-  std::vector<int> payloadClients;        // client id of each payload row
-  std::vector<double> payloads;           // rows of payloadSize() values, ascending client id
+  std::vector<int> participants;       // clients that sent an update, ascending
+  const ExactSum* acc = nullptr;       // packed sum_k w_kb v_k over reduced blocks
+  std::vector<Index> accOffset;        // per block: offset of its values in acc (-1: not reduced)
+  std::vector<double> blockWeightSum;  // per block: sum_k w_kb
+  std::vector<double> sums;            // sum over clients of ClientUpdate::sums
+  std::vector<int> payloadClients;     // client id of each payload row
+  std::vector<double> payloads;        // rows of payloadSize() values, ascending client id
   // Per-block sensitivity of every participant after local training (rows follow payloadClients order
   // of sensitivityClients), present in round 0 and the last round, else empty.
   std::vector<int> sensitivityClients;
-  std::vector<double> sensitivity;        // rows of L values
+  std::vector<double> sensitivity;  // rows of L values
 };
 
 class Algorithm {

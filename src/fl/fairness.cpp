@@ -169,11 +169,16 @@ double alphaFairness(const std::vector<double>& accuracy, double alpha, const st
 
 const char* outcomeName(AlphaSearchOutcome o) {
   switch (o) {
-    case AlphaSearchOutcome::Converged: return "converged";
-    case AlphaSearchOutcome::BelowRange: return "unreachable (target below E(inf), the harmonic mean)";
-    case AlphaSearchOutcome::AboveRange: return "unreachable (target above E(tau), about the best accuracy)";
-    case AlphaSearchOutcome::NotConverged: return "not converged";
-    case AlphaSearchOutcome::NoData: return "no accuracies";
+    case AlphaSearchOutcome::Converged:
+      return "converged";
+    case AlphaSearchOutcome::BelowRange:
+      return "unreachable (target below E(inf), the harmonic mean)";
+    case AlphaSearchOutcome::AboveRange:
+      return "unreachable (target above E(tau), about the best accuracy)";
+    case AlphaSearchOutcome::NotConverged:
+      return "not converged";
+    case AlphaSearchOutcome::NoData:
+      return "no accuracies";
   }
   return "?";
 }

@@ -54,7 +54,8 @@ std::vector<double> alphaFairWeights(const std::vector<double>& accuracy, double
 // R_k = a_k p_k (NaN accuracies give 0).
 std::vector<double> utilities(const std::vector<double>& accuracy, const std::vector<double>& weights);
 // E(α) = Σ_k a_k p_k(α) and J(α) = Jain(R(α)).
-double alphaEfficiency(const std::vector<double>& accuracy, double alpha, const std::vector<double>& sampleWeights = {});
+double alphaEfficiency(const std::vector<double>& accuracy, double alpha,
+                       const std::vector<double>& sampleWeights = {});
 double alphaFairness(const std::vector<double>& accuracy, double alpha, const std::vector<double>& sampleWeights = {});
 
 // Algorithm 1 of the α-FedAvg paper (gradient-based approximation), lines as reconstructed in
@@ -64,13 +65,13 @@ double alphaFairness(const std::vector<double>& accuracy, double alpha, const st
 // until |E(α_i) - E_T| < λ. After maxIterations (or a zero/non-finite slope) it falls back to
 // bisection on log α over [τ, alphaMax] (E is monotone in the unweighted form).
 struct AlphaSearchOptions {
-  double tolerance = 1e-5;   // λ
-  double step = 1.0;         // Λ (initial finite-difference step)
-  double floor = 1e-10;      // τ (replaces α <= 0)
-  double alpha0 = 1.0;       // α_0
-  int maxIterations = 100;   // Newton steps before the bisection fallback
+  double tolerance = 1e-5;  // λ
+  double step = 1.0;        // Λ (initial finite-difference step)
+  double floor = 1e-10;     // τ (replaces α <= 0)
+  double alpha0 = 1.0;      // α_0
+  int maxIterations = 100;  // Newton steps before the bisection fallback
   int maxBisections = 400;
-  double alphaMax = 1e12;    // upper end of the bisection bracket
+  double alphaMax = 1e12;  // upper end of the bisection bracket
 };
 
 enum class AlphaSearchOutcome {
@@ -85,10 +86,10 @@ struct AlphaSearchResult {
   double alpha = 1.0;
   bool converged = false;
   AlphaSearchOutcome outcome = AlphaSearchOutcome::NoData;
-  double efficiency = 0.0;       // E(alpha)
-  double target = 0.0;           // E_T
-  double rangeLow = 0.0;         // E(∞) (the harmonic mean of the clamped accuracies)
-  double rangeHigh = 0.0;        // E(τ)
+  double efficiency = 0.0;  // E(alpha)
+  double target = 0.0;      // E_T
+  double rangeLow = 0.0;    // E(∞) (the harmonic mean of the clamped accuracies)
+  double rangeHigh = 0.0;   // E(τ)
   int newtonSteps = 0;
   int bisectionSteps = 0;
   std::vector<std::pair<double, double>> trace;  // every evaluated iterate (α_i, E(α_i)), in order

@@ -24,8 +24,10 @@ std::optional<std::vector<float>> PersonalStore::snapshot(int client) const {
 }
 
 void PersonalStore::restore(int client, std::optional<std::vector<float>> saved) {
-  if (saved) models_[client] = std::move(*saved);
-  else models_.erase(client);
+  if (saved)
+    models_[client] = std::move(*saved);
+  else
+    models_.erase(client);
 }
 
 }  // namespace fedsilo

@@ -27,7 +27,8 @@ double StateReader::scalar() {
 std::vector<double> StateReader::doubles() {
   const auto n = static_cast<std::size_t>(scalar());
   FEDSILO_ASSERT(pos_ + n <= s_.size(), "server state too short");
-  std::vector<double> v(s_.begin() + static_cast<std::ptrdiff_t>(pos_), s_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
+  std::vector<double> v(s_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                        s_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
   pos_ += n;
   return v;
 }
@@ -53,7 +54,8 @@ std::vector<double> flattenRows(const std::vector<std::vector<double>>& rows) {
 std::vector<std::vector<double>> splitRows(const std::vector<double>& flat, std::size_t width) {
   std::vector<std::vector<double>> rows;
   for (std::size_t i = 0; width > 0 && i + width <= flat.size(); i += width)
-    rows.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i), flat.begin() + static_cast<std::ptrdiff_t>(i + width));
+    rows.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i),
+                      flat.begin() + static_cast<std::ptrdiff_t>(i + width));
   return rows;
 }
 

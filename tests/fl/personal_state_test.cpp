@@ -261,8 +261,8 @@ TEST(OptionChoice, AlgorithmOptionsAreEnumsAfterParsing) {
   EXPECT_EQ(defaults.init, LocalInit::Shared);
   EXPECT_EQ(defaults.shape, BallShape::Sphere);
   EXPECT_EQ(defaults.mode, GemsMode::Auto);
-  const OneShotOptions set = OneShotOptions::parse(
-      cfg({"--gems.init", "independent", "--gems.shape", "ellipsoid", "--gems.mode", "convex"}));
+  const OneShotOptions set =
+      OneShotOptions::parse(cfg({"--gems.init", "independent", "--gems.shape", "ellipsoid", "--gems.mode", "convex"}));
   EXPECT_EQ(set.init, LocalInit::Independent);
   EXPECT_EQ(set.shape, BallShape::Ellipsoid);
   EXPECT_EQ(set.mode, GemsMode::Convex);

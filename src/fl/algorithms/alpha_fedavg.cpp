@@ -56,8 +56,7 @@ AlphaFedAvgOptions AlphaFedAvgOptions::parse(const ExperimentConfig& cfg) {
   o.autoAlpha = a == "auto";
   if (!o.autoAlpha) {
     o.alpha = v.getDouble("alpha_fedavg.alpha", 0.0, 1e6);
-    if (!(o.alpha > 0.0))
-      throw ConfigError(fmt("alpha_fedavg.alpha = ", a, ": expected a number > 0 or auto"));
+    if (!(o.alpha > 0.0)) throw ConfigError(fmt("alpha_fedavg.alpha = ", a, ": expected a number > 0 or auto"));
   }
   if (!trim(v.raw("alpha_fedavg.efficiency_target")).empty()) {
     o.efficiencyTarget = v.getDouble("alpha_fedavg.efficiency_target", 0.0, 1.0);
@@ -84,8 +83,8 @@ AlphaFedAvgOptions AlphaFedAvgOptions::parse(const ExperimentConfig& cfg) {
   // One range check with one message (getDouble's own range would say [1e-06, 1], admitting 1).
   o.accuracyFloor = v.getDouble("alpha_fedavg.accuracy_floor", -1e300, 1e300);
   if (!(o.accuracyFloor >= kAccuracyFloor && o.accuracyFloor < 1.0))
-    throw ConfigError(fmt("alpha_fedavg.accuracy_floor = ", v.raw("alpha_fedavg.accuracy_floor"),
-                          ": expected a value in [1e-6, 1)"));
+    throw ConfigError(
+        fmt("alpha_fedavg.accuracy_floor = ", v.raw("alpha_fedavg.accuracy_floor"), ": expected a value in [1e-6, 1)"));
   o.verifySamples = static_cast<int>(v.getInt("alpha_fedavg.verify_samples", 0, 100000000));
   o.verifyTolerance = v.getDouble("alpha_fedavg.verify_tolerance", 0.0, 1.0);
   o.verifyStrikes = static_cast<int>(v.getInt("alpha_fedavg.verify_strikes", 1, 100000000));
@@ -126,8 +125,8 @@ void AlphaFedAvg::setup(const FlContext& ctx, std::vector<float>& global) {
       target = efficiency(ref, numTrain_);
     }
     if (opt_.weighted && !sameClients)
-      throw ConfigError(fmt("alpha_fedavg.weighted = true needs one reference accuracy per client (", K_, "), got ",
-                            ref.size()));
+      throw ConfigError(
+          fmt("alpha_fedavg.weighted = true needs one reference accuracy per client (", K_, "), got ", ref.size()));
     runSearch(ref, opt_.weighted ? numTrain_ : std::vector<double>{}, target);
     searchedAt_ = -2;
   }
@@ -170,9 +169,8 @@ void AlphaFedAvg::runSearch(const std::vector<double>& reported, const std::vect
                      search_.describe().c_str(), alpha_);
       break;
     case AlphaSearchOutcome::AboveRange:
-      throw ConfigError(fmt("alpha_fedavg: the efficiency target E_T = ", target,
-                            " is unreachable by any alpha > 0: ", search_.describe(),
-                            "; lower alpha_fedavg.efficiency_target or fix alpha_fedavg.alpha"));
+      throw ConfigError(fmt("alpha_fedavg: the efficiency target E_T = ", target, " is unreachable by any alpha > 0: ",
+                            search_.describe(), "; lower alpha_fedavg.efficiency_target or fix alpha_fedavg.alpha"));
     case AlphaSearchOutcome::NotConverged: {
       // Only the weighted variant (E need not be monotone): take the closest iterate.
       auto best = std::min_element(search_.trace.begin(), search_.trace.end(), [&](const auto& x, const auto& y) {
@@ -205,8 +203,7 @@ double AlphaFedAvg::clientWeight(int k, int round, double reported) const {
 
 void AlphaFedAvg::clientUpdate(ClientContext& c, ClientUpdate& out) {
   // 1. The report: the current global model (c.model holds w_t on entry) on the client's test split.
-  const Dataset& ds = c.client.testFromTestSet ? c.fl.data.test : c.fl.data.train;
-  double a = c.trainer.evaluate(c.model, ds, c.client.test, c.fl.cfg.eval.batch).accuracy();
+  double a = c.testAccuracy(c.model, c.trainer);
   if (std::find(opt_.liars.begin(), opt_.liars.end(), c.client.id) != opt_.liars.end())
     a = std::min(1.0, std::max(0.0, a + opt_.liarBoost));
   // 2. Local training with the shared loop, 3. the model with the α-fair block weight.
@@ -246,7 +243,8 @@ void AlphaFedAvg::serverUpdate(const FlContext& ctx, const ServerInput& in, std:
   applyState(state_, true);
 }
 
-std::vector<double> AlphaFedAvg::encodeState(const std::vector<double>& reports, const std::vector<double>& checks) const {
+std::vector<double> AlphaFedAvg::encodeState(const std::vector<double>& reports,
+                                             const std::vector<double>& checks) const {
   StatePacker p;
   p.scalar(alphaKnown_ ? 1.0 : 0.0);
   p.scalar(alpha_);

@@ -33,15 +33,15 @@ namespace fedsilo {
 
 struct AlphaFedAvgOptions {
   bool autoAlpha = true;
-  double alpha = 1.0;                        // fixed α (autoAlpha = false)
-  double efficiencyTarget = -1.0;            // E_T; < 0: derived (see docs)
-  std::vector<double> referenceAccuracy;     // a FedAvg reference's final per-client accuracies
-  std::string reference;                     // path of that reference (resolved by io, see reference_reader)
+  double alpha = 1.0;                     // fixed α (autoAlpha = false)
+  double efficiencyTarget = -1.0;         // E_T; < 0: derived (see docs)
+  std::vector<double> referenceAccuracy;  // a FedAvg reference's final per-client accuracies
+  std::string reference;                  // path of that reference (resolved by io, see reference_reader)
   int searchRound = 1;
   bool weighted = false;
-  double alphaMax = 5.0;                     // α used when every α meets E_T (target below E(∞))
-  double accuracyFloor = kAccuracyFloor;     // reports are clamped to [floor, 1] before weighting ([I])
-  int verifySamples = 0;                     // 0: no verification
+  double alphaMax = 5.0;                  // α used when every α meets E_T (target below E(∞))
+  double accuracyFloor = kAccuracyFloor;  // reports are clamped to [floor, 1] before weighting ([I])
+  int verifySamples = 0;                  // 0: no verification
   double verifyTolerance = 0.2;
   int verifyStrikes = 3;
   std::vector<int> liars;

@@ -21,6 +21,8 @@ void OneShotAverage::serverUpdate(const FlContext& ctx, const ServerInput& in, s
   global = sweep(ctx, *b.model, *b.trainer, global);
 }
 
-std::unique_ptr<Algorithm> makeOneShotAverage(const ExperimentConfig& cfg) { return std::make_unique<OneShotAverage>(cfg); }
+std::unique_ptr<Algorithm> makeOneShotAverage(const ExperimentConfig& cfg) {
+  return std::make_unique<OneShotAverage>(cfg);
+}
 
 }  // namespace fedsilo

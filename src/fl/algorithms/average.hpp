@@ -1,5 +1,5 @@
-// `average`: the one-shot naive average of the clients' local models (Guha & Smith 2018, the GEMS
-// paper's baseline); protocol and fine-tuning in fl/algorithms/one_shot.hpp.
+// `average`, a baseline of the GEMS paper (Guha & Smith, arXiv 1805.07782, Sec. 4); the one-shot protocol
+// and the public-data fine-tuning it shares with GEMS are in fl/algorithms/one_shot.hpp.
 #pragma once
 #include "fl/algorithms/one_shot.hpp"
 

@@ -9,7 +9,8 @@ void OneShotEnsemble::serverUpdate(const FlContext& ctx, const ServerInput& in, 
   Workbench& b = bench(ctx);
   Model& m = *b.model;
   LocalTrainer& tr = *b.trainer;
-  const std::size_t K = in.payloadClients.size(), S = opt_.finetuneSizes.size(), P = static_cast<std::size_t>(numParams_);
+  const std::size_t K = in.payloadClients.size(), S = opt_.finetuneSizes.size(),
+                    P = static_cast<std::size_t>(numParams_);
   members_ = in.payloads;
   const IndexList test = allIndices(ctx.data.test.size());
   const int C = ctx.data.train.numClasses;
@@ -44,7 +45,7 @@ double OneShotEnsemble::clientAccuracy(ClientContext& c) {
   const std::size_t P = static_cast<std::size_t>(numParams_);
   if (members_.empty()) return kNaN;
   const std::size_t K = members_.size() / P;
-  const Dataset& ds = testSetOf(c.fl, c.client);
+  const Dataset& ds = c.fl.testSet(c.client);
   std::vector<std::vector<std::int32_t>> votes(K);
   for (std::size_t k = 0; k < K; ++k) {
     for (std::size_t i = 0; i < P; ++i) c.model.params()[i] = static_cast<float>(members_[k * P + i]);
@@ -65,6 +66,8 @@ void OneShotEnsemble::unpackExtra(StateReader& r) {
   members_ = r.doubles();
 }
 
-std::unique_ptr<Algorithm> makeOneShotEnsemble(const ExperimentConfig& cfg) { return std::make_unique<OneShotEnsemble>(cfg); }
+std::unique_ptr<Algorithm> makeOneShotEnsemble(const ExperimentConfig& cfg) {
+  return std::make_unique<OneShotEnsemble>(cfg);
+}
 
 }  // namespace fedsilo

@@ -65,7 +65,8 @@ void FedBabu::finishClient(ClientContext& c) {
 
 std::vector<OptionSpec> fedBabuOptions() {
   return {
-      {"fedbabu.finetune", "head", "FedBABU fine-tuning after the last round: head (PLayer-FL code) | full (FedBABU paper)"},
+      {"fedbabu.finetune", "head",
+       "FedBABU fine-tuning after the last round: head (PLayer-FL code) | full (FedBABU paper)"},
       {"fedbabu.finetune_epochs", "1", "FedBABU fine-tuning epochs per client (>= 0; 0 = none)"},
   };
 }

@@ -10,7 +10,8 @@ namespace fedsilo {
 
 std::vector<OptionSpec> fedFaOptions() {
   return {
-      {"fedfa.alpha", "0.5", "share of the accuracy information quantity in the weight, in [0, 1] (frequency: 1 - alpha)"},
+      {"fedfa.alpha", "0.5",
+       "share of the accuracy information quantity in the weight, in [0, 1] (frequency: 1 - alpha)"},
       {"fedfa.client_momentum", "0.5", "client SGD momentum beta_c in [0, 1) (replaces train.momentum)"},
       {"fedfa.server_momentum", "0", "server momentum beta_s in [0, 1) on the aggregated model difference"},
       {"fedfa.server_lr", "1", "server learning rate eta_s (> 0)"},
@@ -87,7 +88,8 @@ void FedFa::serverUpdate(const FlContext&, const ServerInput& in, std::vector<fl
       const double* wi = in.payloads.data() + i * row + 1;
       for (std::size_t j = 0; j < P_; ++j) d[j] += p[i] * (static_cast<double>(global[j]) - wi[j]);
       if (!std::isfinite(wi[0]) || !std::isfinite(p[i]))
-        throw NumericError(fmt("fedfa: round ", in.round, ": client ", in.payloadClients[i], " sent a non-finite update"));
+        throw NumericError(
+            fmt("fedfa: round ", in.round, ": client ", in.payloadClients[i], " sent a non-finite update"));
     }
     if (!momentum_.empty())
       for (std::size_t j = 0; j < P_; ++j) d[j] = momentum_[j] = opt_.serverMomentum * momentum_[j] + d[j];
@@ -109,8 +111,9 @@ void FedFa::setServerState(const std::vector<double>& state) {
   frequency_ = r.doubles();
   lastWeights_ = r.doubles();
   momentum_ = r.doubles();
-  FEDSILO_ASSERT(r.done() && frequency_.size() == static_cast<std::size_t>(K_) && lastWeights_.size() == frequency_.size(),
-                 "fedfa server state does not fit ", K_, " clients");
+  FEDSILO_ASSERT(
+      r.done() && frequency_.size() == static_cast<std::size_t>(K_) && lastWeights_.size() == frequency_.size(),
+      "fedfa server state does not fit ", K_, " clients");
   weights_.push_back(lastWeights_);
 }
 

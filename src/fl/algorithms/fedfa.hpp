@@ -50,10 +50,10 @@ class FedFa : public Algorithm {
   FedFaOptions opt_;
   std::size_t P_ = 0;
   int K_ = 0;
-  std::vector<double> frequency_;              // replicated
-  std::vector<double> momentum_;               // replicated (empty when β_s = 0)
-  std::vector<double> lastWeights_;            // replicated: this round's p (K, 0 for non-participants)
-  std::vector<std::vector<double>> weights_;   // replicated history, one row per round run
+  std::vector<double> frequency_;             // replicated
+  std::vector<double> momentum_;              // replicated (empty when β_s = 0)
+  std::vector<double> lastWeights_;           // replicated: this round's p (K, 0 for non-participants)
+  std::vector<std::vector<double>> weights_;  // replicated history, one row per round run
 };
 
 std::unique_ptr<Algorithm> makeFedFa(const ExperimentConfig& cfg);

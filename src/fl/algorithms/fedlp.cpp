@@ -19,12 +19,14 @@ void FedLp::clientUpdate(ClientContext& c, ClientUpdate& out) {
 }
 
 std::vector<OptionSpec> fedLpOptions() {
-  return {{"fedlp.keep_prob", "0.7", "FedLP layer-preserving rate p in (0, 1]: probability that a client uploads a layer"}};
+  return {
+      {"fedlp.keep_prob", "0.7", "FedLP layer-preserving rate p in (0, 1]: probability that a client uploads a layer"}};
 }
 
 std::unique_ptr<Algorithm> makeFedLp(const ExperimentConfig& cfg) {
   const double p = cfg.algo.getDouble("fedlp.keep_prob", 0.0, 1.0);
-  if (!(p > 0.0)) throw ConfigError(fmt("fedlp.keep_prob = ", cfg.algo.raw("fedlp.keep_prob"), ": expected a number in (0, 1]"));
+  if (!(p > 0.0))
+    throw ConfigError(fmt("fedlp.keep_prob = ", cfg.algo.raw("fedlp.keep_prob"), ": expected a number in (0, 1]"));
   return std::make_unique<FedLp>(p);
 }
 

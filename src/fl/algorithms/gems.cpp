@@ -20,8 +20,9 @@ bool neuronModeOf(const ExperimentConfig& cfg) {
   const OneShotOptions o = OneShotOptions::parse(cfg);
   const bool oneHidden = cfg.model.name == "mlp" && cfg.model.hidden.size() == 1;
   if (o.mode == GemsMode::Neuron && !oneHidden)
-    throw ConfigError(fmt("gems.mode = neuron: needs model = mlp with exactly one hidden layer (model.hidden = 50), got model = ",
-                          cfg.model.name, " with ", cfg.model.hidden.size(), " hidden layers"));
+    throw ConfigError(
+        fmt("gems.mode = neuron: needs model = mlp with exactly one hidden layer (model.hidden = 50), got model = ",
+            cfg.model.name, " with ", cfg.model.hidden.size(), " hidden layers"));
   return o.mode == GemsMode::Neuron || (o.mode == GemsMode::Auto && oneHidden);
 }
 
@@ -77,7 +78,8 @@ std::unique_ptr<FeatureHead> makeFeatureHead(const FlContext& ctx, Model& model,
   fh->head = buildModel<float>(h, InputSpec{fh->features.shape, ctx.input.numClasses, 0});
   fh->head->reserve(maxBatch);
   const LayerBlock& last = model.blocks().back();
-  FEDSILO_ASSERT(fh->head->numParams() == last.size, "head of ", fh->head->numParams(), " parameters for a block of ", last.size);
+  FEDSILO_ASSERT(fh->head->numParams() == last.size, "head of ", fh->head->numParams(), " parameters for a block of ",
+                 last.size);
   std::memcpy(fh->head->params(), model.params() + last.offset, static_cast<std::size_t>(last.size) * sizeof(float));
   fh->trainer = std::make_unique<LocalTrainer>(fh->features, maxBatch);
   return fh;
@@ -130,9 +132,10 @@ void Gems::setup(const FlContext& ctx, std::vector<float>& global) {
   C_ = ctx.input.numClasses;
   for (const ClientData& c : ctx.clients)
     if (c.val.empty())
-      throw ConfigError(fmt("algorithm = gems: client ", c.id, " has no validation samples; the good-enough test runs on ",
-                            "the validation split (data.split = ", ctx.cfg.data.split[0], ",", ctx.cfg.data.split[1], ",",
-                            ctx.cfg.data.split[2], ": give it a positive val fraction)"));
+      throw ConfigError(fmt("algorithm = gems: client ", c.id,
+                            " has no validation samples; the good-enough test runs on ",
+                            "the validation split (data.split = ", ctx.cfg.data.split[0], ",", ctx.cfg.data.split[1],
+                            ",", ctx.cfg.data.split[2], ": give it a positive val fraction)"));
   const bool ell = opt_.shape == BallShape::Ellipsoid;
   long long size = 0;
   if (!neuron_) {
@@ -145,7 +148,8 @@ void Gems::setup(const FlContext& ctx, std::vector<float>& global) {
     const long long dmax = (static_cast<long long>(K_) * H_ + 1) * C_;  // the widest possible head
     size = std::max(round0, dmax + 2 + (ell ? dmax : 0));
   }
-  if (size > INT_MAX / 2) throw ConfigError(fmt("algorithm = gems: payload of ", size, " values per client is too large"));
+  if (size > INT_MAX / 2)
+    throw ConfigError(fmt("algorithm = gems: payload of ", size, " values per client is too large"));
   payloadSize_ = static_cast<int>(size);
 }
 
@@ -174,7 +178,8 @@ Gems::Ball Gems::convexBall(const FlContext& ctx, int client, Model& m, LocalTra
     geom.mask = fisherMask(F, opt_.fisherProp);
   }
   Rng rng(cfg.seed, client, -1, Purpose::Gems, kHeadStream);
-  const RadiusSearchResult r = searchRadius(b.center, RadiusSearchOptions{opt_.rMax, opt_.tol, opt_.samples}, geom, rng, passes);
+  const RadiusSearchResult r =
+      searchRadius(b.center, RadiusSearchOptions{opt_.rMax, opt_.tol, opt_.samples}, geom, rng, passes);
   std::copy(saved.begin(), saved.end(), w);
   b.radius = r.radius;
   b.centerAccuracy = accuracy();
@@ -184,7 +189,8 @@ Gems::Ball Gems::convexBall(const FlContext& ctx, int client, Model& m, LocalTra
 
 void Gems::putBall(const Ball& b, std::vector<double>& payload) const {
   const std::size_t d = b.center.size();
-  FEDSILO_ASSERT(static_cast<std::size_t>(payloadSize_) >= 2 * d + 2 || (b.axes.empty() && static_cast<std::size_t>(payloadSize_) >= d + 2));
+  FEDSILO_ASSERT(static_cast<std::size_t>(payloadSize_) >= 2 * d + 2 ||
+                 (b.axes.empty() && static_cast<std::size_t>(payloadSize_) >= d + 2));
   std::copy(b.center.begin(), b.center.end(), payload.begin());
   payload[d] = b.radius;
   payload[d + 1] = b.centerAccuracy;
@@ -195,7 +201,7 @@ void Gems::hiddenNeuronBalls(ClientContext& c, std::vector<double>& payload) con
   const ExperimentConfig& cfg = c.fl.cfg;
   const LayerBlock& fc1 = c.model.blocks().front();
   FEDSILO_ASSERT(fc1.size == static_cast<Index>(H_) * (D_ + 1));
-  const float* W = c.model.params() + fc1.offset;         // [H][D]
+  const float* W = c.model.params() + fc1.offset;             // [H][D]
   const float* bias = W + static_cast<std::size_t>(H_) * D_;  // [H]
   const IndexList& val = c.client.val;
   const int N = static_cast<int>(val.size());
@@ -224,8 +230,8 @@ void Gems::hiddenNeuronBalls(ClientContext& c, std::vector<double>& payload) con
       return std::sqrt(s) / N <= opt_.neuronEpsilon;
     };
     Rng rng(cfg.seed, c.client.id, -1, Purpose::Gems, kNeuronStream + static_cast<std::uint64_t>(l));
-    const RadiusSearchResult r =
-        searchRadius(center, RadiusSearchOptions{opt_.rMax, opt_.neuronTol, opt_.samples}, SurfaceGeometry{}, rng, passes);
+    const RadiusSearchResult r = searchRadius(center, RadiusSearchOptions{opt_.rMax, opt_.neuronTol, opt_.samples},
+                                              SurfaceGeometry{}, rng, passes);
     double* row = payload.data() + static_cast<std::size_t>(l) * (D_ + 2);
     std::copy(center.begin(), center.end(), row);
     row[D_ + 1] = r.radius;
@@ -246,7 +252,8 @@ Gems::Workbench& Gems::wideBench(const FlContext& ctx) const {
 void Gems::loadWide(Model& m) const {
   const LayerBlock& fc1 = m.blocks().front();
   const int W = hiddenWidth_;
-  FEDSILO_ASSERT(fc1.size == static_cast<Index>(W) * (D_ + 1) && hiddenLayer_.size() == static_cast<std::size_t>(fc1.size));
+  FEDSILO_ASSERT(fc1.size == static_cast<Index>(W) * (D_ + 1) &&
+                 hiddenLayer_.size() == static_cast<std::size_t>(fc1.size));
   float* w = m.params() + fc1.offset;
   float* b = w + static_cast<std::size_t>(W) * D_;
   for (int i = 0; i < W; ++i) {
@@ -292,7 +299,8 @@ void Gems::clientUpdate(ClientContext& c, ClientUpdate& out) {
   std::memcpy(c.model.params(), init_.data(), init_.size() * sizeof(float));
   std::unique_ptr<FeatureHead> fh = makeFeatureHead(c.fl, c.model, c.client);
   Rng rng = c.shuffleRng();
-  out.trainLoss = fh->trainer->train(*fh->head, fh->train, localTrainOptions(c.fl.cfg), rng, c.client.id, c.round).meanLoss;
+  out.trainLoss =
+      fh->trainer->train(*fh->head, fh->train, localTrainOptions(c.fl.cfg), rng, c.client.id, c.round).meanLoss;
   putBall(convexBall(c.fl, c.client.id, *fh->head, *fh->trainer, fh->features, fh->val), out.payload);
 }
 
@@ -312,7 +320,8 @@ void Gems::aggregateHidden(const FlContext& ctx, const ServerInput& in) {
   Rng rng(ctx.cfg.seed, -1, -1, Purpose::KMeans);
   const int k = std::min(opt_.clusters, N);
   const std::vector<int> cluster = kMeans(balls.centers, N, dim, k, rng, opt_.kmeansIters);
-  const NeuronMergeResult merged = mergeNeurons(balls, cluster, k, IntersectOptions{opt_.intersectLr, opt_.intersectSteps});
+  const NeuronMergeResult merged =
+      mergeNeurons(balls, cluster, k, IntersectOptions{opt_.intersectLr, opt_.intersectSteps});
   hiddenLayer_ = merged.neurons;
   hiddenWidth_ = merged.width;
   neuronRadius_ = balls.radii;
@@ -377,7 +386,7 @@ double Gems::clientAccuracy(ClientContext& c) {
   if (final_.empty()) return kNaN;
   Workbench& wb = wideBench(c.fl);
   std::memcpy(wb.model->params(), final_.data(), final_.size() * sizeof(float));
-  return wb.trainer->evaluate(*wb.model, testSetOf(c.fl, c.client), c.client.test, c.fl.cfg.eval.batch).accuracy();
+  return c.testAccuracy(*wb.model, *wb.trainer);
 }
 
 void Gems::packExtra(StatePacker& p) const {

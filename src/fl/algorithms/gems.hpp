@@ -35,7 +35,7 @@ namespace fedsilo {
 // and validation samples, and a logreg (svm) model over them whose one block has the layout of the
 // model's last dense block.
 struct FeatureHead {
-  Dataset features;   // f32, shape {F, 1, 1}: the client's train samples, then its val samples
+  Dataset features;  // f32, shape {F, 1, 1}: the client's train samples, then its val samples
   IndexList train, val;
   std::unique_ptr<Model> head;
   std::unique_ptr<LocalTrainer> trainer;
@@ -97,7 +97,7 @@ class Gems : public OneShot {
   bool neuron_ = false;     // neuron-wise GEMS (two rounds)
   bool lastBlock_ = false;  // convex GEMS on the last block of a multi-block model
   int K_ = 0, D_ = 0, H_ = 0, C_ = 0;
-  Index block_ = 0;         // convex: size of the GEMS block
+  Index block_ = 0;  // convex: size of the GEMS block
   int payloadSize_ = 0;
 
   // Replicated results.
@@ -106,10 +106,10 @@ class Gems : public OneShot {
   bool found_ = false;
   double objective_ = 0.0;
   int hiddenWidth_ = 0;
-  std::vector<double> hiddenLayer_;                         // neuron: W' x (D + 1), rows (w, b)
+  std::vector<double> hiddenLayer_;                                 // neuron: W' x (D + 1), rows (w, b)
   std::vector<double> neuronRadius_, neuronCluster_, neuronGroup_;  // K x H
   int mergedGroups_ = 0, mergedFound_ = 0;
-  std::vector<float> final_;                                // neuron: final model (width W')
+  std::vector<float> final_;  // neuron: final model (width W')
   mutable Workbench wide_;
   mutable int wideWidth_ = 0;
 };

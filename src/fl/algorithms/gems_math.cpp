@@ -161,7 +161,8 @@ std::vector<double> fisherAxes(const std::vector<double>& fisher) {
 std::vector<char> fisherMask(const std::vector<double>& fisher, double prop) {
   if (prop >= 1.0 || fisher.empty()) return {};
   const std::size_t n = fisher.size();
-  const std::size_t keep = std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(prop * static_cast<double>(n))));
+  const std::size_t keep =
+      std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(prop * static_cast<double>(n))));
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return fisher[a] > fisher[b]; });

@@ -66,8 +66,8 @@ struct BallSet {
 double intersectionObjective(const BallSet& balls, const std::vector<double>& w);
 
 struct IntersectOptions {
-  double lr = 0.01;    // step size of the subgradient descent
-  int steps = 10000;   // at most this many steps
+  double lr = 0.01;   // step size of the subgradient descent
+  int steps = 10000;  // at most this many steps
 };
 
 struct IntersectResult {
@@ -104,11 +104,11 @@ std::vector<char> fisherMask(const std::vector<double>& fisher, double prop);
 std::vector<int> kMeans(const std::vector<double>& points, int n, int dim, int k, Rng& rng, int maxIter);
 
 struct NeuronMergeResult {
-  int width = 0;                 // number of neurons emitted
-  std::vector<double> neurons;   // width x dim, row-major, in emission order
-  std::vector<int> groupOf;      // per input neuron: index of the emitted neuron that represents it
-  int mergedGroups = 0;          // emitted neurons solved by eq (2) over >= 2 input neurons
-  int mergedFound = 0;           // of those, how many reached objective 0
+  int width = 0;                // number of neurons emitted
+  std::vector<double> neurons;  // width x dim, row-major, in emission order
+  std::vector<int> groupOf;     // per input neuron: index of the emitted neuron that represents it
+  int mergedGroups = 0;         // emitted neurons solved by eq (2) over >= 2 input neurons
+  int mergedFound = 0;          // of those, how many reached objective 0
 };
 
 // Greedy merge within every cluster 0..k-1 (the authors' loop skips cluster 0): walk the cluster's

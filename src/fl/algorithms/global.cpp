@@ -14,7 +14,7 @@ void OneShotGlobal::trainPooled(const FlContext& ctx, const DataParallel* dp) {
   IndexList pooled;
   for (const ClientData& cl : ctx.clients) pooled.insert(pooled.end(), cl.train.begin(), cl.train.end());
   std::memcpy(b.model->params(), init_.data(), init_.size() * sizeof(float));
-  Rng rng(ctx.cfg.seed, -1, 0, Purpose::Shuffle);  // the same permutation on every rank
+  Rng rng(ctx.cfg.seed, -1, 0, Purpose::Shuffle);           // the same permutation on every rank
   if (!dp) b.model->setRandomContext(ctx.cfg.seed, -1, 0);  // (data-parallel: keyed per shard)
   b.trainer->train(*b.model, pooled, localTrainOptions(ctx.cfg), rng, -1, 0, nullptr, dp);
   trained_.assign(b.model->params(), b.model->params() + b.model->numParams());
@@ -37,6 +37,8 @@ void OneShotGlobal::serverUpdate(const FlContext& ctx, const ServerInput& in, st
   global = sweep(ctx, *b.model, *b.trainer, trained_);
 }
 
-std::unique_ptr<Algorithm> makeOneShotGlobal(const ExperimentConfig& cfg) { return std::make_unique<OneShotGlobal>(cfg); }
+std::unique_ptr<Algorithm> makeOneShotGlobal(const ExperimentConfig& cfg) {
+  return std::make_unique<OneShotGlobal>(cfg);
+}
 
 }  // namespace fedsilo

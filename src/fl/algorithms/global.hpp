@@ -1,5 +1,5 @@
-// `global`: one model trained on the pooled data of all clients (the GEMS paper's baseline, an upper
-// reference for one-shot aggregation); protocol and fine-tuning in fl/algorithms/one_shot.hpp.
+// `global`, a baseline of the GEMS paper (Guha & Smith, arXiv 1805.07782, Sec. 4); the one-shot protocol
+// and the public-data fine-tuning it shares with GEMS are in fl/algorithms/one_shot.hpp.
 #pragma once
 #include "fl/algorithms/one_shot.hpp"
 

@@ -4,7 +4,9 @@
 
 namespace fedsilo {
 
-std::vector<char> Local::reducedBlocks(const FlContext& ctx, int) const { return std::vector<char>(ctx.blocks.size(), 0); }
+std::vector<char> Local::reducedBlocks(const FlContext& ctx, int) const {
+  return std::vector<char>(ctx.blocks.size(), 0);
+}
 
 void Local::clientUpdate(ClientContext& c, ClientUpdate& out) {
   // c.global is the shared initial model in every round: nothing is ever aggregated into it.

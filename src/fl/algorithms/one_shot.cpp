@@ -14,7 +14,8 @@ namespace fedsilo {
 
 std::vector<OptionSpec> oneShotOptionSpecs() {
   return {
-      {"gems.local_epochs", "40", "one-shot algorithms: epochs of local training to convergence (train.batch, train.lr)"},
+      {"gems.local_epochs", "40",
+       "one-shot algorithms: epochs of local training to convergence (train.batch, train.lr)"},
       {"gems.init", "shared",
        "one-shot algorithms: shared (every local model starts from the experiment's initial model) | independent "
        "(client k starts from its own draw, keyed by seed and k, as in the GEMS authors' code)"},
@@ -162,7 +163,8 @@ void OneShot::setup(const FlContext& ctx, std::vector<float>& global) {
   const std::vector<LayerBlock>& blocks = ctx.blocks;
   FEDSILO_ASSERT(!blocks.empty());
   if (blocks.back().offset + blocks.back().size != ctx.numParams)
-    throw ConfigError(fmt("model = ", ctx.cfg.model.name, ": one-shot fine-tuning needs the last layer to be a parameter block"));
+    throw ConfigError(
+        fmt("model = ", ctx.cfg.model.name, ": one-shot fine-tuning needs the last layer to be a parameter block"));
 }
 
 std::vector<char> OneShot::reducedBlocks(const FlContext& ctx, int) const {
@@ -201,7 +203,8 @@ void OneShot::startLocal(ClientContext& c) const {
 double OneShot::trainLocal(ClientContext& c) {
   startLocal(c);
   Rng rng = c.shuffleRng();
-  const TrainStats st = c.trainer.train(c.model, c.client.train, localTrainOptions(c.fl.cfg), rng, c.client.id, c.round);
+  const TrainStats st =
+      c.trainer.train(c.model, c.client.train, localTrainOptions(c.fl.cfg), rng, c.client.id, c.round);
   if (keepLocal_) local_.put(c.client.id, c.model.params(), static_cast<std::size_t>(c.model.numParams()));
   return st.meanLoss;
 }
@@ -211,7 +214,8 @@ IndexList OneShot::publicSample(int S) const {
   return IndexList(publicPool_.begin(), publicPool_.begin() + S);
 }
 
-void OneShot::fineTuneLastBlock(const FlContext& ctx, Model& model, LocalTrainer& trainer, const IndexList& sample) const {
+void OneShot::fineTuneLastBlock(const FlContext& ctx, Model& model, LocalTrainer& trainer,
+                                const IndexList& sample) const {
   if (sample.empty() || opt_.finetuneEpochs == 0) return;
   const ExperimentConfig& cfg = ctx.cfg;
   TrainOptions t = TrainOptions::from(cfg.train);
@@ -253,15 +257,16 @@ std::vector<float> OneShot::sweep(const FlContext& ctx, Model& model, LocalTrain
 
 double OneShot::clientAccuracy(ClientContext& c) {
   std::memcpy(c.model.params(), c.global.data(), c.global.size() * sizeof(float));
-  return c.trainer.evaluate(c.model, testSetOf(c.fl, c.client), c.client.test, c.fl.cfg.eval.batch).accuracy();
+  return c.testAccuracy(c.model, c.trainer);
 }
 
 void OneShot::finishClient(ClientContext& c) { clientAcc_[c.client.id] = clientAccuracy(c); }
 
 void OneShot::requireAllClients(std::size_t received, const FlContext& ctx) const {
   if (received != ctx.clients.size())
-    throw RuntimeError(fmt("algorithm = ", name_, ": ", received, " of ", ctx.clients.size(),
-                           " clients sent their update (a diverged client was dropped?); one-shot aggregation needs all"));
+    throw RuntimeError(
+        fmt("algorithm = ", name_, ": ", received, " of ", ctx.clients.size(),
+            " clients sent their update (a diverged client was dropped?); one-shot aggregation needs all"));
 }
 
 std::vector<double> OneShot::serverState() const {

@@ -41,7 +41,7 @@ enum class GemsMode { Auto, Convex, Neuron };
 struct OneShotOptions {
   int localEpochs = 40;
   LocalInit init = LocalInit::Shared;
-  double epsilon = 0.4;            // Q(w) = 1 iff validation accuracy >= epsilon
+  double epsilon = 0.4;  // Q(w) = 1 iff validation accuracy >= epsilon
   double rMax = 4000.0;
   double tol = 0.01;
   int samples = 500;
@@ -58,8 +58,8 @@ struct OneShotOptions {
   int intersectSteps = 10000;
   int publicSamples = 0;
   int finetuneEpochs = 5;
-  double finetuneLr = 0.0;         // 0: train.lr
-  int publicEpochs = 0;            // public_only: 0 = finetune_epochs (the fine-tuning recipe)
+  double finetuneLr = 0.0;  // 0: train.lr
+  int publicEpochs = 0;     // public_only: 0 = finetune_epochs (the fine-tuning recipe)
   std::vector<int> finetuneSizes{0};
 
   static OneShotOptions parse(const ExperimentConfig& cfg);
@@ -129,7 +129,6 @@ class OneShot : public Algorithm {
   std::vector<float> sweep(const FlContext& ctx, Model& model, LocalTrainer& trainer, const std::vector<float>& params);
   // Accuracy of the algorithm's final model on client c's test split (own evaluation path).
   virtual double clientAccuracy(ClientContext& c);
-  const Dataset& testSetOf(const FlContext& ctx, const ClientData& c) const { return c.testFromTestSet ? ctx.data.test : ctx.data.train; }
   // RuntimeError unless all K clients' updates arrived.
   void requireAllClients(std::size_t received, const FlContext& ctx) const;
 
@@ -144,9 +143,9 @@ class OneShot : public Algorithm {
   std::string name_;
   OneShotOptions opt_;
   std::vector<float> init_;
-  IndexList publicPool_;        // the pooled validation data, permuted (Purpose::Public)
-  PersonalStore local_;         // local models of this rank's clients (when keepLocal_)
-  bool keepLocal_ = false;      // set by algorithms without a global model (their clients use local_)
+  IndexList publicPool_;    // the pooled validation data, permuted (Purpose::Public)
+  PersonalStore local_;     // local models of this rank's clients (when keepLocal_)
+  bool keepLocal_ = false;  // set by algorithms without a global model (their clients use local_)
   // Replicated results.
   std::vector<double> sweepAcc_;
   double accBefore_ = kNaN, accAfter_ = kNaN;

@@ -32,7 +32,8 @@ void OneShotLocal::clientUpdate(ClientContext& c, ClientUpdate& out) {
 void OneShotLocal::serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {
   requireAllClients(in.payloadClients.size(), ctx);
   Workbench& b = bench(ctx);
-  const std::size_t K = in.payloadClients.size(), S = opt_.finetuneSizes.size(), P = static_cast<std::size_t>(numParams_);
+  const std::size_t K = in.payloadClients.size(), S = opt_.finetuneSizes.size(),
+                    P = static_cast<std::size_t>(numParams_);
   memberAcc_.assign(K * S, 0.0);
   std::vector<double> before(K), after(K);
   for (std::size_t k = 0; k < K; ++k) {
@@ -58,11 +59,12 @@ double OneShotLocal::clientAccuracy(ClientContext& c) {
   const std::vector<float>* mine = local_.find(c.client.id);
   if (!mine) return kNaN;
   std::memcpy(c.model.params(), mine->data(), mine->size() * sizeof(float));
-  return c.trainer.evaluate(c.model, testSetOf(c.fl, c.client), c.client.test, c.fl.cfg.eval.batch).accuracy();
+  return c.testAccuracy(c.model, c.trainer);
 }
 
 void OneShotLocal::recordExtra(const FlContext& ctx, RecordSink& sink) const {
-  const auto K = static_cast<std::uint64_t>(ctx.clients.size()), S = static_cast<std::uint64_t>(opt_.finetuneSizes.size());
+  const auto K = static_cast<std::uint64_t>(ctx.clients.size()),
+             S = static_cast<std::uint64_t>(opt_.finetuneSizes.size());
   std::vector<double> m = memberAcc_;
   if (m.size() != K * S) m.assign(K * S, kNaN);
   sink.writeArray("/gems/finetune/member_accuracy", m, {K, S});

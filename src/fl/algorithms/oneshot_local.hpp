@@ -1,5 +1,5 @@
-// `oneshot_local`: each client's one-shot local model alone, the GEMS paper's "Local" baseline;
-// protocol and fine-tuning in fl/algorithms/one_shot.hpp.
+// `oneshot_local`, a baseline of the GEMS paper (Guha & Smith, arXiv 1805.07782, Sec. 4); the one-shot protocol
+// and the public-data fine-tuning it shares with GEMS are in fl/algorithms/one_shot.hpp.
 #pragma once
 #include <string>
 

@@ -46,7 +46,8 @@ void PFedMe::clientUpdate(ClientContext& c, ClientUpdate& out) {
       inner.batch = static_cast<int>(batch_.size());
       lossSum += c.trainer.train(c.model, batch_, inner, rng, c.client.id, c.round, &hook).meanLoss;
       ++steps;
-      for (std::size_t i = 0; i < P; ++i) local_[i] -= step * (local_[i] - theta[i]);  // w <- w - eta lambda (w - theta^)
+      for (std::size_t i = 0; i < P; ++i)
+        local_[i] -= step * (local_[i] - theta[i]);  // w <- w - eta lambda (w - theta^)
     }
   }
   out.trainLoss = steps > 0 ? lossSum / static_cast<double>(steps) : 0.0;

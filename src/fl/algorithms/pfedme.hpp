@@ -31,7 +31,7 @@ class PFedMe : public Algorithm {
 
  private:
   PFedMeOptions opt_;
-  PersonalStore personal_;   // theta^ per local client
+  PersonalStore personal_;    // theta^ per local client
   std::vector<float> local_;  // w_{k,r} of the client being trained
   IndexList order_, batch_;
 };

@@ -67,7 +67,8 @@ int relativeJumpSplit(const std::vector<double>& F, double threshold) {
 PlayerFlSplit PlayerFlSplit::parse(const std::string& value) {
   PlayerFlSplit s;
   s.text = trim(value);
-  if (s.text.empty()) throw ConfigError("playerfl.split = '': expected auto, a number of federated blocks or a block name");
+  if (s.text.empty())
+    throw ConfigError("playerfl.split = '': expected auto, a number of federated blocks or a block name");
   if (s.text == "auto") return s;
   if (!isNumber(s.text)) {
     s.kind = Kind::BlockName;
@@ -87,8 +88,8 @@ int resolveSplit(const PlayerFlSplit& split, const std::vector<LayerBlock>& bloc
       return 0;
     case PlayerFlSplit::Kind::Count:
       if (split.count > L)
-        throw ConfigError(fmt("playerfl.split = ", split.text, ": expected auto, a number of federated blocks in [1, ", L,
-                              "] or a block name; model = ", modelName, " has blocks ", blockList(blocks)));
+        throw ConfigError(fmt("playerfl.split = ", split.text, ": expected auto, a number of federated blocks in [1, ",
+                              L, "] or a block name; model = ", modelName, " has blocks ", blockList(blocks)));
       return split.count;
     case PlayerFlSplit::Kind::BlockName:
       for (int b = 0; b < L; ++b)
@@ -113,7 +114,8 @@ std::vector<OptionSpec> playerFlOptions() {
        "default unverified (docs/algorithms.md)"},
       {"playerfl.split", "auto",
        "auto (sensitivity rule), or the number of federated blocks, or the name of the last federated block"},
-      {"playerfl.include_bias", "false", "include bias tensors in the layer sensitivity (the authors' code skips them)"},
+      {"playerfl.include_bias", "false",
+       "include bias tensors in the layer sensitivity (the authors' code skips them)"},
   };
 }
 
@@ -123,8 +125,8 @@ void PlayerFl::setup(const FlContext& ctx, std::vector<float>&) {
   blockNames_.clear();
   for (const auto& b : ctx.blocks) blockNames_.push_back(b.name);
   if (L_ < 2)
-    throw ConfigError(fmt("algorithm = ", name(), ": model = ", ctx.cfg.model.name, " has ", L_,
-                          " layer block(s) (", blockList(ctx.blocks), "); splitting into federated and local layers needs at least 2"));
+    throw ConfigError(fmt("algorithm = ", name(), ": model = ", ctx.cfg.model.name, " has ", L_, " layer block(s) (",
+                          blockList(ctx.blocks), "); splitting into federated and local layers needs at least 2"));
   explicitSplit_ = resolveSplit(opt_.split, ctx.blocks, ctx.cfg.model.name);
   if (explicitSplit_ > 0) {
     playerSplit_ = explicitSplit_;
@@ -157,7 +159,8 @@ void PlayerFl::clientUpdate(ClientContext& c, ClientUpdate& out) {
   personal_.put(c.client.id, p, P);
   const int sent = split_ > 0 ? split_ : L_;
   out.blockWeight.assign(static_cast<std::size_t>(L_), 0.0);
-  for (int b = 0; b < sent; ++b) out.blockWeight[static_cast<std::size_t>(b)] = static_cast<double>(c.client.numTrain());
+  for (int b = 0; b < sent; ++b)
+    out.blockWeight[static_cast<std::size_t>(b)] = static_cast<double>(c.client.numTrain());
   out.vector = p;
 }
 
@@ -166,14 +169,17 @@ void PlayerFl::serverUpdate(const FlContext& ctx, const ServerInput& in, std::ve
     int used = 0;
     curve_ = federationCurve(in.sensitivity, L_, &used);
     if (used < static_cast<int>(in.sensitivityClients.size()))
-      std::fprintf(stderr, "fedsilo: warning: playerfl: %d of %zu clients' sensitivity rows could not be normalised "
+      std::fprintf(stderr,
+                   "fedsilo: warning: playerfl: %d of %zu clients' sensitivity rows could not be normalised "
                    "(first block 0 or not finite) and were left out of the curve\n",
                    static_cast<int>(in.sensitivityClients.size()) - used, in.sensitivityClients.size());
   }
   if (split_ == 0) {
     if (curve_.empty() || !std::isfinite(curve_[0]))
-      std::fprintf(stderr, "fedsilo: warning: playerfl: no usable sensitivity in round %d; federating all but the "
-                   "last block\n", in.round);
+      std::fprintf(stderr,
+                   "fedsilo: warning: playerfl: no usable sensitivity in round %d; federating all but the "
+                   "last block\n",
+                   in.round);
     playerSplit_ = curve_.empty() ? L_ - 1 : relativeJumpSplit(curve_, opt_.threshold);
     split_ = chooseSplit(playerSplit_);
   }
@@ -202,7 +208,8 @@ bool PlayerFl::evalParams(const FlContext& ctx, int client, const std::vector<fl
   std::memcpy(out, global.data(), global.size() * sizeof(float));
   // Before the split is known the client's own model is all it has.
   const std::size_t off =
-      split_ > 0 ? (split_ < L_ ? static_cast<std::size_t>(ctx.blocks[static_cast<std::size_t>(split_)].offset) : global.size())
+      split_ > 0 ? (split_ < L_ ? static_cast<std::size_t>(ctx.blocks[static_cast<std::size_t>(split_)].offset)
+                                : global.size())
                  : 0;
   std::memcpy(out + off, mine->data() + off, (global.size() - off) * sizeof(float));
   return true;

@@ -36,7 +36,7 @@ int relativeJumpSplit(const std::vector<double>& curve, double threshold);
 struct PlayerFlSplit {
   enum class Kind { Auto, Count, BlockName };
   Kind kind = Kind::Auto;
-  int count = 0;            // Kind::Count
+  int count = 0;              // Kind::Count
   std::string text = "auto";  // the value as given, trimmed (Kind::BlockName: the name)
   // ConfigError for an empty value or a number < 1.
   static PlayerFlSplit parse(const std::string& value);
@@ -50,9 +50,9 @@ int resolveSplit(const PlayerFlSplit& split, const std::vector<LayerBlock>& bloc
 std::string blockList(const std::vector<LayerBlock>& blocks);
 
 struct PlayerFlOptions {
-  double threshold = 1.0;   // playerfl.threshold
-  PlayerFlSplit split;         // playerfl.split
-  bool includeBias = false;    // playerfl.include_bias
+  double threshold = 1.0;    // playerfl.threshold
+  PlayerFlSplit split;       // playerfl.split
+  bool includeBias = false;  // playerfl.include_bias
   static PlayerFlOptions parse(const OptionValues& o);
 };
 
@@ -77,8 +77,8 @@ class PlayerFl : public Algorithm {
   PersonalStore* personalStore() override { return &personal_; }
   void record(const FlContext& ctx, RecordSink& sink) const override;
 
-  int split() const { return split_; }                 // federated blocks (0: not decided yet)
-  int playerFlSplit() const { return playerSplit_; }   // the sensitivity (or explicit) split
+  int split() const { return split_; }                // federated blocks (0: not decided yet)
+  int playerFlSplit() const { return playerSplit_; }  // the sensitivity (or explicit) split
   const std::vector<double>& curve() const { return curve_; }
 
  protected:

@@ -37,6 +37,8 @@ void OneShotPublicOnly::serverUpdate(const FlContext& ctx, const ServerInput& in
   global.assign(m.params(), m.params() + m.numParams());
 }
 
-std::unique_ptr<Algorithm> makeOneShotPublicOnly(const ExperimentConfig& cfg) { return std::make_unique<OneShotPublicOnly>(cfg); }
+std::unique_ptr<Algorithm> makeOneShotPublicOnly(const ExperimentConfig& cfg) {
+  return std::make_unique<OneShotPublicOnly>(cfg);
+}
 
 }  // namespace fedsilo

@@ -1,5 +1,5 @@
-// `public_only`: a model trained on the public sample alone (the GEMS paper's "raw" baseline);
-// protocol and fine-tuning in fl/algorithms/one_shot.hpp.
+// `public_only`, a baseline of the GEMS paper (Guha & Smith, arXiv 1805.07782, Sec. 4); the one-shot protocol
+// and the public-data fine-tuning it shares with GEMS are in fl/algorithms/one_shot.hpp.
 #pragma once
 #include "fl/algorithms/one_shot.hpp"
 

@@ -8,7 +8,8 @@
 namespace fedsilo {
 
 std::vector<OptionSpec> qfflOptions() {
-  return {{"qffl.q", "1", "q-FFL fairness exponent q >= 0 (0: FedAvg-like; the authors use 5 on Vehicle, 1 on Synthetic/Sent140)"}};
+  return {{"qffl.q", "1",
+           "q-FFL fairness exponent q >= 0 (0: FedAvg-like; the authors use 5 on Vehicle, 1 on Synthetic/Sent140)"}};
 }
 
 std::vector<int> sampleProportional(const std::vector<double>& weights, int m, Rng& rng) {
