@@ -5,16 +5,6 @@
 
 namespace fedsilo {
 
-void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, std::vector<float>& global) {
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    if (in.accOffset[b] < 0 || !(in.blockWeightSum[b] > 0.0)) continue;
-    const double inv = 1.0 / in.blockWeightSum[b];
-    const Index off = in.accOffset[b];
-    for (Index i = 0; i < blocks[b].size; ++i)
-      global[static_cast<std::size_t>(blocks[b].offset + i)] = static_cast<float>(in.acc->value(off + i) * inv);
-  }
-}
-
 std::vector<int> Algorithm::selectClients(const FlContext& ctx, int round) const {
   const int K = static_cast<int>(ctx.clients.size());
   const int m = ctx.cfg.fl.clientsPerRound;
@@ -32,10 +22,23 @@ std::vector<char> Algorithm::reducedBlocks(const FlContext& ctx, int) const {
   return std::vector<char>(ctx.blocks.size(), 1);
 }
 
-bool Algorithm::evalParams(const FlContext&, int, const std::vector<float>&, float*) const { return false; }
+bool Algorithm::evalParams(const FlContext&, int client, const std::vector<float>&, float* out) const {
+  const PersonalStore* store = personalStore();
+  const std::vector<float>* mine = store ? store->find(client) : nullptr;
+  if (!mine) return false;
+  std::memcpy(out, mine->data(), mine->size() * sizeof(float));
+  return true;
+}
 
 void Algorithm::loadEvalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const {
   if (!evalParams(ctx, client, global, out)) std::memcpy(out, global.data(), global.size() * sizeof(float));
+}
+
+void Algorithm::checkpoint(StateArchive& ar) {
+  std::vector<double> state = serverState();
+  ar.doubles("server_state", state);
+  if (!ar.saving()) setServerState(state);
+  if (PersonalStore* store = personalStore()) ar.clientFloats("personal", store->all());
 }
 
 }  // namespace fedsilo

@@ -9,8 +9,11 @@
 //      so results are identical at any rank count), gathers the payloads to rank 0 in client order,
 //   4. calls serverUpdate() on rank 0, then broadcasts the global parameters and serverState(),
 //   5. evaluates every client with evalParams() and the global model on the test set.
-// Personal state (Ditto's model, PLayer-FL's local layers) lives inside the algorithm, keyed by
-// client id, for the clients of this rank only.
+// Per-client state lives inside the algorithm, keyed by client id, for the clients of this rank only.
+// Parameter vectors a client keeps across rounds (Ditto's personal model, PLayer-FL's local layers)
+// belong in a PersonalStore returned by personalStore(): the defaults of checkpoint() and evalParams()
+// then save it and evaluate each client with its entry, and the driver checks it for NaN/Inf.
+// The algorithms themselves are in fl/algorithms/, one file each; fl/registry.cpp lists them.
 #pragma once
 #include <functional>
 #include <memory>
@@ -25,12 +28,11 @@
 #include "data/dataset.hpp"
 #include "fl/client.hpp"
 #include "fl/local_trainer.hpp"
+#include "fl/personal_store.hpp"
 #include "nn/model.hpp"
 #include "nn/presets.hpp"
 
 namespace fedsilo {
-
-class PersonalStore;  // fl/local.hpp
 
 // Read-only facts about the experiment, identical on every rank.
 struct FlContext {
@@ -44,6 +46,8 @@ struct FlContext {
   InputSpec input;
   bool isLocal(int client) const { return placement.owner(client) == rank; }
   int numBlocks() const { return static_cast<int>(blocks.size()); }
+  // The dataset a client's test indices point into (its own test files for natural partitions).
+  const Dataset& testSet(const ClientData& c) const { return c.testFromTestSet ? data.test : data.train; }
 };
 
 // What one client sends.
@@ -69,6 +73,10 @@ struct ClientContext {
   // The stream for this client's local-epoch shuffles this round.
   Rng shuffleRng() const { return Rng(fl.cfg.seed, client.id, round, Purpose::Shuffle); }
   TrainOptions trainOptions() const { return TrainOptions::from(train); }
+  // Accuracy of `m` on this client's test split.
+  double testAccuracy(Model& m, LocalTrainer& t) const {
+    return t.evaluate(m, fl.testSet(client), client.test, fl.cfg.eval.batch).accuracy();
+  }
 };
 
 // What rankUpdate may use: the only place where an algorithm issues collectives itself.
@@ -83,22 +91,18 @@ struct RankContext {
 // What the server step sees (rank 0 only).
 struct ServerInput {
   int round = 0;
-  std::vector<int> participants;          // clients that sent an update, ascending
-  const ExactSum* acc = nullptr;          // packed sum_k w_kb v_k over reduced blocks
-  std::vector<Index> accOffset;           // per block: offset of its values in acc (-1: not reduced)
-  std::vector<double> blockWeightSum;     // per block: sum_k w_kb
-  std::vector<double> sums;               // sum over clients of ClientUpdate::sums
-  std::vector<int> payloadClients;        // client id of each payload row
-  std::vector<double> payloads;           // rows of payloadSize() values, ascending client id
+  std::vector<int> participants;       // clients that sent an update, ascending
+  const ExactSum* acc = nullptr;       // packed sum_k w_kb v_k over reduced blocks
+  std::vector<Index> accOffset;        // per block: offset of its values in acc (-1: not reduced)
+  std::vector<double> blockWeightSum;  // per block: sum_k w_kb
+  std::vector<double> sums;            // sum over clients of ClientUpdate::sums
+  std::vector<int> payloadClients;     // client id of each payload row
+  std::vector<double> payloads;        // rows of payloadSize() values, ascending client id
   // Per-block sensitivity of every participant after local training (rows follow payloadClients order
   // of sensitivityClients), present in round 0 and the last round, else empty.
   std::vector<int> sensitivityClients;
-  std::vector<double> sensitivity;        // rows of L values
+  std::vector<double> sensitivity;  // rows of L values
 };
-
-// Sets each reduced block with a positive weight sum to the weighted mean (FedAvg's server step);
-// blocks nobody sent keep their value.
-void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, std::vector<float>& global);
 
 class Algorithm {
  public:
@@ -135,8 +139,9 @@ class Algorithm {
 
   // Parameters client `client` would use (its personal model for personalised algorithms): writes
   // them into `out` and returns true, or returns false and writes nothing when they are the global
-  // parameters (the default). The false case lets the driver load the global model once for all
-  // such clients instead of once per client (at K = 10,000 that copy dominated a round).
+  // parameters. The false case lets the driver load the global model once for all such clients
+  // instead of once per client (at K = 10,000 that copy dominated a round). Default: the client's
+  // personalStore() entry when it has one, else false (global).
   virtual bool evalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const;
   // evalParams, with the global parameters copied into `out` when it returns false.
   void loadEvalParams(const FlContext& ctx, int client, const std::vector<float>& global, float* out) const;
@@ -144,18 +149,16 @@ class Algorithm {
   // nullptr. After each clientUpdate the driver checks the client's entry for NaN/Inf (as it checks
   // the update it reduces), and when it drops a diverged update (fl.skip_diverged) it puts the entry
   // back as it was before the round, so a dropped round leaves no trace in the client's state.
-  // Per-client state kept elsewhere must be undone by the algorithm itself.
+  // Per-client state kept elsewhere must be undone (and checkpointed) by the algorithm itself.
   virtual PersonalStore* personalStore() { return nullptr; }
+  // The same store, read-only (what the default evalParams reads).
+  const PersonalStore* personalStore() const { return const_cast<Algorithm*>(this)->personalStore(); }
   // After the last round, for every local client (FedBABU's head fine-tuning, ...).
   virtual void finishClient(ClientContext& c) { (void)c; }
-  // Saves or restores everything that persists across rounds (checkpoint/restart): personal models,
-  // local layers, algorithm state. Default: the replicated serverState(). Algorithms with per-client
-  // state must override and call Algorithm::checkpoint(ar) too.
-  virtual void checkpoint(StateArchive& ar) {
-    std::vector<double> s = serverState();
-    ar.doubles("server_state", s);
-    if (!ar.saving()) setServerState(s);
-  }
+  // Saves or restores everything that persists across rounds (checkpoint/restart). Default: the
+  // replicated serverState() as "server_state" and the personalStore() (when there is one) as
+  // "personal". Algorithms with further state override, call Algorithm::checkpoint(ar) and add theirs.
+  virtual void checkpoint(StateArchive& ar);
   // The algorithm's own records (collective: identical calls on every rank).
   virtual void record(const FlContext& ctx, RecordSink& sink) const {
     (void)ctx;

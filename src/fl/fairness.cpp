@@ -169,11 +169,16 @@ double alphaFairness(const std::vector<double>& accuracy, double alpha, const st
 
 const char* outcomeName(AlphaSearchOutcome o) {
   switch (o) {
-    case AlphaSearchOutcome::Converged: return "converged";
-    case AlphaSearchOutcome::BelowRange: return "unreachable (target below E(inf), the harmonic mean)";
-    case AlphaSearchOutcome::AboveRange: return "unreachable (target above E(tau), about the best accuracy)";
-    case AlphaSearchOutcome::NotConverged: return "not converged";
-    case AlphaSearchOutcome::NoData: return "no accuracies";
+    case AlphaSearchOutcome::Converged:
+      return "converged";
+    case AlphaSearchOutcome::BelowRange:
+      return "unreachable (target below E(inf), the harmonic mean)";
+    case AlphaSearchOutcome::AboveRange:
+      return "unreachable (target above E(tau), about the best accuracy)";
+    case AlphaSearchOutcome::NotConverged:
+      return "not converged";
+    case AlphaSearchOutcome::NoData:
+      return "no accuracies";
   }
   return "?";
 }
@@ -187,6 +192,119 @@ std::string AlphaSearchResult::describe() const {
   return os.str();
 }
 
+namespace {
+
+// One run of searchAlpha: E(α) over the finite accuracies, the target, and the result being filled.
+struct AlphaSearch {
+  std::vector<double> accuracy;  // the finite accuracies
+  std::vector<double> weights;   // their sample weights (empty: unweighted)
+  double target;
+  const AlphaSearchOptions& opt;
+  AlphaSearchResult& res;
+
+  double efficiency(double alpha) const { return alphaEfficiency(accuracy, alpha, weights); }
+  bool meetsTarget(double e) const { return std::fabs(e - target) < opt.tolerance; }
+  // Appends the iterate to the trace and makes it the result.
+  void record(double alpha, double e) {
+    res.trace.emplace_back(alpha, e);
+    res.alpha = alpha;
+    res.efficiency = e;
+  }
+};
+
+// The reachable range (E(∞), E(τ)). E(∞): p_k -> 1/a_k / Σ 1/a_j in both variants, so E(∞) = K / Σ_k 1/a_k.
+void setReachableRange(AlphaSearch& s) {
+  double inv = 0.0;
+  for (double v : s.accuracy) inv += 1.0 / clampAccuracy(v);
+  s.res.rangeLow = static_cast<double>(s.accuracy.size()) / inv;
+  s.res.rangeHigh = s.efficiency(s.opt.floor);
+}
+
+// Whether no α reaches the target within λ: sets BelowRange or AboveRange (with E(α_0)).
+bool targetUnreachable(AlphaSearch& s) {
+  const double lam = s.opt.tolerance;
+  if (s.target <= s.res.rangeLow - lam)
+    s.res.outcome = AlphaSearchOutcome::BelowRange;
+  else if (s.target >= s.res.rangeHigh + lam)
+    s.res.outcome = AlphaSearchOutcome::AboveRange;
+  else
+    return false;
+  s.res.efficiency = s.efficiency(s.opt.alpha0);
+  return true;
+}
+
+// Phase 1: the paper's finite-difference Newton iteration with step halving. Returns the last E.
+double newtonPhase(AlphaSearch& s) {
+  double alpha = s.opt.alpha0, Lambda = s.opt.step;
+  double e = s.efficiency(alpha);
+  s.record(alpha, e);
+  while (!s.meetsTarget(e) && s.res.newtonSteps < s.opt.maxIterations) {
+    const double slope = (s.efficiency(alpha + Lambda) - e) / Lambda;
+    if (!std::isfinite(slope) || slope == 0.0) break;  // flat (E saturated): bisect instead
+    double next = alpha + (s.target - e) / slope;
+    if (!std::isfinite(next)) break;
+    next = std::min(std::max(next, s.opt.floor), s.opt.alphaMax);
+    const double en = s.efficiency(next);
+    ++s.res.newtonSteps;
+    if ((en - s.target) * (e - s.target) < 0.0) Lambda /= 2.0;
+    alpha = next;
+    e = en;
+    s.record(alpha, e);
+  }
+  return e;
+}
+
+// A bracket [lo, hi] of α with E(lo) >= E_T >= E(hi) when one exists below alphaMax (E is
+// non-increasing): from [τ, α_0], or moved up from α_0 by factors of 2, then 16.
+struct AlphaBracket {
+  double lo, elo, hi, ehi;
+};
+
+AlphaBracket bracketTarget(const AlphaSearch& s) {
+  AlphaBracket b{s.opt.floor, s.res.rangeHigh, s.opt.alpha0, s.efficiency(s.opt.alpha0)};
+  if (b.ehi > s.target) {
+    b.lo = b.hi;
+    b.elo = b.ehi;
+    b.hi = std::min(s.opt.alphaMax, 2.0 * b.hi);
+    b.ehi = s.efficiency(b.hi);
+    while (b.ehi > s.target && b.hi < s.opt.alphaMax) {
+      b.lo = b.hi;
+      b.elo = b.ehi;
+      b.hi = std::min(s.opt.alphaMax, b.hi * 16.0);
+      b.ehi = s.efficiency(b.hi);
+    }
+  }
+  return b;
+}
+
+// Phase 2: bisection on log α inside the bracket, until E meets the target or the bracket is exhausted.
+void bisectionPhase(AlphaSearch& s) {
+  AlphaBracket b = bracketTarget(s);
+  if (s.meetsTarget(b.elo)) {
+    ++s.res.bisectionSteps;
+    s.record(b.lo, b.elo);
+  } else if (s.meetsTarget(b.ehi)) {
+    ++s.res.bisectionSteps;
+    s.record(b.hi, b.ehi);
+  } else if ((b.elo - s.target) * (b.ehi - s.target) <= 0.0) {
+    while (s.res.bisectionSteps < s.opt.maxBisections) {
+      const double mid = std::sqrt(b.lo * b.hi);
+      const double em = s.efficiency(mid);
+      ++s.res.bisectionSteps;
+      s.record(mid, em);
+      if (s.meetsTarget(em)) break;
+      if (em > s.target) {
+        b.lo = mid;
+      } else {
+        b.hi = mid;
+      }
+      if (!(b.hi > b.lo * (1.0 + 1e-15))) break;  // bracket exhausted in double precision
+    }
+  }
+}
+
+}  // namespace
+
 AlphaSearchResult searchAlpha(const std::vector<double>& accuracy, double target, const std::vector<double>& w,
                               const AlphaSearchOptions& opt) {
   FEDSILO_ASSERT(opt.tolerance > 0.0 && opt.step > 0.0 && opt.floor > 0.0 && opt.alpha0 >= opt.floor &&
@@ -194,97 +312,22 @@ AlphaSearchResult searchAlpha(const std::vector<double>& accuracy, double target
   AlphaSearchResult res;
   res.target = target;
   res.alpha = opt.alpha0;
-  std::vector<double> a = finiteValues(accuracy);
-  if (a.empty() || !std::isfinite(target)) return res;  // NoData
-  std::vector<double> wf;
+  AlphaSearch s{finiteValues(accuracy), {}, target, opt, res};
+  if (s.accuracy.empty() || !std::isfinite(target)) return res;  // NoData
   if (!w.empty()) {
     FEDSILO_ASSERT(w.size() == accuracy.size());
     for (std::size_t k = 0; k < accuracy.size(); ++k)
-      if (std::isfinite(accuracy[k])) wf.push_back(w[k]);
+      if (std::isfinite(accuracy[k])) s.weights.push_back(w[k]);
   }
-  auto E = [&](double alpha) { return alphaEfficiency(a, alpha, wf); };
-  // E(∞): p_k -> 1/a_k / Σ 1/a_j in both variants, so E(∞) = K / Σ_k 1/a_k.
-  double inv = 0.0;
-  for (double v : a) inv += 1.0 / clampAccuracy(v);
-  res.rangeLow = static_cast<double>(a.size()) / inv;
-  res.rangeHigh = E(opt.floor);
-  const double lam = opt.tolerance;
-  auto record = [&](double alpha, double e) {
-    res.trace.emplace_back(alpha, e);
-    res.alpha = alpha;
-    res.efficiency = e;
-  };
-  if (target <= res.rangeLow - lam) {
-    res.outcome = AlphaSearchOutcome::BelowRange;
-    res.efficiency = E(opt.alpha0);
-    return res;
-  }
-  if (target >= res.rangeHigh + lam) {
-    res.outcome = AlphaSearchOutcome::AboveRange;
-    res.efficiency = E(opt.alpha0);
-    return res;
-  }
-  auto done = [&](double e) { return std::fabs(e - target) < lam; };
-
-  // Phase 1: the paper's finite-difference Newton iteration with step halving.
-  double alpha = opt.alpha0, Lambda = opt.step;
-  double e = E(alpha);
-  record(alpha, e);
-  while (!done(e) && res.newtonSteps < opt.maxIterations) {
-    const double slope = (E(alpha + Lambda) - e) / Lambda;
-    if (!std::isfinite(slope) || slope == 0.0) break;  // flat (E saturated): bisect instead
-    double next = alpha + (target - e) / slope;
-    if (!std::isfinite(next)) break;
-    next = std::min(std::max(next, opt.floor), opt.alphaMax);
-    const double en = E(next);
-    ++res.newtonSteps;
-    if ((en - target) * (e - target) < 0.0) Lambda /= 2.0;
-    alpha = next;
-    e = en;
-    record(alpha, e);
-  }
-  if (done(e)) {
+  setReachableRange(s);
+  if (targetUnreachable(s)) return res;
+  if (s.meetsTarget(newtonPhase(s))) {
     res.converged = true;
     res.outcome = AlphaSearchOutcome::Converged;
     return res;
   }
-
-  // Phase 2: bisection on log α. E is non-increasing, so keep lo with E(lo) >= E_T >= E(hi).
-  double lo = opt.floor, hi = opt.alpha0, elo = res.rangeHigh, ehi = E(hi);
-  if (ehi > target) {
-    lo = hi;
-    elo = ehi;
-    hi = std::min(opt.alphaMax, 2.0 * hi);
-    ehi = E(hi);
-    while (ehi > target && hi < opt.alphaMax) {
-      lo = hi;
-      elo = ehi;
-      hi = std::min(opt.alphaMax, hi * 16.0);
-      ehi = E(hi);
-    }
-  }
-  if (done(elo)) {
-    ++res.bisectionSteps;
-    record(lo, elo);
-  } else if (done(ehi)) {
-    ++res.bisectionSteps;
-    record(hi, ehi);
-  } else if ((elo - target) * (ehi - target) <= 0.0) {
-    while (res.bisectionSteps < opt.maxBisections) {
-      const double mid = std::sqrt(lo * hi);
-      const double em = E(mid);
-      ++res.bisectionSteps;
-      record(mid, em);
-      if (done(em)) break;
-      if (em > target) {
-        lo = mid;
-      } else {
-        hi = mid;
-      }
-      if (!(hi > lo * (1.0 + 1e-15))) break;  // bracket exhausted in double precision
-    }
-  }
-  if (!res.trace.empty() && done(res.trace.back().second)) {
+  bisectionPhase(s);
+  if (!res.trace.empty() && s.meetsTarget(res.trace.back().second)) {
     res.converged = true;
     res.outcome = AlphaSearchOutcome::Converged;
   } else {

@@ -1,6 +1,7 @@
 // Fairness and summary statistics of per-client accuracies (used by every algorithm's summary), and
-// the α-fairness machinery of α-FedAvg (Tian et al., 计算机研究与发展 2021; ALGORITHMS.md section 2).
-// Formulas: Jain et al. 1984 (index), ALGORITHMS.md section 1.5 (variance with 1/K) and section 2.
+// the α-fairness machinery of α-FedAvg (Tian et al., 计算机研究与发展 2021, DOI 10.7544/issn1000-1239.20201081).
+// Formulas: Jain et al. 1984 (index), the PLayer-FL paper's fairness (arXiv 2502.08829, appendix: the
+// variance with 1/K); docs/algorithms.md, "Fairness metrics", gives each formula with its source.
 // NaN entries (clients without a test split) are ignored.
 #pragma once
 #include <string>
@@ -28,7 +29,7 @@ double jainIndex(const std::vector<double>& x);
 double efficiency(const std::vector<double>& accuracy, const std::vector<double>& weights);
 AccuracySummary summarize(const std::vector<double>& accuracies);
 
-// ---- α-fairness (α-FedAvg, ALGORITHMS.md section 2; the formulas are reconstructions, [I]) --------
+// ---- α-fairness (α-FedAvg; the formulas are reconstructions, [I], docs/algorithms.md) -------------
 //
 // With accuracies a_k (clamped to [kAccuracyFloor, 1] so that a_k^(1/α-1) stays finite) and β = 1/α:
 //   p_k(α) = a_k^(β-1) / Σ_j a_j^(β-1)                     (eq. 6, the KKT solution of max Σ U_α(a_k p_k))
@@ -53,23 +54,24 @@ std::vector<double> alphaFairWeights(const std::vector<double>& accuracy, double
 // R_k = a_k p_k (NaN accuracies give 0).
 std::vector<double> utilities(const std::vector<double>& accuracy, const std::vector<double>& weights);
 // E(α) = Σ_k a_k p_k(α) and J(α) = Jain(R(α)).
-double alphaEfficiency(const std::vector<double>& accuracy, double alpha, const std::vector<double>& sampleWeights = {});
+double alphaEfficiency(const std::vector<double>& accuracy, double alpha,
+                       const std::vector<double>& sampleWeights = {});
 double alphaFairness(const std::vector<double>& accuracy, double alpha, const std::vector<double>& sampleWeights = {});
 
 // Algorithm 1 of the α-FedAvg paper (gradient-based approximation), lines as reconstructed in
-// ALGORITHMS.md section 2: from α_0, repeat
+// docs/algorithms.md ("Algorithm 1"): from α_0, repeat
 //   E'(α_i) ≈ (E(α_i + Λ) - E(α_i)) / Λ,  α_{i+1} = max(τ, α_i + (E_T - E(α_i)) / E'(α_i)),
 //   Λ ← Λ/2 when E(α_{i+1}) - E_T and E(α_i) - E_T differ in sign,
 // until |E(α_i) - E_T| < λ. After maxIterations (or a zero/non-finite slope) it falls back to
 // bisection on log α over [τ, alphaMax] (E is monotone in the unweighted form).
 struct AlphaSearchOptions {
-  double tolerance = 1e-5;   // λ
-  double step = 1.0;         // Λ (initial finite-difference step)
-  double floor = 1e-10;      // τ (replaces α <= 0)
-  double alpha0 = 1.0;       // α_0
-  int maxIterations = 100;   // Newton steps before the bisection fallback
+  double tolerance = 1e-5;  // λ
+  double step = 1.0;        // Λ (initial finite-difference step)
+  double floor = 1e-10;     // τ (replaces α <= 0)
+  double alpha0 = 1.0;      // α_0
+  int maxIterations = 100;  // Newton steps before the bisection fallback
   int maxBisections = 400;
-  double alphaMax = 1e12;    // upper end of the bisection bracket
+  double alphaMax = 1e12;  // upper end of the bisection bracket
 };
 
 enum class AlphaSearchOutcome {
@@ -84,10 +86,10 @@ struct AlphaSearchResult {
   double alpha = 1.0;
   bool converged = false;
   AlphaSearchOutcome outcome = AlphaSearchOutcome::NoData;
-  double efficiency = 0.0;       // E(alpha)
-  double target = 0.0;           // E_T
-  double rangeLow = 0.0;         // E(∞) (the harmonic mean of the clamped accuracies)
-  double rangeHigh = 0.0;        // E(τ)
+  double efficiency = 0.0;  // E(alpha)
+  double target = 0.0;      // E_T
+  double rangeLow = 0.0;    // E(∞) (the harmonic mean of the clamped accuracies)
+  double rangeHigh = 0.0;   // E(τ)
   int newtonSteps = 0;
   int bisectionSteps = 0;
   std::vector<std::pair<double, double>> trace;  // every evaluated iterate (α_i, E(α_i)), in order

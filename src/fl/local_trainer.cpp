@@ -47,8 +47,8 @@ const std::int32_t* LocalTrainer::gatherLabels(const Dataset& data, const Index*
   return y_.data();
 }
 
-double LocalTrainer::dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp,
-                                          int client, int round, std::int64_t shard0) {
+double LocalTrainer::dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp, int client,
+                                          int round, std::int64_t shard0) {
   const std::size_t P = static_cast<std::size_t>(model.numParams());
   if (shardSum_.size() != P + 1) shardSum_.resize(P + 1);
   shardSum_.clear();
@@ -100,8 +100,8 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
       }
       // With dp the loss is the reduced one, the same on every rank: all ranks throw together.
       if (!std::isfinite(loss))
-        throw NumericError(fmt("client ", client, " round ", round, ": training loss became ", loss,
-                               " at step ", st.steps, " (lr = ", opt.lr, "; try a smaller train.lr)"));
+        throw NumericError(fmt("client ", client, " round ", round, ": training loss became ", loss, " at step ",
+                               st.steps, " (lr = ", opt.lr, "; try a smaller train.lr)"));
       if (hook) (*hook)(model.params(), model.grads(), P);
       sgd.step(model.params(), model.grads(), P);
       lossSum += loss;

@@ -68,8 +68,8 @@ class LocalTrainer {
   // Throws NumericError naming `client` and `round` if a loss becomes NaN or Inf.
   // With `dp`, the batch gradients are computed data-parallel across ranks (see DataParallel); every
   // rank must then call train() with the same arguments.
-  TrainStats train(Model& model, const IndexList& indices, const TrainOptions& opt, Rng& shuffle, int client,
-                   int round, const GradientHook* hook = nullptr, const DataParallel* dp = nullptr);
+  TrainStats train(Model& model, const IndexList& indices, const TrainOptions& opt, Rng& shuffle, int client, int round,
+                   const GradientHook* hook = nullptr, const DataParallel* dp = nullptr);
   // Full-batch mean loss and gradient over `indices` (q-FFL's F_k, Fisher, ...). Leaves the mean
   // gradient in model.grads().
   double meanLossAndGradient(Model& model, const IndexList& indices, std::vector<float>& gradOut);
@@ -91,8 +91,8 @@ class LocalTrainer {
 
   // The batch gradient (into model.grads()) and mean loss of the `count` samples at idx, computed
   // data-parallel; `shard0` numbers the batch's first shard for the dropout key.
-  double dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp, int client,
-                              int round, std::int64_t shard0);
+  double dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp, int client, int round,
+                              std::int64_t shard0);
 };
 
 // PLayer-FL's federation sensitivity of every layer block, on one batch drawn with replacement

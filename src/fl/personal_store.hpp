@@ -1,4 +1,8 @@
-// The per-client state personalised algorithms keep across rounds (Algorithm::personalStore()).
+// The per-client parameter vectors an algorithm keeps across rounds for the clients of this rank:
+// personal models (Ditto, pFedMe, FedBABU's fine-tuned models), local layers (PLayer-FL), models
+// trained alone (Local, the one-shot local models). An algorithm exposes its store through
+// Algorithm::personalStore(); the driver then checks every entry for NaN/Inf after each update,
+// Algorithm::checkpoint saves it and Algorithm::evalParams evaluates a client with its entry.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -7,12 +11,11 @@
 
 namespace fedsilo {
 
-// Per-client parameter vectors for the clients of this rank (personal models, local layers).
 class PersonalStore {
  public:
   bool has(int client) const { return models_.count(client) != 0; }
   std::vector<float>& get(int client, const std::vector<float>& init);  // creates from init on first use
-  const std::vector<float>* find(int client) const;
+  const std::vector<float>* find(int client) const;                     // nullptr when the client has none
   void put(int client, const float* params, std::size_t n);
   std::size_t size() const { return models_.size(); }
   const std::unordered_map<int, std::vector<float>>& all() const { return models_; }

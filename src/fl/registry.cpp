@@ -1,20 +1,24 @@
 // The one explicit registry of algorithms: no self-registering statics, no macros.
 #include "core/error.hpp"
 #include "fl/algorithm.hpp"
-#include "fl/fedavg.hpp"
-#include "fl/local.hpp"
-#include "fl/gems.hpp"
-#include "fl/oneshot.hpp"
-#include "fl/alpha_fedavg.hpp"
-#include "fl/fedfa.hpp"
-#include "fl/qffl.hpp"
-#include "fl/ditto.hpp"
-#include "fl/fedbabu.hpp"
-#include "fl/fedlp.hpp"
-#include "fl/fedprox.hpp"
-#include "fl/pfedme.hpp"
-#include "fl/playerfl.hpp"
-#include "fl/playerfl_random.hpp"
+#include "fl/algorithms/alpha_fedavg.hpp"
+#include "fl/algorithms/average.hpp"
+#include "fl/algorithms/ditto.hpp"
+#include "fl/algorithms/ensemble.hpp"
+#include "fl/algorithms/fedavg.hpp"
+#include "fl/algorithms/fedbabu.hpp"
+#include "fl/algorithms/fedfa.hpp"
+#include "fl/algorithms/fedlp.hpp"
+#include "fl/algorithms/fedprox.hpp"
+#include "fl/algorithms/gems.hpp"
+#include "fl/algorithms/global.hpp"
+#include "fl/algorithms/local.hpp"
+#include "fl/algorithms/oneshot_local.hpp"
+#include "fl/algorithms/pfedme.hpp"
+#include "fl/algorithms/playerfl.hpp"
+#include "fl/algorithms/playerfl_random.hpp"
+#include "fl/algorithms/public_only.hpp"
+#include "fl/algorithms/qffl.hpp"
 
 namespace fedsilo {
 
@@ -22,24 +26,36 @@ const std::vector<AlgorithmEntry>& algorithmRegistry() {
   static const std::vector<AlgorithmEntry> table = {
       {"fedavg", &makeFedAvg, "FedAvg: sample-weighted average of the clients' models", nullptr},
       {"local", &makeLocal, "Local: every client trains alone, no communication", nullptr},
-      {"gems", &makeGems, "GEMS (Guha & Smith 2018): intersection of good-enough model balls; rounds = 1 (convex, ellipsoid) or 2 (neuron-wise mlp)",
-       &gemsOptionSpecs},
+      {"gems", &makeGems,
+       "GEMS (Guha & Smith 2018): intersection of good-enough model balls; rounds = 1 (convex, ellipsoid) or 2 "
+       "(neuron-wise mlp)",
+       &oneShotOptionSpecs},
       {"average", &makeOneShotAverage, "One-shot naive average of the clients' local models (GEMS baseline)", nullptr},
-      {"ensemble", &makeOneShotEnsemble, "One-shot majority-vote ensemble of the local models (GEMS baseline)", nullptr},
-      {"oneshot_local", &makeOneShotLocal, "One-shot local models, scored on the test set as the GEMS paper's Local", nullptr},
-      {"global", &makeOneShotGlobal, "One-shot: one model trained on the pooled data of all clients (GEMS baseline)", nullptr},
-      {"public_only", &makeOneShotPublicOnly, "One-shot: a model trained on the public sample alone (GEMS baseline)", nullptr},
-      {"alpha_fedavg", &makeAlphaFedAvg, "alpha-FedAvg: alpha-fair aggregation weights a_k^(1/alpha-1), alpha from the efficiency target",
+      {"ensemble", &makeOneShotEnsemble, "One-shot majority-vote ensemble of the local models (GEMS baseline)",
+       nullptr},
+      {"oneshot_local", &makeOneShotLocal, "One-shot local models, scored on the test set as the GEMS paper's Local",
+       nullptr},
+      {"global", &makeOneShotGlobal, "One-shot: one model trained on the pooled data of all clients (GEMS baseline)",
+       nullptr},
+      {"public_only", &makeOneShotPublicOnly, "One-shot: a model trained on the public sample alone (GEMS baseline)",
+       nullptr},
+      {"alpha_fedavg", &makeAlphaFedAvg,
+       "alpha-FedAvg: alpha-fair aggregation weights a_k^(1/alpha-1), alpha from the efficiency target",
        &alphaFedAvgOptions},
-      {"qffl", &makeQFfl, "q-FFL/q-FedAvg (Li et al. 2020), as the authors' code: loss-reweighted updates", &qfflOptions},
+      {"qffl", &makeQFfl, "q-FFL/q-FedAvg (Li et al. 2020), as the authors' code: loss-reweighted updates",
+       &qfflOptions},
       {"fedfa", &makeFedFa, "FedFa (reconstructed): accuracy/frequency information-quantity weights, double momentum",
        &fedFaOptions},
-      {"playerfl", &makePlayerFl, "PLayer-FL: federate the layers before the sensitivity jump, keep the rest local", &playerFlOptions},
-      {"playerfl_random", &makePlayerFlRandom, "PLayer-FL-Random: as playerfl with a random split (uses playerfl.*)", nullptr},
+      {"playerfl", &makePlayerFl, "PLayer-FL: federate the layers before the sensitivity jump, keep the rest local",
+       &playerFlOptions},
+      {"playerfl_random", &makePlayerFlRandom, "PLayer-FL-Random: as playerfl with a random split (uses playerfl.*)",
+       nullptr},
       {"fedprox", &makeFedProx, "FedProx: FedAvg with the proximal term mu/2 ||w - w^t||^2", &fedProxOptions},
-      {"pfedme", &makePFedMe, "pFedMe: Moreau-envelope personalisation (personal theta, local w, server beta)", &pFedMeOptions},
+      {"pfedme", &makePFedMe, "pFedMe: Moreau-envelope personalisation (personal theta, local w, server beta)",
+       &pFedMeOptions},
       {"ditto", &makeDitto, "Ditto: FedAvg plus a personal model regularised towards the global one", &dittoOptions},
-      {"fedbabu", &makeFedBabu, "FedBABU: frozen head during FL, averaged body, head fine-tuning at the end", &fedBabuOptions},
+      {"fedbabu", &makeFedBabu, "FedBABU: frozen head during FL, averaged body, head fine-tuning at the end",
+       &fedBabuOptions},
       {"fedlp", &makeFedLp, "FedLP: each client uploads each layer with probability fedlp.keep_prob", &fedLpOptions},
   };
   return table;

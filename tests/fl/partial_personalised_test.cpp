@@ -7,13 +7,15 @@
 #include <cstring>
 
 #include "comm/communicator.hpp"
-#include "fl/ditto.hpp"
+#include "fl/aggregation.hpp"
+#include "fl/algorithms/ditto.hpp"
+#include "fl/algorithms/fedbabu.hpp"
+#include "fl/algorithms/fedlp.hpp"
+#include "fl/algorithms/fedprox.hpp"
+#include "fl/algorithms/pfedme.hpp"
+#include "fl/algorithms/playerfl.hpp"
 #include "fl/experiment.hpp"
-#include "fl/fedbabu.hpp"
-#include "fl/fedlp.hpp"
-#include "fl/fedprox.hpp"
-#include "fl/pfedme.hpp"
-#include "fl/playerfl.hpp"
+#include "fl/gradient_hooks.hpp"
 #include "app/config_parser.hpp"
 #include "support/null_sink.hpp"
 

@@ -7,9 +7,10 @@
 #include <limits>
 
 #include "comm/placement.hpp"
+#include "fl/aggregation.hpp"
+#include "fl/algorithms/playerfl.hpp"
+#include "fl/algorithms/playerfl_random.hpp"
 #include "fl/local_trainer.hpp"
-#include "fl/playerfl.hpp"
-#include "fl/playerfl_random.hpp"
 #include "nn/dense.hpp"
 
 namespace fedsilo {
@@ -174,7 +175,7 @@ struct FakeContext {
 TEST(PlayerFlServer, RoundZeroChoosesSplitAndAveragesOnlyThePrefix) {
   Reduced r;
   FakeContext fc(r.blocks);
-  PlayerFl alg(PlayerFlOptions{1.0, "auto", false});
+  PlayerFl alg(PlayerFlOptions{1.0, PlayerFlSplit::parse("auto"), false});
   std::vector<float> g{-1.5f, 2.25f, 3.125f, -0.0f, 1e-30f, 7.75f, -8.5f};
   const std::vector<float> before = g;
   alg.setup(*fc.ctx, g);
@@ -193,7 +194,7 @@ TEST(PlayerFlServer, RoundZeroChoosesSplitAndAveragesOnlyThePrefix) {
   EXPECT_EQ(std::memcmp(g.data() + 5, before.data() + 5, 2 * sizeof(float)), 0);
   EXPECT_EQ(alg.reducedBlocks(*fc.ctx, 1), (std::vector<char>{1, 1, 0}));
   // The replicated state carries split and curve to the other ranks.
-  PlayerFl other(PlayerFlOptions{1.0, "auto", false});
+  PlayerFl other(PlayerFlOptions{1.0, PlayerFlSplit::parse("auto"), false});
   std::vector<float> g2 = before;
   other.setup(*fc.ctx, g2);
   other.setServerState(alg.serverState());
@@ -211,24 +212,24 @@ TEST(PlayerFlServer, ExplicitSplitByNumberOrName) {
   Reduced r;
   FakeContext fc(r.blocks);
   std::vector<float> g(7, 0.0f);
-  PlayerFl byName(PlayerFlOptions{1.0, "a", false});
+  PlayerFl byName(PlayerFlOptions{1.0, PlayerFlSplit::parse("a"), false});
   byName.setup(*fc.ctx, g);
   EXPECT_EQ(byName.split(), 1);
   EXPECT_EQ(byName.reducedBlocks(*fc.ctx, 0), (std::vector<char>{1, 0, 0}));
-  PlayerFl byNumber(PlayerFlOptions{1.0, "2", false});
+  PlayerFl byNumber(PlayerFlOptions{1.0, PlayerFlSplit::parse("2"), false});
   byNumber.setup(*fc.ctx, g);
   EXPECT_EQ(byNumber.split(), 2);
   try {
-    PlayerFl bad(PlayerFlOptions{1.0, "conv9", false});
+    PlayerFl bad(PlayerFlOptions{1.0, PlayerFlSplit::parse("conv9"), false});
     bad.setup(*fc.ctx, g);
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("playerfl.split = conv9"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("a, b, c"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(resolveSplitOption("4", r.blocks, "tiny"), ConfigError);
-  EXPECT_THROW(resolveSplitOption("0", r.blocks, "tiny"), ConfigError);
-  EXPECT_EQ(resolveSplitOption("3", r.blocks, "tiny"), 3);
+  EXPECT_THROW(resolveSplit(PlayerFlSplit::parse("4"), r.blocks, "tiny"), ConfigError);
+  EXPECT_THROW(resolveSplit(PlayerFlSplit::parse("0"), r.blocks, "tiny"), ConfigError);
+  EXPECT_EQ(resolveSplit(PlayerFlSplit::parse("3"), r.blocks, "tiny"), 3);
 }
 
 TEST(PlayerFlRandomSplit, DrawsInRangeAndAvoidsPlayerFlSplit) {
@@ -255,7 +256,7 @@ TEST(PlayerFlRandomSplit, TooFewBlocksIsAConfigErrorNamingTheModel) {
   FakeContext fc(two);
   fc.cfg.model.name = ModelPreset::Mlp;
   std::vector<float> g(7, 0.0f);
-  PlayerFlRandom alg(PlayerFlOptions{1.0, "auto", false});
+  PlayerFlRandom alg(PlayerFlOptions{1.0, PlayerFlSplit::parse("auto"), false});
   try {
     alg.setup(*fc.ctx, g);
     FAIL() << "expected ConfigError";

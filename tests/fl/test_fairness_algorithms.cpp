@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "fl/alpha_fedavg.hpp"
-#include "fl/fedfa.hpp"
-#include "fl/qffl.hpp"
+#include "fl/algorithms/alpha_fedavg.hpp"
+#include "fl/algorithms/fedfa.hpp"
+#include "fl/algorithms/qffl.hpp"
 #include "app/config_parser.hpp"
 
 using namespace fedsilo;

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "fl/gems.hpp"
-#include "fl/gems_math.hpp"
-#include "fl/oneshot.hpp"
+#include "fl/algorithms/gems.hpp"
+#include "fl/algorithms/gems_math.hpp"
+#include "fl/algorithms/one_shot.hpp"
 #include "app/config_parser.hpp"
 #include "nn/presets.hpp"
 

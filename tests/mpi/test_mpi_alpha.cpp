@@ -11,7 +11,7 @@
 #include <map>
 
 #include "comm/communicator.hpp"
-#include "fl/alpha_fedavg.hpp"
+#include "fl/algorithms/alpha_fedavg.hpp"
 #include "fl/experiment.hpp"
 #include "fl/fairness.hpp"
 #include "app/config_parser.hpp"

@@ -10,7 +10,7 @@
 
 #include "comm/communicator.hpp"
 #include "fl/experiment.hpp"
-#include "fl/gems.hpp"
+#include "fl/algorithms/gems.hpp"
 #include "app/config_parser.hpp"
 #include "nn/presets.hpp"
 #include "support/null_sink.hpp"

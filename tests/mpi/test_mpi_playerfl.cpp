@@ -5,7 +5,7 @@
 
 #include "comm/communicator.hpp"
 #include "fl/experiment.hpp"
-#include "fl/playerfl.hpp"
+#include "fl/algorithms/playerfl.hpp"
 #include "app/config_parser.hpp"
 #include "support/null_sink.hpp"
 

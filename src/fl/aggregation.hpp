@@ -1,0 +1,24 @@
+// Server-side aggregation of the driver's exact reduction (ServerInput: per reduced block the sum
+// sum_k w_kb v_kb and the weight sum sum_k w_kb), shared by the algorithms' server steps.
+#pragma once
+#include <vector>
+
+#include "fl/algorithm.hpp"
+
+namespace fedsilo {
+
+// Sets each reduced block with a positive weight sum to the weighted mean (FedAvg's server step);
+// blocks nobody sent keep their value.
+void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, std::vector<float>& global);
+
+// w <- (1 - beta) w + beta * (weighted mean) for every reduced block with a positive weight sum
+// (pFedMe's server mixing).
+void applyBetaMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, double beta,
+                   std::vector<float>& global);
+
+// applyWeightedMean restricted to blocks [0, split): blocks >= split are left untouched
+// (bit-identical), whatever was reduced for them (PLayer-FL's federated prefix).
+void applyPrefixWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, int split,
+                             std::vector<float>& global);
+
+}  // namespace fedsilo
