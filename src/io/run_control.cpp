@@ -381,13 +381,14 @@ int runExperiment(const ExperimentConfig& original, const Communicator& comm) {
     }
     return 0;
   } catch (...) {
-    if (!errorWasAgreed()) {
+    if (!agreedFailure(std::current_exception())) {
       // Only this rank failed, outside a coordinated region: the other ranks may be blocked in a
       // collective HDF5 call, and closing these files is collective too, so closing would hang.
       // Abandon them; main() removes the partial file and aborts every rank.
       (void)writer.release();
       (void)from.release();
     }
+    from.reset();  // agreed: every rank closes it here, together (a Checkpoint never closes while unwinding)
     throw;
   }
 }
