@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   MpiEnvironment env(argc, argv);
   std::string partial, checkpointTmp;
   int code = 0;
-  bool threw = false;
+  bool threw = false, agreed = false;
   {
     Communicator comm = Communicator::world();
     try {
@@ -34,27 +34,30 @@ int main(int argc, char** argv) {
     } catch (const PeerFailure& e) {
       code = static_cast<int>(e.code());
       threw = true;
+      agreed = agreedFailure(e);
     } catch (const Error& e) {
       std::fprintf(stderr, "fedsilo: error: %s\n", e.what());
       code = static_cast<int>(e.code());
       threw = true;
+      agreed = agreedFailure(e);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fedsilo: error: %s\n", e.what());
       code = 1;
       threw = true;
+      agreed = agreedFailure(e);
     }
     // (A non-zero code without an exception is a clean stop, e.g. 75 after a checkpoint on SIGTERM.)
     if (threw && code == 0) code = 1;
     // Every rank agreed on the failure and the reporting rank has printed it. Leave together: mpirun
     // kills the remaining ranks as soon as one exits non-zero, which could cut the message short.
-    if (threw && errorWasAgreed()) {
+    if (threw && agreed) {
       std::fflush(stderr);
       try {
         comm.barrier();
       } catch (const std::exception&) {  // nothing left to report; exit with the agreed code
       }
     }
-    if (threw && !errorWasAgreed()) {
+    if (threw && !agreed) {
       // The failure happened outside a coordinated region: the other ranks may be blocked in a
       // collective, so remove the partial results file (and a half-written checkpoint) and take every
       // rank down now.

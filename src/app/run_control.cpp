@@ -108,6 +108,9 @@ class RunControl {
     (void)writer_.release();
     (void)from_.release();
   }
+  // After a failure every rank agreed on: close the resume checkpoint here, on every rank together
+  // (a Checkpoint destroyed by unwinding abandons its file instead of closing it collectively).
+  void closeCheckpoint() { from_.reset(); }
 
  private:
   void findCheckpoint();
@@ -295,7 +298,10 @@ int runExperiment(const ExperimentConfig& cfg, const Communicator& comm) {
   try {
     return control.run();
   } catch (...) {
-    if (!errorWasAgreed()) control.abandonFiles();
+    if (agreedFailure(std::current_exception()))
+      control.closeCheckpoint();
+    else
+      control.abandonFiles();
     throw;
   }
 }

@@ -1,14 +1,17 @@
 #include "comm/communicator.hpp"
 
-#include <mpi.h>
-
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "comm/mpi_handle.hpp"
+
 namespace fedsilo {
 
 namespace {
+
+using detail::checkMpi;
 
 template <typename T>
 MPI_Datatype mpiType();
@@ -21,15 +24,20 @@ template <> MPI_Datatype mpiType<std::uint64_t>() { return MPI_UINT64_T; }
 template <> MPI_Datatype mpiType<float>() { return MPI_FLOAT; }
 template <> MPI_Datatype mpiType<double>() { return MPI_DOUBLE; }
 
-void check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, msg, &len);
-  throw RuntimeError(fmt("MPI error in ", what, ": ", std::string(msg, len)));
+const char* threadLevelName(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "an unknown thread level";
+  }
 }
 
-MPI_Comm commOf(void* h) { return *static_cast<MPI_Comm*>(h); }
+int& ownedCount() {
+  static int n = 0;
+  return n;
+}
 
 // MPI reduction of Fixed128 values (pairs of 64-bit words): exact, so commutative and associative.
 void fixedSum(void* in, void* inout, int* len, MPI_Datatype*) {
@@ -38,31 +46,124 @@ void fixedSum(void* in, void* inout, int* len, MPI_Datatype*) {
   for (int i = 0; i < *len; ++i) b[i].add(a[i]);
 }
 
-struct FixedType {
-  MPI_Datatype type;
-  MPI_Op op;
-  FixedType() {
-    static_assert(sizeof(Fixed128) == 16, "Fixed128 must be two packed 64-bit words");
-    check(MPI_Type_contiguous(2, MPI_UINT64_T, &type), "MPI_Type_contiguous");
-    check(MPI_Type_commit(&type), "MPI_Type_commit");
-    check(MPI_Op_create(&fixedSum, 1, &op), "MPI_Op_create");
-  }
+// The datatype and op of the exact sums: committed on first use, freed when MPI_Finalize deletes
+// the attributes of MPI_COMM_SELF (MPI-3.1 section 8.7.1: that happens first, while every MPI call is
+// still allowed). This holds under MpiEnvironment and under a test's own MPI_Init/MPI_Finalize alike.
+struct ExactSumType {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
 };
-const FixedType& fixedType() {
-  static FixedType t;
+
+ExactSumType& exactSumState() {
+  static ExactSumType t;
   return t;
+}
+
+int freeExactSumType(MPI_Comm, int, void*, void*) {
+  ExactSumType& t = exactSumState();
+  const int opRc = t.op != MPI_OP_NULL ? MPI_Op_free(&t.op) : MPI_SUCCESS;
+  const int typeRc = t.type != MPI_DATATYPE_NULL ? MPI_Type_free(&t.type) : MPI_SUCCESS;
+  return opRc != MPI_SUCCESS ? opRc : typeRc;
+}
+
+const ExactSumType& exactSumType() {
+  ExactSumType& t = exactSumState();
+  if (t.op != MPI_OP_NULL) return t;
+  static_assert(sizeof(Fixed128) == 16, "Fixed128 must be two packed 64-bit words");
+  checkMpi(MPI_Type_contiguous(2, MPI_UINT64_T, &t.type), "MPI_Type_contiguous");
+  checkMpi(MPI_Type_commit(&t.type), "MPI_Type_commit");
+  checkMpi(MPI_Op_create(&fixedSum, 1, &t.op), "MPI_Op_create");
+  int key = MPI_KEYVAL_INVALID;
+  checkMpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &freeExactSumType, &key, nullptr), "MPI_Comm_create_keyval");
+  checkMpi(MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr), "MPI_Comm_set_attr");
+  // The attribute outlives its key: freeing the key now only forbids setting it again.
+  checkMpi(MPI_Comm_free_keyval(&key), "MPI_Comm_free_keyval");
+  return t;
+}
+
+MPI_Comm commOf(const Communicator& c) { return detail::MpiAccess::comm(c); }
+
+// Calls call(offset, count) over [0, n) in pieces of at most `chunk` elements: MPI counts are int.
+template <typename Call>
+void inChunks(std::size_t n, std::size_t chunk, Call&& call) {
+  for (std::size_t off = 0; off < n; off += chunk) call(off, static_cast<int>(std::min(chunk, n - off)));
+}
+
+// The one scalar allreduce behind allreduceSum, allreduceMax and allreduceMin.
+template <typename T>
+T allreduceValue(MPI_Comm comm, T v, MPI_Op op) {
+  T out{};
+  checkMpi(MPI_Allreduce(&v, &out, 1, mpiType<T>(), op, comm), "MPI_Allreduce");
+  return out;
 }
 
 }  // namespace
 
-bool& errorWasAgreed() {
-  static bool agreed = false;
-  return agreed;
+namespace detail {
+
+void checkMpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  throw RuntimeError(fmt("MPI error in ", what, ": ", std::string(msg, len)));
+}
+
+void requireThreadLevel(int provided, int required) {
+  if (provided >= required) return;
+  throw RuntimeError(fmt("MPI_Init_thread: the MPI library provides ", threadLevelName(provided), ", fedsilo needs ",
+                         threadLevelName(required), " or higher (an MPI built with thread support)"));
+}
+
+int ownedCommunicators() { return ownedCount(); }
+
+bool exactSumTypeCommitted() { return exactSumState().op != MPI_OP_NULL; }
+
+void rethrowAgreed(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (Error& e) {
+    e.markAgreed();
+    throw;
+  } catch (const std::exception& e) {
+    RuntimeError agreed(e.what());
+    agreed.markAgreed();
+    throw agreed;
+  } catch (...) {
+    RuntimeError agreed("an exception of unknown type");
+    agreed.markAgreed();
+    throw agreed;
+  }
+}
+
+}  // namespace detail
+
+bool agreedFailure(const std::exception& e) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  return error != nullptr && error->agreed();
+}
+
+bool agreedFailure(const std::exception_ptr& e) {
+  if (!e) return false;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return agreedFailure(x);
+  } catch (...) {
+    return false;
+  }
 }
 
 MpiEnvironment::MpiEnvironment(int& argc, char**& argv) {
-  int provided = 0;
-  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  const int required = MPI_THREAD_FUNNELED;  // only the main thread calls MPI
+  int provided = MPI_THREAD_SINGLE;
+  checkMpi(MPI_Init_thread(&argc, &argv, required, &provided), "MPI_Init_thread");
+  try {
+    detail::requireThreadLevel(provided, required);
+  } catch (...) {
+    MPI_Finalize();  // the destructor of a failed constructor does not run
+    throw;
+  }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
 
@@ -86,51 +187,51 @@ void MpiEnvironment::abort(int code) {
   std::_Exit(code);
 }
 
+void Communicator::FreeHandle::operator()(MpiHandle* h) const noexcept {
+  // After MPI_Finalize a communicator cannot be freed any more (nor does it need to be).
+  if (MpiEnvironment::initialized()) MPI_Comm_free(&h->comm);
+  --ownedCount();
+  delete h;
+}
+
 Communicator Communicator::world() {
   FEDSILO_ASSERT(MpiEnvironment::initialized(), "MPI is not initialised");
-  auto* c = new MPI_Comm;
-  check(MPI_Comm_dup(MPI_COMM_WORLD, c), "MPI_Comm_dup");
-  MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
-  int r = 0, s = 1;
-  MPI_Comm_rank(*c, &r);
-  MPI_Comm_size(*c, &s);
-  return Communicator(c, r, s);
+  MPI_Comm dup = MPI_COMM_NULL;
+  checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &dup), "MPI_Comm_dup");
+  ++ownedCount();
+  Communicator c(new MpiHandle{dup}, 0, 1);  // owns dup from here on, even if a call below throws
+  checkMpi(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  checkMpi(MPI_Comm_rank(dup, &c.rank_), "MPI_Comm_rank");
+  checkMpi(MPI_Comm_size(dup, &c.size_), "MPI_Comm_size");
+  return c;
 }
 
 Communicator Communicator::single() { return Communicator(nullptr, 0, 1); }
 
+Communicator::Communicator(Communicator&& o) noexcept
+    : handle_(std::move(o.handle_)), rank_(std::exchange(o.rank_, 0)), size_(std::exchange(o.size_, 1)) {}
+
 Communicator& Communicator::operator=(Communicator&& o) noexcept {
   if (this != &o) {
-    this->~Communicator();
-    handle_ = std::exchange(o.handle_, nullptr);
-    rank_ = o.rank_;
-    size_ = o.size_;
+    handle_ = std::move(o.handle_);  // frees the communicator this one held
+    rank_ = std::exchange(o.rank_, 0);
+    size_ = std::exchange(o.size_, 1);
   }
   return *this;
 }
 
-Communicator::~Communicator() {
-  if (handle_) {
-    auto* c = static_cast<MPI_Comm*>(handle_);
-    if (MpiEnvironment::initialized()) MPI_Comm_free(c);
-    delete c;
-    handle_ = nullptr;
-  }
-}
+Communicator::~Communicator() = default;
 
 void Communicator::barrier() const {
-  if (handle_) check(MPI_Barrier(commOf(handle_)), "MPI_Barrier");
+  if (handle_) checkMpi(MPI_Barrier(commOf(*this)), "MPI_Barrier");
 }
 
 template <typename T>
 void Communicator::bcast(T* data, std::size_t n, int root) const {
-  if (!handle_ || n == 0) return;
-  // Large buffers go in pieces: MPI counts are int.
-  const std::size_t chunk = std::size_t(1) << 30;
-  for (std::size_t off = 0; off < n; off += chunk) {
-    const int cnt = static_cast<int>(std::min(chunk, n - off));
-    check(MPI_Bcast(data + off, cnt, mpiType<T>(), root, commOf(handle_)), "MPI_Bcast");
-  }
+  if (!handle_) return;
+  inChunks(n, std::size_t(1) << 30, [&](std::size_t off, int count) {
+    checkMpi(MPI_Bcast(data + off, count, mpiType<T>(), root, commOf(*this)), "MPI_Bcast");
+  });
 }
 
 template <typename T>
@@ -155,60 +256,44 @@ void Communicator::reduceSum(const T* in, T* out, std::size_t n, int root) const
     if (in != out) std::memcpy(out, in, n * sizeof(T));
     return;
   }
-  const std::size_t chunk = std::size_t(1) << 28;
-  for (std::size_t off = 0; off < n; off += chunk) {
-    const int cnt = static_cast<int>(std::min(chunk, n - off));
+  inChunks(n, std::size_t(1) << 28, [&](std::size_t off, int count) {
     const void* src = in == out && rank_ == root ? MPI_IN_PLACE : static_cast<const void*>(in + off);
-    check(MPI_Reduce(src, out + off, cnt, mpiType<T>(), MPI_SUM, root, commOf(handle_)), "MPI_Reduce");
-  }
+    checkMpi(MPI_Reduce(src, out + off, count, mpiType<T>(), MPI_SUM, root, commOf(*this)), "MPI_Reduce");
+  });
 }
 
 template <typename T>
 T Communicator::allreduceSum(T v) const {
-  if (!handle_) return v;
-  T out{};
-  check(MPI_Allreduce(&v, &out, 1, mpiType<T>(), MPI_SUM, commOf(handle_)), "MPI_Allreduce");
-  return out;
+  return handle_ ? allreduceValue(commOf(*this), v, MPI_SUM) : v;
 }
 
 template <typename T>
 T Communicator::allreduceMax(T v) const {
-  if (!handle_) return v;
-  T out{};
-  check(MPI_Allreduce(&v, &out, 1, mpiType<T>(), MPI_MAX, commOf(handle_)), "MPI_Allreduce");
-  return out;
+  return handle_ ? allreduceValue(commOf(*this), v, MPI_MAX) : v;
 }
 
 template <typename T>
 T Communicator::allreduceMin(T v) const {
-  if (!handle_) return v;
-  T out{};
-  check(MPI_Allreduce(&v, &out, 1, mpiType<T>(), MPI_MIN, commOf(handle_)), "MPI_Allreduce");
-  return out;
+  return handle_ ? allreduceValue(commOf(*this), v, MPI_MIN) : v;
 }
 
 void Communicator::reduceExact(ExactSum& acc, int root) const {
   if (!handle_ || acc.size() == 0) return;
-  const auto& t = fixedType();
-  const std::size_t chunk = std::size_t(1) << 26;
-  for (std::size_t off = 0; off < acc.size(); off += chunk) {
-    const int cnt = static_cast<int>(std::min(chunk, acc.size() - off));
+  const ExactSumType& t = exactSumType();
+  inChunks(acc.size(), std::size_t(1) << 26, [&](std::size_t off, int count) {
     void* buf = acc.data() + off;
-    if (rank_ == root)
-      check(MPI_Reduce(MPI_IN_PLACE, buf, cnt, t.type, t.op, root, commOf(handle_)), "MPI_Reduce(exact)");
-    else
-      check(MPI_Reduce(buf, nullptr, cnt, t.type, t.op, root, commOf(handle_)), "MPI_Reduce(exact)");
-  }
+    const void* src = rank_ == root ? MPI_IN_PLACE : buf;
+    void* dst = rank_ == root ? buf : nullptr;
+    checkMpi(MPI_Reduce(src, dst, count, t.type, t.op, root, commOf(*this)), "MPI_Reduce(exact)");
+  });
 }
 
 void Communicator::allreduceExact(ExactSum& acc) const {
   if (!handle_ || acc.size() == 0) return;
-  const auto& t = fixedType();
-  const std::size_t chunk = std::size_t(1) << 26;
-  for (std::size_t off = 0; off < acc.size(); off += chunk) {
-    const int cnt = static_cast<int>(std::min(chunk, acc.size() - off));
-    check(MPI_Allreduce(MPI_IN_PLACE, acc.data() + off, cnt, t.type, t.op, commOf(handle_)), "MPI_Allreduce(exact)");
-  }
+  const ExactSumType& t = exactSumType();
+  inChunks(acc.size(), std::size_t(1) << 26, [&](std::size_t off, int count) {
+    checkMpi(MPI_Allreduce(MPI_IN_PLACE, acc.data() + off, count, t.type, t.op, commOf(*this)), "MPI_Allreduce(exact)");
+  });
 }
 
 template <typename T>
@@ -220,7 +305,7 @@ std::vector<T> Communicator::gatherv(const std::vector<T>& mine, int root, std::
   FEDSILO_ASSERT(mine.size() < (std::size_t(1) << 31), "gatherv piece too large");
   int n = static_cast<int>(mine.size());
   std::vector<int> cnt(rank_ == root ? size_ : 0), displ(rank_ == root ? size_ : 0);
-  check(MPI_Gather(&n, 1, MPI_INT, cnt.data(), 1, MPI_INT, root, commOf(handle_)), "MPI_Gather");
+  checkMpi(MPI_Gather(&n, 1, MPI_INT, cnt.data(), 1, MPI_INT, root, commOf(*this)), "MPI_Gather");
   std::vector<T> out;
   if (rank_ == root) {
     long long total = 0;
@@ -231,9 +316,9 @@ std::vector<T> Communicator::gatherv(const std::vector<T>& mine, int root, std::
     FEDSILO_ASSERT(total < (1LL << 31), "gatherv total too large");
     out.resize(static_cast<std::size_t>(total));
   }
-  check(MPI_Gatherv(mine.data(), n, mpiType<T>(), out.data(), cnt.data(), displ.data(), mpiType<T>(), root,
-                    commOf(handle_)),
-        "MPI_Gatherv");
+  checkMpi(MPI_Gatherv(mine.data(), n, mpiType<T>(), out.data(), cnt.data(), displ.data(), mpiType<T>(), root,
+                       commOf(*this)),
+           "MPI_Gatherv");
   if (counts) *counts = cnt;
   return out;
 }

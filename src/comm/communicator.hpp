@@ -1,8 +1,10 @@
 // The only module that talks to MPI. Everything above it sees typed collectives on a Communicator,
-// plus a single-rank mode (no MPI at all) for unit tests.
+// plus a single-rank mode (no MPI at all) for unit tests; <mpi.h> is included by comm's sources only
+// (comm/mpi_handle.hpp), and the MPI side of parallel HDF5 is in comm/h5_mpio.hpp.
 #pragma once
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,8 +14,10 @@
 
 namespace fedsilo {
 
-// RAII MPI_Init / MPI_Finalize (deal.II's MPI_InitFinalize). Also puts MPI_ERRORS_RETURN on the
-// world communicator so that MPI failures surface as exceptions instead of aborting.
+// RAII MPI_Init_thread / MPI_Finalize (deal.II's MPI_InitFinalize). Asks for MPI_THREAD_FUNNELED
+// (only the main thread calls MPI) and throws RuntimeError, after finalising, when the library
+// provides less. Also puts MPI_ERRORS_RETURN on the world communicator so that MPI failures surface
+// as exceptions instead of aborting.
 class MpiEnvironment {
  public:
   MpiEnvironment(int& argc, char**& argv);
@@ -26,19 +30,26 @@ class MpiEnvironment {
 };
 
 // A rank of another process failed inside a coordinated region; this rank exits quietly with `code`.
+// Always agreed: only coordinated() throws it, after every rank learnt of the failure.
 class PeerFailure : public Error {
  public:
-  explicit PeerFailure(ExitCode code) : Error(code, "another rank failed") {}
+  explicit PeerFailure(ExitCode code) : Error(code, "another rank failed") { markAgreed(); }
 };
+
+namespace detail {
+struct MpiAccess;  // comm/mpi_handle.hpp: the MPI_Comm behind a Communicator, for comm's own sources
+}
 
 class Communicator {
  public:
-  // A duplicate of MPI_COMM_WORLD (our messages never mix with a library's).
+  // A duplicate of MPI_COMM_WORLD (our messages never mix with a library's), freed by the destructor.
   static Communicator world();
   // No MPI: rank 0 of 1; every collective is a local copy. For unit tests.
   static Communicator single();
 
-  Communicator(Communicator&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)), rank_(o.rank_), size_(o.size_) {}
+  // Move-only: exactly one Communicator owns a duplicated MPI communicator and frees it once. A
+  // moved-from Communicator is like single().
+  Communicator(Communicator&& o) noexcept;
   Communicator& operator=(Communicator&& o) noexcept;
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -48,8 +59,6 @@ class Communicator {
   int size() const { return size_; }
   bool isRoot() const { return rank_ == 0; }
   bool isSingle() const { return handle_ == nullptr; }
-  // The MPI_Comm (as an opaque pointer to it) for parallel HDF5; nullptr in single mode.
-  const void* mpiCommPtr() const { return handle_; }
 
   void barrier() const;
 
@@ -80,28 +89,40 @@ class Communicator {
   std::vector<T> allgatherv(const std::vector<T>& mine) const;
 
  private:
-  Communicator(void* handle, int rank, int size) : handle_(handle), rank_(rank), size_(size) {}
-  void* handle_ = nullptr;  // MPI_Comm* owned (duplicated), nullptr in single mode
+  friend struct detail::MpiAccess;
+  struct MpiHandle;  // holds the duplicated MPI_Comm (defined in communicator.cpp)
+  struct FreeHandle {
+    void operator()(MpiHandle* h) const noexcept;  // MPI_Comm_free (while MPI is up), then delete
+  };
+  Communicator(MpiHandle* handle, int rank, int size) : handle_(handle), rank_(rank), size_(size) {}
+
+  std::unique_ptr<MpiHandle, FreeHandle> handle_;  // nullptr in single mode
   int rank_ = 0, size_ = 1;
 };
 
-// Runs f() on every rank and agrees on the outcome (GROMACS coordinateExceptionHandling): if any
-// rank threw, every rank throws — the failing rank rethrows its own error (so it alone prints it),
-// the others throw PeerFailure carrying the highest exit code. Every rank must call it the same
-// number of times: put one around each phase that can fail locally.
-// True while the exception being handled came out of coordinated(): every rank knows about the
-// failure and is unwinding too, so the program can finalise MPI and exit cleanly. Otherwise (an
-// exception outside any coordinated region) main() must abort all ranks to avoid a hang.
-bool& errorWasAgreed();
+// Whether every rank knows about this failure and is unwinding too: it came out of coordinated()
+// (the reporting rank's own error, marked agreed, or PeerFailure on the others). Then the program may
+// close its collective files and finalise MPI normally. Otherwise only this rank failed, the others may
+// be blocked in a collective call, and main() must abort them all. The exception_ptr form is for
+// catch (...) blocks (std::current_exception()).
+bool agreedFailure(const std::exception& e);
+bool agreedFailure(const std::exception_ptr& e);
+
+namespace detail {
+// Rethrows `failure` marked as agreed: a fedsilo::Error itself; any other exception as a RuntimeError
+// with the same message (so the mark has a place to live and main() prints the same line).
+[[noreturn]] void rethrowAgreed(const std::exception_ptr& failure);
+}  // namespace detail
 
 // Runs f() on every rank and agrees on the outcome (GROMACS coordinateExceptionHandling): if any
-// rank threw, every rank throws. The lowest failing rank rethrows its own error (so the message is
-// printed once); every other rank throws PeerFailure carrying the highest exit code seen. Every rank
-// must call it the same number of times: put one around each phase that can fail locally.
+// rank threw, every rank throws an agreed failure. The lowest failing rank rethrows its own error
+// (so the message is printed once); every other rank throws PeerFailure carrying the highest exit
+// code seen. Every rank must call it the same number of times: put one around each phase that can
+// fail locally.
 template <typename F>
 void coordinated(const Communicator& comm, F&& f) {
   int code = 0;
-  std::exception_ptr ep;
+  std::exception_ptr failure;
   try {
     f();
   } catch (const PeerFailure&) {
@@ -109,16 +130,15 @@ void coordinated(const Communicator& comm, F&& f) {
   } catch (const Error& e) {
     code = static_cast<int>(e.code());
     if (code == 0) code = 1;
-    ep = std::current_exception();
+    failure = std::current_exception();
   } catch (...) {
     code = 1;
-    ep = std::current_exception();
+    failure = std::current_exception();
   }
   const int global = comm.allreduceMax(code);
   if (global == 0) return;
-  const int reporter = comm.allreduceMin(ep ? comm.rank() : comm.size());
-  errorWasAgreed() = true;
-  if (ep && reporter == comm.rank()) std::rethrow_exception(ep);
+  const int reporter = comm.allreduceMin(failure ? comm.rank() : comm.size());
+  if (failure && reporter == comm.rank()) detail::rethrowAgreed(failure);
   throw PeerFailure(static_cast<ExitCode>(global));
 }
 

@@ -12,9 +12,14 @@ class Error : public std::runtime_error {
  public:
   Error(ExitCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
   ExitCode code() const { return code_; }
+  // Every MPI rank knows about this failure and unwinds too. Set by coordinated()
+  // (comm/communicator.hpp) on the error it rethrows; callers ask through agreedFailure().
+  bool agreed() const { return agreed_; }
+  void markAgreed() { agreed_ = true; }
 
  private:
   ExitCode code_;
+  bool agreed_ = false;
 };
 
 // Bad command line or configuration value (exit code 2).

@@ -1,6 +1,6 @@
 // HDF5 tabular / image data (data.file), read serially with the default file-access property list:
-// every rank reads the whole file itself (DESIGN.md: "each rank reads the file"), so no collective
-// calls are involved and the parallel HDF5 build behaves like the serial one.
+// every rank reads the whole file itself, as it loads every other dataset (docs/architecture.md), so
+// no collective calls are involved and the parallel HDF5 build behaves like the serial one.
 //  * X       n x F (-> shape {F,1,1}), n x H x W (-> {1,H,W}) or n x C x H x W; float (any float
 //            width, read as float32) or uint8 (kept as uint8, scaled by 1/255 when gathered).
 //  * y       n integers (any integer type), >= 0; numClasses = max label + 1 (train and test).
@@ -8,48 +8,17 @@
 //  * X_test / y_test  optional, both or neither (client_test optional with them); without them the
 //            last 20% of a seeded shuffle of the rows is held out as for CSV (detail::holdOutTest).
 // Features are used as stored (no standardisation: an HDF5 file is expected to be preprocessed).
-#include <hdf5.h>
-
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/h5_handle.hpp"
 #include "data/loader_util.hpp"
 
 namespace fedsilo::detail {
 
 namespace {
 
-// Closes an HDF5 identifier on scope exit.
-class H5Id {
- public:
-  H5Id(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~H5Id() {
-    if (id_ >= 0) close_(id_);
-  }
-  H5Id(const H5Id&) = delete;
-  H5Id& operator=(const H5Id&) = delete;
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
-
-// Silences HDF5's automatic error-stack printing while we probe a file: failures become DataErrors
-// with our own message instead of a screenful on stderr. Restores the previous handler.
-class QuietHdf5 {
- public:
-  QuietHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-
- private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
+using h5::Handle;
 
 struct Array {
   std::vector<hsize_t> dims;
@@ -62,16 +31,17 @@ bool exists(hid_t file, const char* name) { return H5Lexists(file, name, H5P_DEF
 
 Array describe(hid_t ds, const std::string& path, const char* name) {
   Array a;
-  H5Id space(H5Dget_space(ds), H5Sclose);
-  H5Id type(H5Dget_type(ds), H5Tclose);
-  if (!space.ok() || !type.ok()) throw DataError(fmt("'", path, "': cannot read the shape/type of dataset '", name, "'"));
-  const int rank = H5Sget_simple_extent_ndims(space.get());
+  const Handle space = Handle::adopt(H5Dget_space(ds), H5Sclose);
+  const Handle type = Handle::adopt(H5Dget_type(ds), H5Tclose);
+  if (!space.valid() || !type.valid())
+    throw DataError(fmt("'", path, "': cannot read the shape/type of dataset '", name, "'"));
+  const int rank = H5Sget_simple_extent_ndims(space);
   if (rank < 0) throw DataError(fmt("'", path, "': dataset '", name, "' has no simple dataspace"));
   a.dims.resize(static_cast<std::size_t>(rank));
-  H5Sget_simple_extent_dims(space.get(), a.dims.data(), nullptr);
-  a.cls = H5Tget_class(type.get());
-  a.typeSize = H5Tget_size(type.get());
-  if (a.cls == H5T_INTEGER) a.sign = H5Tget_sign(type.get());
+  H5Sget_simple_extent_dims(space, a.dims.data(), nullptr);
+  a.cls = H5Tget_class(type);
+  a.typeSize = H5Tget_size(type);
+  if (a.cls == H5T_INTEGER) a.sign = H5Tget_sign(type);
   return a;
 }
 
@@ -94,8 +64,8 @@ void readAll(hid_t ds, hid_t memType, void* buf, const std::string& path, const 
 
 // Reads features X (or X_test) into ds; returns the number of samples.
 hsize_t readFeatures(hid_t file, const std::string& path, const char* name, Dataset& out) {
-  H5Id ds(openDataset(file, path, name), H5Dclose);
-  const Array a = describe(ds.get(), path, name);
+  const Handle ds = Handle::adopt(openDataset(file, path, name), H5Dclose);
+  const Array a = describe(ds, path, name);
   if (a.dims.size() < 2 || a.dims.size() > 4)
     throw DataError(fmt("'", path, "': dataset '", name, "' has shape ", dimsText(a.dims),
                         "; expected n x features, n x H x W or n x C x H x W"));
@@ -111,10 +81,10 @@ hsize_t readFeatures(hid_t file, const std::string& path, const char* name, Data
   const std::size_t total = static_cast<std::size_t>(a.dims[0]) * static_cast<std::size_t>(out.shape.size());
   if (a.cls == H5T_FLOAT) {
     out.f32.resize(total);
-    if (total) readAll(ds.get(), H5T_NATIVE_FLOAT, out.f32.data(), path, name);
+    if (total) readAll(ds, H5T_NATIVE_FLOAT, out.f32.data(), path, name);
   } else if (a.cls == H5T_INTEGER && a.typeSize == 1 && a.sign == H5T_SGN_NONE) {
     out.u8.resize(total);
-    if (total) readAll(ds.get(), H5T_NATIVE_UCHAR, out.u8.data(), path, name);
+    if (total) readAll(ds, H5T_NATIVE_UCHAR, out.u8.data(), path, name);
   } else {
     throw DataError(fmt("'", path, "': dataset '", name, "' must hold floats or uint8, got an HDF5 type of class ",
                         static_cast<int>(a.cls), " and size ", a.typeSize));
@@ -124,8 +94,8 @@ hsize_t readFeatures(hid_t file, const std::string& path, const char* name, Data
 
 // Reads a 1-D integer dataset of length n.
 std::vector<std::int64_t> readInts(hid_t file, const std::string& path, const char* name, hsize_t n) {
-  H5Id ds(openDataset(file, path, name), H5Dclose);
-  const Array a = describe(ds.get(), path, name);
+  const Handle ds = Handle::adopt(openDataset(file, path, name), H5Dclose);
+  const Array a = describe(ds, path, name);
   const bool column = a.dims.size() == 2 && a.dims[1] == 1;  // n x 1 is accepted as well
   if (!(a.dims.size() == 1 || column) || a.dims[0] != n)
     throw DataError(fmt("'", path, "': dataset '", name, "' has shape ", dimsText(a.dims), "; expected ", n,
@@ -135,7 +105,7 @@ std::vector<std::int64_t> readInts(hid_t file, const std::string& path, const ch
   if (a.sign == H5T_SGN_NONE && a.typeSize >= 8)
     throw DataError(fmt("'", path, "': dataset '", name, "' is uint64; use a signed or narrower integer type"));
   std::vector<std::int64_t> out(static_cast<std::size_t>(n));
-  if (n) readAll(ds.get(), H5T_NATIVE_INT64, out.data(), path, name);
+  if (n) readAll(ds, H5T_NATIVE_INT64, out.data(), path, name);
   return out;
 }
 
@@ -155,32 +125,32 @@ DataBundle loadHdf5(const DataConfig& cfg, std::uint64_t seed) {
   if (cfg.file.empty()) throw ConfigError("data.file is required for dataset 'hdf5'");
   requireFile(cfg.file, "HDF5");
   const std::string& path = cfg.file;
-  QuietHdf5 quiet;
+  const h5::QuietErrors quiet;  // failures become DataErrors with our own message
   if (H5Fis_hdf5(path.c_str()) <= 0) throw DataError(fmt("'", path, "' is not an HDF5 file"));
-  H5Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) throw DataError(fmt("cannot open HDF5 file '", path, "'"));
+  const Handle file = Handle::adopt(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) throw DataError(fmt("cannot open HDF5 file '", path, "'"));
   for (const char* required : {"X", "y"})
-    if (!exists(file.get(), required)) throw DataError(fmt("'", path, "': missing dataset '", required, "'"));
-  const bool hasXTest = exists(file.get(), "X_test"), hasYTest = exists(file.get(), "y_test");
+    if (!exists(file, required)) throw DataError(fmt("'", path, "': missing dataset '", required, "'"));
+  const bool hasXTest = exists(file, "X_test"), hasYTest = exists(file, "y_test");
   if (hasXTest != hasYTest)
     throw DataError(fmt("'", path, "': X_test and y_test must be given together (found only ",
                         hasXTest ? "X_test" : "y_test", ")"));
 
   DataBundle b;
   b.name = "hdf5";
-  const hsize_t n = readFeatures(file.get(), path, "X", b.train);
+  const hsize_t n = readFeatures(file, path, "X", b.train);
   if (n == 0) throw DataError(fmt("'", path, "': dataset 'X' holds no samples"));
-  b.train.labels = toLabels(readInts(file.get(), path, "y", n), path, "y");
+  b.train.labels = toLabels(readInts(file, path, "y", n), path, "y");
   std::vector<std::int64_t> client, clientTest;
-  if (exists(file.get(), "client")) client = readInts(file.get(), path, "client", n);
+  if (exists(file, "client")) client = readInts(file, path, "client", n);
   if (hasXTest) {
-    const hsize_t nt = readFeatures(file.get(), path, "X_test", b.test);
+    const hsize_t nt = readFeatures(file, path, "X_test", b.test);
     if (!(b.test.shape == b.train.shape) || b.test.isU8() != b.train.isU8())
       throw DataError(fmt("'", path, "': X_test's sample shape or type differs from X's"));
-    b.test.labels = toLabels(readInts(file.get(), path, "y_test", nt), path, "y_test");
-    if (exists(file.get(), "client_test")) {
+    b.test.labels = toLabels(readInts(file, path, "y_test", nt), path, "y_test");
+    if (exists(file, "client_test")) {
       if (client.empty()) throw DataError(fmt("'", path, "': 'client_test' given without 'client'"));
-      clientTest = readInts(file.get(), path, "client_test", nt);
+      clientTest = readInts(file, path, "client_test", nt);
     }
   }
   int classes = 0;

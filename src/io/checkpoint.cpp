@@ -1,14 +1,13 @@
 #include "io/checkpoint.hpp"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 
+#include "comm/h5_mpio.hpp"
+#include "core/h5_handle.hpp"
 #include "io/durable.hpp"
-#include "io/h5.hpp"
 
 namespace fedsilo {
 
@@ -96,7 +95,7 @@ struct Ranges {
     else r.emplace_back(start, count);
   }
   // Selects the ranges in `space` (rank 1, or rank 2 with full rows of `width`), or nothing.
-  void select(hid_t space, int rank, hsize_t width) const {
+  void select(hid_t space, hsize_t width) const {
     if (r.empty()) {
       H5Sselect_none(space);
       return;
@@ -106,7 +105,6 @@ struct Ranges {
       h5::check(H5Sselect_hyperslab(space, i == 0 ? H5S_SELECT_SET : H5S_SELECT_OR, start, nullptr, count, nullptr),
                 "select checkpoint rows");
     }
-    (void)rank;
   }
 };
 
@@ -136,12 +134,13 @@ std::int64_t fileSizeOnRoot(const std::string& path, const Communicator& comm) {
 }
 
 bool partialResultsIntact(const std::string& partial, std::int64_t size, std::int64_t rows, const Communicator& comm) {
-  h5::silenceErrors();
+  const h5::QuietErrors quiet;  // a damaged file is an answer here, not an error to print
   int ok = 0;
   if (comm.isRoot() && size >= 0) {
     std::error_code ec;
     const auto s = std::filesystem::file_size(partial, ec);
-    const hid_t f = !ec && static_cast<std::int64_t>(s) == size ? H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    const bool sizeMatches = !ec && static_cast<std::int64_t>(s) == size;
+    const hid_t f = sizeMatches ? H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
     if (f >= 0) {
       ok = 1;
       if (rows > 0) {
@@ -164,6 +163,8 @@ bool partialResultsIntact(const std::string& partial, std::int64_t size, std::in
 }
 
 struct Checkpoint::Impl {
+  // First member, so it is the last to go: HDF5 stays quiet until the handles below are closed.
+  h5::QuietErrors quietErrors;
   std::string file;  // the path actually open (path.tmp while writing)
   h5::Handle fileId, dxpl, lcpl;
 };
@@ -171,8 +172,7 @@ struct Checkpoint::Impl {
 namespace {
 
 void finishImpl(Checkpoint::Impl& impl, const Communicator& comm) {
-  impl.dxpl = h5::Handle(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate(dxpl)");
-  if (!comm.isSingle()) h5::check(H5Pset_dxpl_mpio(impl.dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  impl.dxpl = h5::collectiveTransfer(comm);
   impl.lcpl = h5::Handle(H5Pcreate(H5P_LINK_CREATE), H5Pclose, "H5Pcreate(lcpl)");
   h5::check(H5Pset_create_intermediate_group(impl.lcpl, 1), "H5Pset_create_intermediate_group");
 }
@@ -180,11 +180,53 @@ void finishImpl(Checkpoint::Impl& impl, const Communicator& comm) {
 }  // namespace
 
 Checkpoint::Checkpoint(std::unique_ptr<Impl> impl, bool saving, const Communicator& comm, const Placement& placement)
-    : impl_(std::move(impl)), saving_(saving), comm_(comm), placement_(placement) {}
+    : impl_(std::move(impl)),
+      saving_(saving),
+      unwindingAtCreation_(std::uncaught_exceptions()),
+      comm_(comm),
+      placement_(placement) {}
+
+namespace {
+
+void writeInfo(hid_t f, const CheckpointInfo& info) {
+  writeStringAttribute(f, "format", kFormat);
+  writeStringAttribute(f, "version", info.version);
+  writeStringAttribute(f, "config", info.config);
+  writeStringAttribute(f, "round_names", info.roundNames);
+  writeIntAttribute(f, "next_round", info.nextRound);
+  writeIntAttribute(f, "rows", info.rows);
+  writeIntAttribute(f, "partial_kept", info.partialKept);
+  writeIntAttribute(f, "partial_size", info.partialSize);
+  writeIntAttribute(f, "num_clients", info.numClients);
+  writeIntAttribute(f, "num_ranks", info.numRanks);
+}
+
+CheckpointInfo readInfo(hid_t f, const std::string& path, const Placement& placement) {
+  const std::string format = readStringAttribute(f, path, "format");
+  if (format != kFormat) throw RuntimeError(fmt("--resume: ", path, " has format '", format, "', expected ", kFormat));
+  CheckpointInfo i;
+  i.version = readStringAttribute(f, path, "version");
+  i.config = readStringAttribute(f, path, "config");
+  i.roundNames = readStringAttribute(f, path, "round_names");
+  i.nextRound = readIntAttribute(f, path, "next_round");
+  i.rows = readIntAttribute(f, path, "rows");
+  i.partialKept = readIntAttribute(f, path, "partial_kept");
+  i.partialSize = readIntAttribute(f, path, "partial_size");
+  i.numClients = readIntAttribute(f, path, "num_clients");
+  i.numRanks = readIntAttribute(f, path, "num_ranks");
+  if (i.nextRound < 0 || i.rows < 0)
+    throw RuntimeError(fmt("checkpoint ", path, ": next_round = ", i.nextRound, " and rows = ", i.rows,
+                           " (expected counts >= 0)"));
+  if (i.numClients != placement.numClients())
+    throw ConfigError(fmt("--resume: ", path, " holds ", i.numClients, " clients, the configuration has ",
+                          placement.numClients()));
+  return i;
+}
+
+}  // namespace
 
 std::unique_ptr<Checkpoint> Checkpoint::create(const std::string& path, const Communicator& comm,
                                                const Placement& placement, const CheckpointInfo& info) {
-  h5::silenceErrors();
   auto impl = std::make_unique<Impl>();
   impl->file = path + ".tmp";
   // The open is the one step whose failure (directory gone, disk full, no permission) is seen by
@@ -199,22 +241,12 @@ std::unique_ptr<Checkpoint> Checkpoint::create(const std::string& path, const Co
   std::unique_ptr<Checkpoint> c(new Checkpoint(std::move(impl), true, comm, placement));
   c->path_ = path;
   c->info_ = info;
-  const hid_t f = c->impl_->fileId;
-  writeStringAttribute(f, "format", kFormat);
-  writeStringAttribute(f, "version", info.version);
-  writeStringAttribute(f, "config", info.config);
-  writeStringAttribute(f, "round_names", info.roundNames);
-  writeIntAttribute(f, "next_round", info.nextRound);
-  writeIntAttribute(f, "rows", info.rows);
-  writeIntAttribute(f, "partial_kept", info.partialKept);
-  writeIntAttribute(f, "partial_size", info.partialSize);
-  writeIntAttribute(f, "num_clients", info.numClients);
-  writeIntAttribute(f, "num_ranks", info.numRanks);
+  writeInfo(c->impl_->fileId, info);
   return c;
 }
 
-std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path, const Communicator& comm, const Placement& placement) {
-  h5::silenceErrors();
+std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path, const Communicator& comm,
+                                             const Placement& placement) {
   auto impl = std::make_unique<Impl>();
   impl->file = path;
   coordinated(comm, [&] {
@@ -226,35 +258,20 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path, const Comm
   finishImpl(*impl, comm);
   std::unique_ptr<Checkpoint> c(new Checkpoint(std::move(impl), false, comm, placement));
   c->path_ = path;
-  // Attribute reads are symmetric on every rank and fail alike; agree so the message prints once.
-  coordinated(comm, [&] {
-    const hid_t f = c->impl_->fileId;
-    const std::string format = readStringAttribute(f, path, "format");
-    if (format != kFormat)
-      throw RuntimeError(fmt("--resume: ", path, " has format '", format, "', expected ", kFormat));
-    CheckpointInfo& i = c->info_;
-    i.version = readStringAttribute(f, path, "version");
-    i.config = readStringAttribute(f, path, "config");
-    i.roundNames = readStringAttribute(f, path, "round_names");
-    i.nextRound = readIntAttribute(f, path, "next_round");
-    i.rows = readIntAttribute(f, path, "rows");
-    i.partialKept = readIntAttribute(f, path, "partial_kept");
-    i.partialSize = readIntAttribute(f, path, "partial_size");
-    i.numClients = readIntAttribute(f, path, "num_clients");
-    i.numRanks = readIntAttribute(f, path, "num_ranks");
-    if (i.nextRound < 0 || i.rows < 0)
-      throw RuntimeError(fmt("checkpoint ", path, ": next_round = ", i.nextRound, " and rows = ", i.rows,
-                             " (expected counts >= 0)"));
-    if (i.numClients != placement.numClients())
-      throw ConfigError(fmt("--resume: ", path, " holds ", i.numClients, " clients, the configuration has ",
-                            placement.numClients()));
-  });
+  try {
+    // Attribute reads are symmetric on every rank and fail alike; agree so the message prints once.
+    coordinated(comm, [&] { c->info_ = readInfo(c->impl_->fileId, path, placement); });
+  } catch (...) {
+    // Every rank is here when the failure was agreed: close the file together (see ~Checkpoint).
+    if (agreedFailure(std::current_exception())) c.reset();
+    throw;
+  }
   return c;
 }
 
 Checkpoint::~Checkpoint() {
-  if (std::uncaught_exceptions() > 0 && !errorWasAgreed()) {
-    // See the header: abandon, do not close (a collective close would hang).
+  if (std::uncaught_exceptions() > unwindingAtCreation_) {
+    // See the header: abandon, do not close (a collective close may hang).
     (void)impl_.release();
     return;
   }
@@ -307,6 +324,101 @@ void readWhole(Checkpoint::Impl& impl, const std::string& path, std::vector<T>& 
   h5::check(H5Dread(ds, H5Type<T>::mem(), H5S_ALL, H5S_ALL, impl.dxpl, v.data()), "read checkpoint " + path);
 }
 
+// Where the per-client vectors of one name sit in /clients/<name>/values.
+struct ClientLayout {
+  std::vector<std::int64_t> length;   // per client; -1: the client has no vector
+  std::vector<std::uint64_t> offset;  // start of each vector in the 1-D concatenation
+  std::uint64_t total = 0;            // values stored, over all clients
+  std::int64_t width = -1;            // the common length, when uniform
+  bool uniform = true;                // [K, width] rows; otherwise the 1-D concatenation in client order
+
+  explicit ClientLayout(std::vector<std::int64_t> lengths)
+      : length(std::move(lengths)), offset(length.size(), 0) {
+    for (std::size_t k = 0; k < length.size(); ++k) {
+      if (length[k] < 0) continue;
+      offset[k] = total;
+      total += static_cast<std::uint64_t>(length[k]);
+      if (width < 0) width = length[k];
+      else if (length[k] != width) uniform = false;
+    }
+  }
+  int dimensions() const { return uniform ? 2 : 1; }
+  hsize_t rowWidth() const { return uniform ? static_cast<hsize_t>(width) : 1; }
+  // The shape of the values dataset for K clients.
+  std::vector<hsize_t> dims() const {
+    return {uniform ? static_cast<hsize_t>(length.size()) : static_cast<hsize_t>(total), rowWidth()};
+  }
+};
+
+// The clients of this rank that have a vector, in ascending order: the order of both the file
+// selection and the packed memory buffer.
+struct LocalClients {
+  std::vector<int> ids;
+  Ranges rows;              // their rows (uniform) or value ranges (concatenated) in the values dataset
+  std::uint64_t count = 0;  // values they hold together
+
+  LocalClients(const ClientLayout& layout, const Placement& placement, int rank) {
+    for (int k = placement.first(rank); k < placement.end(rank); ++k) {
+      const auto ku = static_cast<std::size_t>(k);
+      if (layout.length[ku] < 0) continue;
+      ids.push_back(k);
+      rows.add(layout.uniform ? static_cast<hsize_t>(k) : layout.offset[ku],
+               layout.uniform ? 1 : static_cast<hsize_t>(layout.length[ku]));
+      count += static_cast<std::uint64_t>(layout.length[ku]);
+    }
+  }
+  // The packed buffer in memory: `count` values, or nothing selected.
+  h5::Handle memorySpace() const {
+    hsize_t dims[1] = {std::max<hsize_t>(count, 1)};
+    h5::Handle ms(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
+    if (count == 0) H5Sselect_none(ms);
+    return ms;
+  }
+};
+
+template <typename T>
+void writeClientValues(Checkpoint::Impl& impl, const std::string& path, const ClientLayout& layout,
+                       const LocalClients& local, const std::unordered_map<int, std::vector<T>>& m) {
+  const std::vector<hsize_t> dims = layout.dims();
+  h5::Handle fs(H5Screate_simple(layout.dimensions(), dims.data(), nullptr), H5Sclose, "dataspace " + path);
+  h5::Handle ds(H5Dcreate2(impl.fileId, path.c_str(), H5Type<T>::file(), fs, impl.lcpl, H5P_DEFAULT, H5P_DEFAULT),
+                H5Dclose, "create checkpoint " + path);
+  local.rows.select(fs, layout.rowWidth());
+  std::vector<T> packed;
+  packed.reserve(local.count);
+  for (int k : local.ids) {
+    const std::vector<T>& v = m.at(k);
+    packed.insert(packed.end(), v.begin(), v.end());
+  }
+  T dummy{};  // HDF5 wants a non-null buffer even for an empty selection
+  h5::check(H5Dwrite(ds, H5Type<T>::mem(), local.memorySpace(), fs, impl.dxpl, packed.empty() ? &dummy : packed.data()),
+            "write checkpoint " + path);
+}
+
+template <typename T>
+void readClientValues(Checkpoint::Impl& impl, const std::string& path, const ClientLayout& layout,
+                      const LocalClients& local, std::unordered_map<int, std::vector<T>>& m,
+                      const std::string& inconsistentShape) {
+  h5::Handle ds(H5Dopen2(impl.fileId, path.c_str(), H5P_DEFAULT), H5Dclose, "open checkpoint " + path);
+  h5::Handle fs(H5Dget_space(ds), H5Sclose, "dataspace");
+  hsize_t dims[2] = {0, 0};
+  const int nd = H5Sget_simple_extent_dims(fs, dims, nullptr);
+  const std::vector<hsize_t> want = layout.dims();
+  const bool ok = nd == layout.dimensions() && dims[0] == want[0] && (!layout.uniform || dims[1] == want[1]);
+  if (!ok) throw RuntimeError(inconsistentShape);
+  local.rows.select(fs, layout.rowWidth());
+  std::vector<T> packed(local.count, T{});
+  T dummy{};  // HDF5 wants a non-null buffer even for an empty selection
+  h5::check(H5Dread(ds, H5Type<T>::mem(), local.memorySpace(), fs, impl.dxpl, packed.empty() ? &dummy : packed.data()),
+            "read checkpoint " + path);
+  std::size_t at = 0;
+  for (int k : local.ids) {
+    const auto n = static_cast<std::size_t>(layout.length[static_cast<std::size_t>(k)]);
+    m[k].assign(packed.begin() + static_cast<std::ptrdiff_t>(at), packed.begin() + static_cast<std::ptrdiff_t>(at + n));
+    at += n;
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -319,117 +431,74 @@ void Checkpoint::replicated(const std::string& name, std::vector<T>& v) {
     writeWhole(*impl_, comm_, path, v);
   } else {
     if (!linkExists(impl_->fileId, path))
-      throw RuntimeError(fmt("checkpoint ", path_, " has no array '", name, "' (written by another version or algorithm?)"));
+      throw RuntimeError(
+          fmt("checkpoint ", path_, " has no array '", name, "' (written by another version or algorithm?)"));
     readWhole(*impl_, path, v);
   }
 }
 
 template <typename T>
-void Checkpoint::perClient(const std::string& name, std::unordered_map<int, std::vector<T>>& m) {
-  const std::string base = "/clients/" + name;
-  const std::string valuesPath = base + "/values";
-  const hid_t f = impl_->fileId;
+std::vector<std::int64_t> Checkpoint::shareClientLengths(const std::string& name,
+                                                         const std::unordered_map<int, std::vector<T>>& m) {
+  // Every rank must create the datasets with identical arguments, so every rank first learns the
+  // length of every client's vector.
   const int r = comm_.rank();
   const std::size_t K = static_cast<std::size_t>(placement_.numClients());
+  std::vector<std::int64_t> mine;
+  for (const auto& [k, v] : m) {
+    FEDSILO_ASSERT(k >= 0 && static_cast<std::size_t>(k) < K && placement_.owner(k) == r, "checkpoint array ", name,
+                   ": client ", k, " is not hosted by rank ", r);
+    mine.push_back(k);
+    mine.push_back(static_cast<std::int64_t>(v.size()));
+  }
   std::vector<std::int64_t> len(K, -1);
+  const std::vector<std::int64_t> all = comm_.allgatherv(mine);
+  for (std::size_t i = 0; i + 1 < all.size(); i += 2) len[static_cast<std::size_t>(all[i])] = all[i + 1];
+  writeWhole(*impl_, comm_, "/clients/" + name + "/length", len);
+  return len;
+}
+
+std::vector<std::int64_t> Checkpoint::readClientLengths(const std::string& name) {
+  const std::string path = "/clients/" + name + "/length";
+  const std::size_t K = static_cast<std::size_t>(placement_.numClients());
+  if (!linkExists(impl_->fileId, path))
+    throw RuntimeError(fmt("checkpoint ", path_, " has no per-client array '", name,
+                           "' (written by another version or algorithm?)"));
+  std::vector<std::int64_t> len;
+  readWhole(*impl_, path, len);
+  if (len.size() != K)
+    throw RuntimeError(
+        fmt("checkpoint ", path_, ": per-client array '", name, "' has ", len.size(), " clients, expected ", K));
+  return len;
+}
+
+template <typename T>
+void Checkpoint::perClient(const std::string& name, std::unordered_map<int, std::vector<T>>& m) {
+  const ClientLayout layout(saving_ ? shareClientLengths(name, m) : readClientLengths(name));
+  const LocalClients local(layout, placement_, comm_.rank());
   if (saving_) {
-    // Every rank must create the datasets with identical arguments, so every rank first learns the
-    // length of every client's vector.
-    std::vector<std::int64_t> mine;
-    for (const auto& [k, v] : m) {
-      FEDSILO_ASSERT(k >= 0 && static_cast<std::size_t>(k) < K && placement_.owner(k) == r, "checkpoint array ", name,
-                     ": client ", k, " is not hosted by rank ", r);
-      mine.push_back(k);
-      mine.push_back(static_cast<std::int64_t>(v.size()));
-    }
-    const std::vector<std::int64_t> all = comm_.allgatherv(mine);
-    for (std::size_t i = 0; i + 1 < all.size(); i += 2) len[static_cast<std::size_t>(all[i])] = all[i + 1];
-    writeWhole(*impl_, comm_, base + "/length", len);
-  } else {
-    if (!linkExists(f, base + "/length"))
-      throw RuntimeError(fmt("checkpoint ", path_, " has no per-client array '", name,
-                             "' (written by another version or algorithm?)"));
-    readWhole(*impl_, base + "/length", len);
-    if (len.size() != K)
-      throw RuntimeError(fmt("checkpoint ", path_, ": per-client array '", name, "' has ", len.size(), " clients, expected ", K));
-  }
-  // Layout: rows [K, n] when all stored lengths agree, else 1-D concatenation in client order.
-  std::int64_t width = -1;
-  bool uniform = true;
-  std::uint64_t total = 0;
-  std::vector<std::uint64_t> offset(K, 0);
-  for (std::size_t k = 0; k < K; ++k) {
-    if (len[k] < 0) continue;
-    offset[k] = total;
-    total += static_cast<std::uint64_t>(len[k]);
-    if (width < 0) width = len[k];
-    else if (len[k] != width) uniform = false;
-  }
-  // Clients of this rank that have a vector, ascending (the order of both the file selection and
-  // the packed memory buffer).
-  std::vector<int> local;
-  for (int k = placement_.first(r); k < placement_.end(r); ++k)
-    if (len[static_cast<std::size_t>(k)] >= 0) local.push_back(k);
-  if (saving_) {
-    for (int k : local) FEDSILO_ASSERT(m.count(k) == 1);
+    for (int k : local.ids) FEDSILO_ASSERT(m.count(k) == 1);
   } else {
     m.clear();
   }
-  if (total == 0) {  // nothing but empty vectors (or none at all): no values dataset
+  if (layout.total == 0) {  // nothing but empty vectors (or none at all): no values dataset
     if (!saving_)
-      for (int k : local) m[k] = {};
+      for (int k : local.ids) m[k] = {};
     return;
   }
-  Ranges ranges;
-  std::uint64_t localCount = 0;
-  for (int k : local) {
-    const auto ku = static_cast<std::size_t>(k);
-    ranges.add(uniform ? static_cast<hsize_t>(k) : offset[ku], uniform ? 1 : static_cast<hsize_t>(len[ku]));
-    localCount += static_cast<std::uint64_t>(len[ku]);
-  }
-  const int rank = uniform ? 2 : 1;
-  const hsize_t rowWidth = uniform ? static_cast<hsize_t>(width) : 1;
-  hsize_t mdim[1] = {std::max<hsize_t>(localCount, 1)};
-  h5::Handle ms(H5Screate_simple(1, mdim, nullptr), H5Sclose, "dataspace");
-  if (localCount == 0) H5Sselect_none(ms);
-  std::vector<T> packed;
-  packed.reserve(localCount);
-  T dummy{};  // HDF5 wants a non-null buffer even for an empty selection
-  if (saving_) {
-    hsize_t dims[2] = {uniform ? static_cast<hsize_t>(K) : static_cast<hsize_t>(total), rowWidth};
-    h5::Handle fs(H5Screate_simple(rank, dims, nullptr), H5Sclose, "dataspace " + valuesPath);
-    h5::Handle ds(H5Dcreate2(f, valuesPath.c_str(), H5Type<T>::file(), fs, impl_->lcpl, H5P_DEFAULT, H5P_DEFAULT),
-                  H5Dclose, "create checkpoint " + valuesPath);
-    ranges.select(fs, rank, rowWidth);
-    for (int k : local) {
-      const std::vector<T>& v = m.at(k);
-      packed.insert(packed.end(), v.begin(), v.end());
-    }
-    h5::check(H5Dwrite(ds, H5Type<T>::mem(), ms, fs, impl_->dxpl, packed.empty() ? &dummy : packed.data()),
-              "write checkpoint " + valuesPath);
-  } else {
-    h5::Handle ds(H5Dopen2(f, valuesPath.c_str(), H5P_DEFAULT), H5Dclose, "open checkpoint " + valuesPath);
-    h5::Handle fs(H5Dget_space(ds), H5Sclose, "dataspace");
-    hsize_t dims[2] = {0, 0};
-    const int nd = H5Sget_simple_extent_dims(fs, dims, nullptr);
-    const bool ok = nd == rank && (uniform ? dims[0] == K && dims[1] == rowWidth : dims[0] == total);
-    if (!ok) throw RuntimeError(fmt("checkpoint ", path_, ": per-client array '", name, "' has an inconsistent shape"));
-    ranges.select(fs, rank, rowWidth);
-    packed.assign(localCount, T{});
-    h5::check(H5Dread(ds, H5Type<T>::mem(), ms, fs, impl_->dxpl, packed.empty() ? &dummy : packed.data()),
-              "read checkpoint " + valuesPath);
-    std::size_t at = 0;
-    for (int k : local) {
-      const auto n = static_cast<std::size_t>(len[static_cast<std::size_t>(k)]);
-      m[k].assign(packed.begin() + static_cast<std::ptrdiff_t>(at), packed.begin() + static_cast<std::ptrdiff_t>(at + n));
-      at += n;
-    }
-  }
+  const std::string valuesPath = "/clients/" + name + "/values";
+  if (saving_)
+    writeClientValues(*impl_, valuesPath, layout, local, m);
+  else
+    readClientValues(*impl_, valuesPath, layout, local, m,
+                     fmt("checkpoint ", path_, ": per-client array '", name, "' has an inconsistent shape"));
 }
 
 void Checkpoint::floats(const std::string& name, std::vector<float>& v) { replicated(name, v); }
 void Checkpoint::doubles(const std::string& name, std::vector<double>& v) { replicated(name, v); }
-void Checkpoint::clientFloats(const std::string& name, std::unordered_map<int, std::vector<float>>& m) { perClient(name, m); }
+void Checkpoint::clientFloats(const std::string& name, std::unordered_map<int, std::vector<float>>& m) {
+  perClient(name, m);
+}
 void Checkpoint::clientDoubles(const std::string& name, std::unordered_map<int, std::vector<double>>& m) {
   perClient(name, m);
 }

@@ -1,7 +1,7 @@
 // Checkpoint files (<output>.ckpt) over parallel HDF5: the StateArchive that Experiment::checkpoint
 // and Algorithm::checkpoint save to and restore from (docs/hpc.md).
 //
-// Layout (every rank makes every metadata call with identical arguments, HPC_NOTES.md section 4):
+// Layout (every rank makes every metadata call with identical arguments; docs/hpc.md, "File layout"):
 //   root attributes          format, version, config, next_round, rows, partial_kept, ...
 //   /replicated/<name>       1-D array, identical on every rank (rank 0 writes it)
 //   /clients/<name>/length   int64 [K]: length of client k's vector, -1 if the client has none
@@ -51,17 +51,20 @@ class Checkpoint final : public StateArchive {
   static std::unique_ptr<Checkpoint> create(const std::string& path, const Communicator& comm,
                                             const Placement& placement, const CheckpointInfo& info);
   // Collective. Opens an existing checkpoint for reading and reads its attributes.
-  static std::unique_ptr<Checkpoint> open(const std::string& path, const Communicator& comm, const Placement& placement);
+  static std::unique_ptr<Checkpoint> open(const std::string& path, const Communicator& comm,
+                                          const Placement& placement);
   // The placement under which per-client state is read from now on: the experiment's, which is only
   // known once its data is partitioned (fl.placement = samples). Same number of clients.
   void usePlacement(const Placement& placement) {
     FEDSILO_ASSERT(placement.numClients() == placement_.numClients());
     placement_ = placement;
   }
-  // Collective: closes. A checkpoint being written and never committed is removed. During the
-  // unwinding of an exception that the ranks did NOT agree on (errorWasAgreed() false) the handles
-  // are abandoned instead: closing is collective and the other ranks may be stuck elsewhere, so it
-  // would hang; main() then aborts every rank.
+  // Collective: closes. A checkpoint being written and never committed is removed. A checkpoint
+  // destroyed by stack unwinding is abandoned instead (its handles left open, nothing removed):
+  // closing is collective, and here this rank cannot tell whether the other ranks are unwinding too
+  // or blocked in a collective call, where a close would hang. The code that catches the error can
+  // tell (agreedFailure() in comm/communicator.hpp): after an agreed failure it destroys the
+  // checkpoint inside its catch block, which closes it normally; otherwise main() aborts every rank.
   ~Checkpoint() override;
   Checkpoint(const Checkpoint&) = delete;
   Checkpoint& operator=(const Checkpoint&) = delete;
@@ -85,9 +88,15 @@ class Checkpoint final : public StateArchive {
   void replicated(const std::string& name, std::vector<T>& v);
   template <typename T>
   void perClient(const std::string& name, std::unordered_map<int, std::vector<T>>& m);
+  // Collective: every client's vector length (-1: none) on every rank, also saved as /clients/<name>/length.
+  template <typename T>
+  std::vector<std::int64_t> shareClientLengths(const std::string& name,
+                                               const std::unordered_map<int, std::vector<T>>& m);
+  std::vector<std::int64_t> readClientLengths(const std::string& name);
 
   std::unique_ptr<Impl> impl_;
   bool saving_;
+  int unwindingAtCreation_;  // std::uncaught_exceptions() when created: more at destruction = unwinding
   const Communicator& comm_;
   Placement placement_;
   CheckpointInfo info_;

@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/h5_handle.hpp"
 #include "core/strings.hpp"
-#include "fl/fairness.hpp"
-#include "io/h5.hpp"
+#include "core/weighted_mean.hpp"
 
 namespace fedsilo {
 
@@ -15,15 +15,18 @@ namespace {
 
 std::vector<double> readVector(hid_t file, const std::string& path, const std::string& fileName) {
   if (H5Lexists(file, path.c_str(), H5P_DEFAULT) <= 0)
-    throw ConfigError(fmt("alpha_fedavg.reference = ", fileName, ": no dataset ", path, " (not a finished fedsilo results file?)"));
+    throw ConfigError(
+        fmt("alpha_fedavg.reference = ", fileName, ": no dataset ", path, " (not a finished fedsilo results file?)"));
   h5::Handle d(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose, "open " + path);
   h5::Handle s(H5Dget_space(d), H5Sclose, "space " + path);
   const int nd = H5Sget_simple_extent_ndims(s);
-  if (nd != 1) throw ConfigError(fmt("alpha_fedavg.reference = ", fileName, ": ", path, " has ", nd, " dimensions, expected 1"));
+  if (nd != 1)
+    throw ConfigError(fmt("alpha_fedavg.reference = ", fileName, ": ", path, " has ", nd, " dimensions, expected 1"));
   h5::Handle t(H5Dget_type(d), H5Tclose, "type " + path);
   const H5T_class_t cls = H5Tget_class(t);
   if (cls != H5T_FLOAT && cls != H5T_INTEGER)
-    throw ConfigError(fmt("alpha_fedavg.reference = ", fileName, ": ", path, " is not numeric (expected float64 or int64)"));
+    throw ConfigError(
+        fmt("alpha_fedavg.reference = ", fileName, ": ", path, " is not numeric (expected float64 or int64)"));
   hsize_t n = 0;
   H5Sget_simple_extent_dims(s, &n, nullptr);
   std::vector<double> v(static_cast<std::size_t>(n));
@@ -34,7 +37,7 @@ std::vector<double> readVector(hid_t file, const std::string& path, const std::s
 }  // namespace
 
 ReferenceResults readReferenceResults(const std::string& path) {
-  h5::silenceErrors();
+  const h5::QuietErrors quiet;  // a bad file gets our one-line ConfigError, not HDF5's error stack
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) throw ConfigError(fmt("alpha_fedavg.reference = ", path, ": cannot open the results file"));
   h5::Handle file(f, H5Fclose, "open " + path);
@@ -44,7 +47,7 @@ ReferenceResults readReferenceResults(const std::string& path) {
   if (r.accuracy.size() != r.numTrain.size() || r.accuracy.empty())
     throw ConfigError(fmt("alpha_fedavg.reference = ", path, ": ", r.accuracy.size(), " accuracies for ",
                           r.numTrain.size(), " clients"));
-  r.efficiency = efficiency(r.accuracy, r.numTrain);
+  r.efficiency = finiteWeightedMean(r.accuracy, r.numTrain);
   if (!std::isfinite(r.efficiency))
     throw ConfigError(fmt("alpha_fedavg.reference = ", path, ": no finite client accuracy"));
   return r;

@@ -1,30 +1,14 @@
 #include "io/results_writer.hpp"
 
-#include "io/durable.hpp"
-
-#include <mpi.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 
+#include "comm/h5_mpio.hpp"
+#include "io/durable.hpp"
+
 namespace fedsilo {
-
-namespace h5 {
-void silenceErrors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
-
-Handle parallelFileAccess(const Communicator& comm) {
-  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate(fapl)");
-  if (!comm.isSingle()) {
-    const MPI_Comm c = *static_cast<const MPI_Comm*>(comm.mpiCommPtr());
-    check(H5Pset_fapl_mpio(fapl, c, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-    check(H5Pset_all_coll_metadata_ops(fapl, true), "H5Pset_all_coll_metadata_ops");
-    check(H5Pset_coll_metadata_write(fapl, true), "H5Pset_coll_metadata_write");
-  }
-  return fapl;
-}
-}  // namespace h5
 
 namespace {
 
@@ -39,17 +23,16 @@ hid_t fixedString(std::size_t len) {
 
 ResultsWriter::ResultsWriter(const std::string& path, const Communicator& comm, const Placement& placement, bool reopen)
     : comm_(comm), placement_(placement), path_(path), partial_(path + ".partial") {
-  h5::silenceErrors();
   h5::Handle fapl = h5::parallelFileAccess(comm);
   // The directory must exist: say so clearly rather than failing inside MPI-IO.
   const std::filesystem::path parent = std::filesystem::path(partial_).parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent))
     throw RuntimeError(fmt("output = ", path, ": directory ", parent.string(), " does not exist"));
-  hid_t f = reopen ? H5Fopen(partial_.c_str(), H5F_ACC_RDWR, fapl) : H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t f = reopen ? H5Fopen(partial_.c_str(), H5F_ACC_RDWR, fapl)
+                   : H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   if (f < 0) throw RuntimeError(fmt("output = ", path, ": cannot ", reopen ? "open " : "create ", partial_));
   file_ = h5::Handle(f, H5Fclose, "open results file");
-  dxpl_ = h5::Handle(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate(dxpl)");
-  if (!comm.isSingle()) h5::check(H5Pset_dxpl_mpio(dxpl_, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  dxpl_ = h5::collectiveTransfer(comm);
   lcpl_ = h5::Handle(H5Pcreate(H5P_LINK_CREATE), H5Pclose, "H5Pcreate(lcpl)");
   h5::check(H5Pset_create_intermediate_group(lcpl_, 1), "H5Pset_create_intermediate_group");
   if (reopen && H5Lexists(file_, "/rounds", H5P_DEFAULT) > 0 && H5Lexists(file_, "/rounds/round", H5P_DEFAULT) > 0) {
@@ -125,7 +108,8 @@ hid_t ResultsWriter::roundDataset(const std::string& name, bool perClient, hid_t
   } else {
     const int rank = perClient ? 2 : 1;
     hsize_t dims[2] = {rows_, K}, maxd[2] = {H5S_UNLIMITED, K};
-    hsize_t chunk[2] = {perClient ? std::max<hsize_t>(1, std::min<hsize_t>(64, 65536 / std::max<hsize_t>(K, 1))) : 256, K};
+    const hsize_t clientRowsPerChunk = std::max<hsize_t>(1, std::min<hsize_t>(64, 65536 / std::max<hsize_t>(K, 1)));
+    hsize_t chunk[2] = {perClient ? clientRowsPerChunk : 256, K};
     h5::Handle space(H5Screate_simple(rank, dims, maxd), H5Sclose, "dataspace " + path);
     h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dcpl");
     h5::check(H5Pset_chunk(dcpl, rank, chunk), "H5Pset_chunk " + path);
@@ -233,7 +217,8 @@ void ResultsWriter::writeScalar(const std::string& path, double value) {
 void ResultsWriter::writeIntScalar(const std::string& path, std::int64_t value) {
   writeReplicated(path, H5T_NATIVE_INT64, H5T_STD_I64LE, &value, {});
 }
-void ResultsWriter::writeArray(const std::string& path, const std::vector<double>& v, const std::vector<std::uint64_t>& dims) {
+void ResultsWriter::writeArray(const std::string& path, const std::vector<double>& v,
+                               const std::vector<std::uint64_t>& dims) {
   writeReplicated(path, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, v.data(), dims);
 }
 void ResultsWriter::writeIntArray(const std::string& path, const std::vector<std::int64_t>& v,
@@ -254,14 +239,15 @@ void ResultsWriter::writeStrings(const std::string& path, const std::vector<std:
   writeReplicated(path, t, t, buf.data(), {values.size()});
 }
 
-void ResultsWriter::writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data, std::uint64_t width,
-                              bool matrix) {
+void ResultsWriter::writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data,
+                              std::uint64_t width, bool matrix) {
   const hsize_t K = static_cast<hsize_t>(placement_.numClients());
   hsize_t dims[2] = {K, width};
   const int rank = width == 1 && !matrix ? 1 : 2;
   h5::Handle fs(H5Screate_simple(rank, dims, nullptr), H5Sclose, "dataspace " + path);
   if (H5Lexists(file_, path.c_str(), H5P_DEFAULT) > 0) H5Ldelete(file_, path.c_str(), H5P_DEFAULT);
-  h5::Handle ds(H5Dcreate2(file_, path.c_str(), fileType, fs, lcpl_, H5P_DEFAULT, H5P_DEFAULT), H5Dclose, "create " + path);
+  h5::Handle ds(H5Dcreate2(file_, path.c_str(), fileType, fs, lcpl_, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+                "create " + path);
   const hsize_t n = static_cast<hsize_t>(placement_.count(comm_.rank()));
   hsize_t start[2] = {static_cast<hsize_t>(placement_.first(comm_.rank())), 0}, count[2] = {n, width};
   hsize_t mdim[1] = {std::max<hsize_t>(n * width, 1)};
@@ -283,7 +269,8 @@ void ResultsWriter::writeClientMatrix(const std::string& path, const std::vector
   FEDSILO_ASSERT(rows.size() == placement_.count(comm_.rank()) * width, path);
   writeRows(path, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, rows.data(), width, true);
 }
-void ResultsWriter::writeClientIntRows(const std::string& path, const std::vector<std::int64_t>& rows, std::uint64_t width) {
+void ResultsWriter::writeClientIntRows(const std::string& path, const std::vector<std::int64_t>& rows,
+                                       std::uint64_t width) {
   FEDSILO_ASSERT(rows.size() == placement_.count(comm_.rank()) * width, path);
   writeRows(path, H5T_NATIVE_INT64, H5T_STD_I64LE, rows.data(), width);
 }

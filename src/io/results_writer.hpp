@@ -9,7 +9,7 @@
 #include "comm/communicator.hpp"
 #include "comm/placement.hpp"
 #include "core/record_sink.hpp"
-#include "io/h5.hpp"
+#include "core/h5_handle.hpp"
 
 namespace fedsilo {
 
@@ -39,7 +39,8 @@ class ResultsWriter : public RecordSink {
   void endRound() override;
   void writeScalar(const std::string& path, double value) override;
   void writeIntScalar(const std::string& path, std::int64_t value) override;
-  void writeArray(const std::string& path, const std::vector<double>& values, const std::vector<std::uint64_t>& dims) override;
+  void writeArray(const std::string& path, const std::vector<double>& values,
+                  const std::vector<std::uint64_t>& dims) override;
   void writeIntArray(const std::string& path, const std::vector<std::int64_t>& values,
                      const std::vector<std::uint64_t>& dims) override;
   void writeFloatArray(const std::string& path, const std::vector<float>& values,
@@ -47,7 +48,8 @@ class ResultsWriter : public RecordSink {
   void writeStrings(const std::string& path, const std::vector<std::string>& values) override;
   void writeClientRows(const std::string& path, const std::vector<double>& localRows, std::uint64_t width) override;
   void writeClientMatrix(const std::string& path, const std::vector<double>& localRows, std::uint64_t width) override;
-  void writeClientIntRows(const std::string& path, const std::vector<std::int64_t>& localRows, std::uint64_t width) override;
+  void writeClientIntRows(const std::string& path, const std::vector<std::int64_t>& localRows,
+                          std::uint64_t width) override;
   void writeClientFloatRows(const std::string& path, const std::vector<float>& localRows, std::uint64_t width) override;
   void writeStringAttribute(const std::string& path, const std::string& name, const std::string& value) override;
 
@@ -60,6 +62,8 @@ class ResultsWriter : public RecordSink {
   hid_t roundDataset(const std::string& name, bool perClient, hid_t fileType);
   void appendRoundValue(const std::string& name, hid_t memType, hid_t fileType, const void* value);
 
+  // First member, so it is the last to go: HDF5 stays quiet until every handle below is closed.
+  h5::QuietErrors quietErrors_;
   const Communicator& comm_;
   Placement placement_;
   std::string path_, partial_;

@@ -1,11 +1,16 @@
 // io/Checkpoint at 1, 2 and 4 ranks: every layout of the archive round-trips (replicated arrays,
 // per-client arrays of equal length, of different lengths, with clients that have none, empty
-// vectors, none at all), the atomic .tmp -> rename, and the errors for missing or doubled names.
+// vectors, none at all), the atomic .tmp -> rename, and the errors for missing or doubled names;
+// what happens to the file when an error ends a checkpoint (closed after an agreed failure, abandoned
+// by stack unwinding).
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.hpp"
 #include "comm/placement.hpp"
@@ -198,5 +203,62 @@ TEST(Checkpoint, OpenRejectsOtherFilesOnEveryRank) {
   }
   comm.barrier();
   EXPECT_ANY_THROW(Checkpoint::open(dir + "/junk.ckpt", comm, pl));
-  errorWasAgreed() = false;  // the failure above was agreed on; later tests start clean
+}
+
+namespace {
+
+ssize_t openFiles() { return H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE); }
+
+}  // namespace
+
+TEST(Checkpoint, AgreedOpenFailureClosesTheFileOnEveryRank) {
+  Communicator comm = Communicator::world();
+  const Placement pl(4, comm.size());
+  const SharedDir dir_ckpt5(comm, "ckpt5");
+  const std::string path = dir_ckpt5.path() + "/plain.ckpt";
+  if (comm.isRoot()) H5Fclose(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));  // no attributes
+  comm.barrier();
+  const ssize_t before = openFiles();
+  bool agreed = false;
+  try {
+    Checkpoint::open(path, comm, pl);
+  } catch (const std::exception& e) {
+    agreed = agreedFailure(e);
+  }
+  EXPECT_TRUE(agreed);
+  // The file opened, its attributes failed the check on every rank, and every rank closed it.
+  EXPECT_EQ(openFiles(), before);
+}
+
+TEST(Checkpoint, DestroyedByUnwindingIsAbandonedNotClosed) {
+  Communicator comm = Communicator::world();
+  const Placement pl(4, comm.size());
+  const SharedDir dir_ckpt6(comm, "ckpt6");
+  const std::string path = dir_ckpt6.path() + "/z.ckpt";
+  CheckpointInfo info;
+  info.numClients = 4;
+  const ssize_t before = openFiles();
+  try {
+    auto ck = Checkpoint::create(path, comm, pl, info);
+    throw std::runtime_error("this rank failed");  // not agreed: the other ranks could be anywhere
+  } catch (const std::runtime_error&) {
+  }
+  // Left open, and the .tmp left for main() to remove (closing could hang in a real failure).
+  ASSERT_EQ(openFiles(), before + 1);
+  comm.barrier();
+  if (comm.isRoot()) {
+    EXPECT_TRUE(std::filesystem::exists(path + ".tmp"));
+  }
+  // Here every rank threw alike, so the test can close the abandoned file together.
+  hid_t abandoned = -1;
+  std::vector<hid_t> ids(static_cast<std::size_t>(openFiles()));
+  H5Fget_obj_ids(H5F_OBJ_ALL, H5F_OBJ_FILE, ids.size(), ids.data());
+  for (hid_t id : ids) {
+    char name[4096] = {0};
+    H5Fget_name(id, name, sizeof name);
+    if (std::string(name) == path + ".tmp") abandoned = id;
+  }
+  ASSERT_GE(abandoned, 0);
+  EXPECT_GE(H5Fclose(abandoned), 0);
+  EXPECT_EQ(openFiles(), before);
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "comm/communicator.hpp"
 #include "comm/placement.hpp"
@@ -104,4 +105,52 @@ TEST(Comm, CoordinatedErrorsReachEveryRank) {
   }
   EXPECT_EQ(comm.allreduceSum(own), 1);
   EXPECT_EQ(own, comm.isRoot() ? 1 : 0);
+}
+
+TEST(Comm, AgreedFailuresCarryTheMarkInTheException) {
+  Communicator comm = Communicator::world();
+  // The reporting rank gets its own error back, of its own type, marked agreed; the others PeerFailure.
+  try {
+    coordinated(comm, [&] { throw ConfigError("everywhere"); });
+    FAIL() << "coordinated() did not throw";
+  } catch (const PeerFailure& e) {
+    EXPECT_TRUE(e.agreed());
+    EXPECT_TRUE(agreedFailure(e));
+    EXPECT_FALSE(comm.isRoot());
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(e.agreed());
+    EXPECT_TRUE(agreedFailure(e));
+    EXPECT_TRUE(agreedFailure(std::current_exception()));
+    EXPECT_STREQ(e.what(), "everywhere");
+  }
+  // An exception that is not a fedsilo::Error comes back as a RuntimeError with the same message, so
+  // that the mark has a place to live.
+  try {
+    coordinated(comm, [&] {
+      if (comm.isRoot()) throw std::out_of_range("index 7 of 3");
+    });
+    FAIL() << "coordinated() did not throw";
+  } catch (const PeerFailure& e) {
+    EXPECT_FALSE(comm.isRoot());
+  } catch (const RuntimeError& e) {
+    EXPECT_TRUE(comm.isRoot());
+    EXPECT_TRUE(agreedFailure(e));
+    EXPECT_EQ(e.code(), ExitCode::Other);
+    EXPECT_STREQ(e.what(), "index 7 of 3");
+  }
+  // Errors outside coordinated() are not agreed, and the mark is per exception: a later error of
+  // this process starts unmarked.
+  try {
+    throw DataError("only here");
+  } catch (const DataError& e) {
+    EXPECT_FALSE(e.agreed());
+    EXPECT_FALSE(agreedFailure(e));
+    EXPECT_FALSE(agreedFailure(std::current_exception()));
+  }
+  try {
+    throw std::runtime_error("not ours");
+  } catch (const std::exception& e) {
+    EXPECT_FALSE(agreedFailure(e));
+  }
+  EXPECT_FALSE(agreedFailure(std::exception_ptr()));
 }

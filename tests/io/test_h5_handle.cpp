@@ -1,0 +1,110 @@
+// core/h5_handle.hpp, the HDF5 pieces shared by data, comm and io: the owning handle closes its id
+// exactly once, and QuietErrors silences HDF5's error printing only while a guard lives, then puts
+// back the handler that was there before (also when guards end out of order).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "core/h5_handle.hpp"
+#include "support/test_support.hpp"
+
+using namespace fedsilo;
+
+namespace {
+
+int handlerCalls = 0;
+herr_t countingHandler(hid_t, void* data) {
+  ++*static_cast<int*>(data);
+  return 0;
+}
+
+// A call that fails inside HDF5 (and so reports to the automatic error handler).
+void failOneCall() { EXPECT_LT(H5Fopen("/nonexistent/fedsilo-h5-test.h5", H5F_ACC_RDONLY, H5P_DEFAULT), 0); }
+
+// Installs the counting handler for the test, restores HDF5's own handler afterwards.
+class CountingHandler {
+ public:
+  CountingHandler() {
+    H5Eget_auto2(H5E_DEFAULT, &oldFunc_, &oldData_);
+    handlerCalls = 0;
+    H5Eset_auto2(H5E_DEFAULT, &countingHandler, &handlerCalls);
+  }
+  ~CountingHandler() { H5Eset_auto2(H5E_DEFAULT, oldFunc_, oldData_); }
+
+ private:
+  H5E_auto2_t oldFunc_ = nullptr;
+  void* oldData_ = nullptr;
+};
+
+bool installed(H5E_auto2_t func, void* data) {
+  H5E_auto2_t f = nullptr;
+  void* d = nullptr;
+  H5Eget_auto2(H5E_DEFAULT, &f, &d);
+  return f == func && d == data;
+}
+
+}  // namespace
+
+TEST(H5Handle, QuietErrorsSilencesInItsScopeAndRestoresTheHandler) {
+  const CountingHandler counting;
+  failOneCall();
+  EXPECT_EQ(handlerCalls, 1);
+  {
+    const h5::QuietErrors quiet;
+    EXPECT_EQ(h5::QuietErrors::active(), 1);
+    EXPECT_TRUE(installed(nullptr, nullptr));
+    failOneCall();
+    EXPECT_EQ(handlerCalls, 1);
+  }
+  EXPECT_EQ(h5::QuietErrors::active(), 0);
+  EXPECT_TRUE(installed(&countingHandler, &handlerCalls));
+  failOneCall();
+  EXPECT_EQ(handlerCalls, 2);
+}
+
+TEST(H5Handle, QuietErrorsMayEndInAnyOrder) {
+  const CountingHandler counting;
+  auto first = std::make_unique<h5::QuietErrors>();
+  auto second = std::make_unique<h5::QuietErrors>();
+  first.reset();  // not the last guard: still quiet
+  EXPECT_TRUE(installed(nullptr, nullptr));
+  failOneCall();
+  EXPECT_EQ(handlerCalls, 0);
+  const h5::QuietErrors copy(*second);  // a copy is one more guard
+  second.reset();
+  EXPECT_TRUE(installed(nullptr, nullptr));
+  EXPECT_EQ(h5::QuietErrors::active(), 1);
+}
+
+TEST(H5Handle, HandleClosesItsIdOnceAndMovesOwnership) {
+  const std::string path = test::tempDir("h5handle") + "/f.h5";
+  hid_t id = -1;
+  {
+    h5::Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, "create f.h5");
+    id = file.id();
+    EXPECT_GT(H5Iis_valid(id), 0);
+    h5::Handle moved(std::move(file));
+    EXPECT_FALSE(file.valid());  // NOLINT(bugprone-use-after-move): the moved-from state is specified
+    EXPECT_EQ(moved.id(), id);
+    h5::Handle assigned;
+    assigned = std::move(moved);
+    EXPECT_GT(H5Iis_valid(id), 0);  // still open: ownership moved, nothing closed
+    EXPECT_EQ(static_cast<hid_t>(assigned), id);
+  }
+  EXPECT_LE(H5Iis_valid(id), 0);  // closed by the last owner
+}
+
+TEST(H5Handle, AFailedCallThrowsOrIsAdoptedForTheCallersOwnError) {
+  const h5::QuietErrors quiet;
+  try {
+    h5::Handle bad(H5Fopen("/nonexistent/x.h5", H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, "open x.h5");
+    FAIL() << "a negative id was accepted";
+  } catch (const RuntimeError& e) {
+    EXPECT_STREQ(e.what(), "HDF5: open x.h5 failed");
+  }
+  const h5::Handle adopted = h5::Handle::adopt(H5Fopen("/nonexistent/x.h5", H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  EXPECT_FALSE(adopted.valid());
+  EXPECT_THROW(h5::check(-1, "H5Dwrite"), RuntimeError);
+  EXPECT_NO_THROW(h5::check(0, "H5Dwrite"));
+}
