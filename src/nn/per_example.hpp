@@ -36,7 +36,7 @@ class PerExampleNormsT {
  private:
   ModelT<T>& model_;
   std::vector<AlignedVector<T>> acts_;  // output of each layer
-  AlignedVector<T> dy_, dx_;  // dL/d(output) of the current layer, dL/d(input)
+  AlignedVector<T> dy_, dx_;            // dL/d(output) of the current layer, dL/d(input)
 };
 
 using PerExampleNorms = PerExampleNormsT<float>;

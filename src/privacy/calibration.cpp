@@ -6,8 +6,8 @@
 
 namespace fedsilo {
 
-Calibration calibrateNoiseMultiplier(double q, std::int64_t steps, double delta, double targetEpsilon,
-                                     double tolerance, RdpConversion conversion) {
+Calibration calibrateNoiseMultiplier(double q, std::int64_t steps, double delta, double targetEpsilon, double tolerance,
+                                     RdpConversion conversion) {
   if (!(q > 0.0 && q <= 1.0)) throw ConfigError(fmt("sampling rate q = ", q, ": expected a number in (0, 1]"));
   if (steps < 1) throw ConfigError(fmt("steps = ", steps, ": expected an integer >= 1"));
   if (!(targetEpsilon > 0.0) || std::isinf(targetEpsilon))
@@ -22,8 +22,8 @@ Calibration calibrateNoiseMultiplier(double q, std::int64_t steps, double delta,
     lo = hi;
     hi *= 2.0;
     if (hi > kMaxSigma)
-      throw ConfigError(fmt("target epsilon = ", targetEpsilon, ": not reached by any noise multiplier up to ", kMaxSigma,
-                            " (q = ", q, ", steps = ", steps, ", delta = ", delta, ")"));
+      throw ConfigError(fmt("target epsilon = ", targetEpsilon, ": not reached by any noise multiplier up to ",
+                            kMaxSigma, " (q = ", q, ", steps = ", steps, ", delta = ", delta, ")"));
     atHi = spentAt(hi);
   }
   while (hi - lo > tolerance * hi) {

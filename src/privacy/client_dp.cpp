@@ -75,8 +75,7 @@ AdaptiveClip::AdaptiveClip(const AdaptiveClipOptions& options) : opt_(options), 
 
 double AdaptiveClip::update(int clientsAtOrBelow, int sampledClients, double expectedClients, std::uint64_t seed,
                             std::int64_t round) {
-  FEDSILO_ASSERT(clientsAtOrBelow >= 0 && clientsAtOrBelow <= sampledClients, clientsAtOrBelow, " of ",
-                 sampledClients);
+  FEDSILO_ASSERT(clientsAtOrBelow >= 0 && clientsAtOrBelow <= sampledClients, clientsAtOrBelow, " of ", sampledClients);
   FEDSILO_ASSERT(expectedClients > 0.0, "expected clients ", expectedClients);
   double centred = clientsAtOrBelow - 0.5 * sampledClients;
   if (opt_.countStd > 0.0) centred += opt_.countStd * Rng(seed, -1, round, Purpose::DpClipCount).normal();

@@ -37,8 +37,8 @@ po::options_description epsilonOptions() {
       "sample_rate", po::value<std::string>(), "Q in (0, 1]: the probability that a record (or client) is in a step")(
       "noise_multiplier", po::value<std::string>(), "Z >= 0: noise standard deviation over the clip norm")(
       "steps", po::value<std::string>(), "T >= 1: number of steps (rounds, for client-level DP)")(
-      "delta", po::value<std::string>(), "D in (0, 1)")(
-      "target_epsilon", po::value<std::string>(), "E > 0: print the calibrated noise multiplier instead")(
+      "delta", po::value<std::string>(), "D in (0, 1)")("target_epsilon", po::value<std::string>(),
+                                                        "E > 0: print the calibrated noise multiplier instead")(
       "conversion", po::value<std::string>()->default_value("improved"),
       "RDP to (epsilon, delta): improved (Balle et al. 2020, as TF Privacy and Opacus today) or classic "
       "(Mironov 2017)");
@@ -58,22 +58,25 @@ double parseInRange(const std::string& text, const char* key, bool (*ok)(double)
 
 EpsilonArgs toArgs(const po::variables_map& vm) {
   EpsilonArgs a;
-  a.sampleRate = parseInRange(required(vm, "sample_rate"), "sample_rate", [](double v) { return v > 0.0 && v <= 1.0; },
-                              "a number in (0, 1]");
-  a.delta = parseInRange(required(vm, "delta"), "delta", [](double v) { return v > 0.0 && v < 1.0; },
-                         "a number in (0, 1)");
+  a.sampleRate = parseInRange(
+      required(vm, "sample_rate"), "sample_rate", [](double v) { return v > 0.0 && v <= 1.0; }, "a number in (0, 1]");
+  a.delta = parseInRange(
+      required(vm, "delta"), "delta", [](double v) { return v > 0.0 && v < 1.0; }, "a number in (0, 1)");
   const std::string stepsText = required(vm, "steps");
   a.steps = parseInt(stepsText, "--steps");
   if (a.steps < 1) throw ConfigError(fmt("--steps ", stepsText, ": expected an integer >= 1"));
   const bool hasNoise = vm.count("noise_multiplier") != 0, hasTarget = vm.count("target_epsilon") != 0;
   if (hasNoise == hasTarget)
-    throw ConfigError("give exactly one of --noise_multiplier (to compute epsilon) and --target_epsilon (to calibrate)");
+    throw ConfigError(
+        "give exactly one of --noise_multiplier (to compute epsilon) and --target_epsilon (to calibrate)");
   if (hasNoise)
-    a.noiseMultiplier = parseInRange(vm["noise_multiplier"].as<std::string>(), "noise_multiplier",
-                                     [](double v) { return v >= 0.0 && std::isfinite(v); }, "a finite number >= 0");
+    a.noiseMultiplier = parseInRange(
+        vm["noise_multiplier"].as<std::string>(), "noise_multiplier",
+        [](double v) { return v >= 0.0 && std::isfinite(v); }, "a finite number >= 0");
   else
-    a.targetEpsilon = parseInRange(vm["target_epsilon"].as<std::string>(), "target_epsilon",
-                                   [](double v) { return v > 0.0 && std::isfinite(v); }, "a finite number > 0");
+    a.targetEpsilon = parseInRange(
+        vm["target_epsilon"].as<std::string>(), "target_epsilon", [](double v) { return v > 0.0 && std::isfinite(v); },
+        "a finite number > 0");
   const std::string conv = trim(vm["conversion"].as<std::string>());
   if (conv == "classic")
     a.conversion = RdpConversion::Classic;
@@ -107,7 +110,8 @@ int runEpsilonCommand(int argc, const char* const* argv, std::ostream& out, std:
   try {
     po::variables_map vm;
     try {
-      po::store(po::command_line_parser(argc, argv).options(options).style(po::command_line_style::unix_style).run(), vm);
+      po::store(po::command_line_parser(argc, argv).options(options).style(po::command_line_style::unix_style).run(),
+                vm);
     } catch (const po::error& e) {
       throw ConfigError(e.what());
     }

@@ -21,7 +21,8 @@ double logAIntegerOrder(double q, double sigma, long long alpha) {
   double logA = kLogZero;
   for (long long k = 0; k <= alpha; ++k) {
     const double kd = static_cast<double>(k);
-    const double logBinom = logAlphaFactorial - std::lgamma(kd + 1.0) - std::lgamma(static_cast<double>(alpha - k) + 1.0);
+    const double logBinom =
+        logAlphaFactorial - std::lgamma(kd + 1.0) - std::lgamma(static_cast<double>(alpha - k) + 1.0);
     const double term = logBinom + kd * logQ + static_cast<double>(alpha - k) * log1mQ + (kd * kd - kd) / twoVar;
     logA = logAddExp(logA, term);
   }
@@ -47,10 +48,10 @@ double logAFractionalOrder(double q, double sigma, double alpha) {
   double lastTerm = kLogZero;
   for (int k = 0; k < kMaxTerms && !converged; ++k) {
     const double kd = k, j = alpha - kd;
-    const double s0 = logAbsBinom + kd * logQ + j * log1mQ + (kd * kd - kd) / twoVar + logHalf +
-                      logErfc((kd - z0) / sqrt2Sigma);
-    const double s1 = logAbsBinom + j * logQ + kd * log1mQ + (j * j - j) / twoVar + logHalf +
-                      logErfc((z0 - j) / sqrt2Sigma);
+    const double s0 =
+        logAbsBinom + kd * logQ + j * log1mQ + (kd * kd - kd) / twoVar + logHalf + logErfc((kd - z0) / sqrt2Sigma);
+    const double s1 =
+        logAbsBinom + j * logQ + kd * log1mQ + (j * j - j) / twoVar + logHalf + logErfc((z0 - j) / sqrt2Sigma);
     a0.add(s0, binomSign);
     a1.add(s1, binomSign);
     const double logSum = logAddExp(a0.logAbs(), a1.logAbs());
@@ -61,8 +62,9 @@ double logAFractionalOrder(double q, double sigma, double alpha) {
     logAbsBinom += std::log(std::fabs(ratio));
     if (ratio < 0) binomSign = -binomSign;
   }
-  if (!converged) throw RuntimeError(fmt("RDP of the sampled Gaussian mechanism at order ", alpha, " (q = ", q,
-                                        ", sigma = ", sigma, "): the series did not converge in ", kMaxTerms, " terms"));
+  if (!converged)
+    throw RuntimeError(fmt("RDP of the sampled Gaussian mechanism at order ", alpha, " (q = ", q, ", sigma = ", sigma,
+                           "): the series did not converge in ", kMaxTerms, " terms"));
   FEDSILO_ASSERT(a0.sign() >= 0 && a1.sign() >= 0, "SGM series for alpha = ", alpha, " gave a negative part");
   // The terms left out sum to less than the last one added (alternating, decreasing): adding it once
   // more makes the result an upper bound, so truncation never understates the RDP.
@@ -157,8 +159,8 @@ void RdpAccountant::restore(const std::vector<double>& state) {
                            n, " RDP orders (a checkpoint from a build with another order set?)"));
   for (std::size_t i = 0; i < n; ++i)
     if (!(state[n + i] >= 0.0))
-      throw RuntimeError(fmt("privacy accountant state: RDP value ", state[n + i], " at order ", orders_[i],
-                             " is not >= 0"));
+      throw RuntimeError(
+          fmt("privacy accountant state: RDP value ", state[n + i], " at order ", orders_[i], " is not >= 0"));
   rdp_.assign(state.begin() + static_cast<std::ptrdiff_t>(n), state.end());
 }
 

@@ -63,22 +63,22 @@ class SecureAggregation {
 // MaskedInputCollection, Unmasking), per client per round, for n clients in U, d of them dropped
 // before uploading, and m words. A model of the real protocol's traffic, with the sizes below.
 struct SecAggCostModel {
-  int keyBytes = 32;          // one public key (X25519)
-  int shareBytes = 32;        // one Shamir share of a 32-byte secret
-  int idBytes = 4;            // a client id
-  int aeadOverheadBytes = 28; // authenticated encryption of a share pair (12-byte nonce, 16-byte tag)
-  int wordBytes = 16;         // one 128-bit fixed-point word of the masked input
-  int plainWordBytes = 4;     // one float of an unmasked upload, for the overhead figure
+  int keyBytes = 32;           // one public key (X25519)
+  int shareBytes = 32;         // one Shamir share of a 32-byte secret
+  int idBytes = 4;             // a client id
+  int aeadOverheadBytes = 28;  // authenticated encryption of a share pair (12-byte nonce, 16-byte tag)
+  int wordBytes = 16;          // one 128-bit fixed-point word of the masked input
+  int plainWordBytes = 4;      // one float of an unmasked upload, for the overhead figure
 };
 
 struct SecAggCost {
-  double bytesSentPerClient = 0;      // by a client that survives to the end
+  double bytesSentPerClient = 0;  // by a client that survives to the end
   double bytesReceivedPerClient = 0;
-  double plainBytesPerClient = 0;     // the same client's upload without secure aggregation
-  int messagesPerClient = 0;          // sent and received, one per protocol round each way
-  int extraRoundTrips = 0;            // beyond the plain upload: AdvertiseKeys, ShareKeys, Unmasking
-  double clientPrgWords = 0;          // 128-bit mask words each client expands (n pair/self streams x m)
-  double serverPrgWords = 0;          // mask words the server expands in recovery ((n-d) + d(n-d) streams x m)
+  double plainBytesPerClient = 0;  // the same client's upload without secure aggregation
+  int messagesPerClient = 0;       // sent and received, one per protocol round each way
+  int extraRoundTrips = 0;         // beyond the plain upload: AdvertiseKeys, ShareKeys, Unmasking
+  double clientPrgWords = 0;       // 128-bit mask words each client expands (n pair/self streams x m)
+  double serverPrgWords = 0;       // mask words the server expands in recovery ((n-d) + d(n-d) streams x m)
 };
 
 SecAggCost secAggCost(int clients, int dropped, std::size_t words, const SecAggCostModel& model = {});

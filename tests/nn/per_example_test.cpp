@@ -1,4 +1,6 @@
 // Per-example gradient norms (ghost norms) against the norms of gradients computed one sample at a time.
+#include "nn/per_example.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "nn/per_example.hpp"
 #include "nn/presets.hpp"
 
 namespace fedsilo {

@@ -54,8 +54,8 @@ TEST(AccountantPublished, TfPrivacyComputeDpSgdPrivacyTests) {
       {{100000000, 1024, 0.1, 10, 1e-7}, 5907982.3113978775, 1.25},
   };
   for (const auto& c : cases) {
-    const auto s = spentWith(tfPrivacyDpSgdOrders(), c.run.q(), c.run.sigma, c.run.steps(), c.run.delta,
-                             RdpConversion::Improved);
+    const auto s =
+        spentWith(tfPrivacyDpSgdOrders(), c.run.q(), c.run.sigma, c.run.steps(), c.run.delta, RdpConversion::Improved);
     EXPECT_NEAR(s.epsilon, c.eps, 1e-6 * c.eps) << "sigma " << c.run.sigma;
     EXPECT_EQ(s.order, c.order) << "sigma " << c.run.sigma;
   }
@@ -126,7 +126,8 @@ TEST(AccountantPublished, TfPrivacyRdpValues) {
   EXPECT_NEAR(10 * sampledGaussianRdp(0.1, 2.0, 5.0), 0.07737, 1e-5);
   const double orders[] = {1.5, 2.5, 5, 50, 100};
   const double expected[] = {0.00065, 0.001085, 0.00218075, 0.023846, 167.416307};
-  for (int i = 0; i < 5; ++i) EXPECT_NEAR(50 * sampledGaussianRdp(0.01, 2.5, orders[i]), expected[i], 1e-5) << orders[i];
+  for (int i = 0; i < 5; ++i)
+    EXPECT_NEAR(50 * sampledGaussianRdp(0.01, 2.5, orders[i]), expected[i], 1e-5) << orders[i];
 }
 
 // The improved conversion by hand: a constant RDP of 1.1 (pure 1.1-DP) over orders 2..32 is best at the
@@ -173,7 +174,8 @@ double logAByQuadrature(double q, double sigma, double alpha) {
     maxLog = std::max(maxLog, l);
   }
   double s = 0.0;
-  for (std::size_t i = 0; i < logs.size(); ++i) s += (i == 0 || i + 1 == logs.size() ? 0.5 : 1.0) * std::exp(logs[i] - maxLog);
+  for (std::size_t i = 0; i < logs.size(); ++i)
+    s += (i == 0 || i + 1 == logs.size() ? 0.5 : 1.0) * std::exp(logs[i] - maxLog);
   return maxLog + std::log(s * h);
 }
 }  // namespace
@@ -238,7 +240,8 @@ TEST(Accountant, HeterogeneousCompositionIsAdditive) {
   for (int i = 0; i < 100; ++i) stepwise.compose(0.05, 2.0);
   const auto& orders = mixed.orders();
   for (std::size_t i = 0; i < orders.size(); ++i) {
-    const double expected = 300 * sampledGaussianRdp(0.01, 1.0, orders[i]) + 100 * sampledGaussianRdp(0.05, 2.0, orders[i]);
+    const double expected =
+        300 * sampledGaussianRdp(0.01, 1.0, orders[i]) + 100 * sampledGaussianRdp(0.05, 2.0, orders[i]);
     EXPECT_NEAR(mixed.rdp()[i], expected, 1e-12 * expected);
     EXPECT_NEAR(stepwise.rdp()[i], expected, 1e-9 * expected);
   }

@@ -1,3 +1,5 @@
+#include "privacy/client_dp.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "privacy/client_dp.hpp"
 
 using namespace fedsilo;
 

@@ -1,5 +1,7 @@
 // Secure aggregation simulation: the unmasked aggregate equals ExactSum's, bit for bit, with and without
 // dropouts, however the masked inputs are grouped (as ranks would).
+#include "privacy/secure_aggregation.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include "core/error.hpp"
 #include "core/exact_sum.hpp"
 #include "core/rng.hpp"
-#include "privacy/secure_aggregation.hpp"
 
 using namespace fedsilo;
 
