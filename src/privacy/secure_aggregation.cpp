@@ -56,29 +56,68 @@ SecureAggregation::SecureAggregation(std::uint64_t seed, std::int64_t round, std
   FEDSILO_ASSERT(threshold_ <= std::max(n, 1), "threshold ", threshold_, " above the ", n, " clients");
 }
 
-// The pair mask of (u, v), u < v, comes from the stream keyed (seed, u, round, SecAggMask, v); the self
-// mask of u from (seed, u, round, SecAggSelfMask). Word j is the stream's draws 2j (high) and 2j+1 (low).
-void SecureAggregation::addMaskStream(Fixed128* words, std::int64_t lowClient, std::uint64_t extra, bool selfMask,
-                                      bool subtract) const {
-  Rng prg(seed_, lowClient, round_, selfMask ? Purpose::SecAggSelfMask : Purpose::SecAggMask, extra);
-  for (std::size_t j = 0; j < length_; ++j) {
-    const std::uint64_t hi = prg.next(), lo = prg.next();
-    if (subtract)
-      subWord(words[j], hi, lo);
-    else
-      addWord(words[j], hi, lo);
+namespace {
+
+// Counter-mode mask generator: word j of the stream with key k is (hi, lo) = (f(k + 2j g), f(k + (2j+1) g)),
+// f the SplitMix64 output function and g its odd increment (Steele, Lea and Flood 2014, "Fast Splittable
+// Pseudorandom Number Generators"), so any word is computed on its own, as with the AES-CTR PRG of the
+// protocol. The keys come from fedsilo's keyed streams (see maskKey).
+constexpr std::uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
+
+inline std::uint64_t splitMixOutput(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// words[j] += sign * mask word (first + j) of the stream `key`, for j < n, modulo 2^128.
+template <bool Subtract>
+void addMaskWords(std::uint64_t key, std::size_t first, Fixed128* words, std::size_t n) {
+  std::uint64_t x = key + 2 * static_cast<std::uint64_t>(first) * kGamma;
+  for (std::size_t j = 0; j < n; ++j, x += 2 * kGamma) {
+    std::uint64_t hi = splitMixOutput(x), lo = splitMixOutput(x + kGamma);
+    if (Subtract) {  // two's complement negation of the 128-bit word, then addition
+      hi = ~hi + (lo == 0 ? 1 : 0);
+      lo = 0 - lo;
+    }
+    addWord(words[j], hi, lo);
+  }
+}
+
+}  // namespace
+
+// The key of the pair (u, v), u < v: the first draw of Rng(seed, u, round, SecAggMask, v); of u's self
+// mask: of Rng(seed, u, round, SecAggSelfMask).
+SecureAggregation::MaskStream SecureAggregation::pairStream(int u, int v, bool subtract) const {
+  const int lo = std::min(u, v), hi = std::max(u, v);
+  return {Rng(seed_, lo, round_, Purpose::SecAggMask, static_cast<std::uint64_t>(hi)).next(), subtract};
+}
+
+SecureAggregation::MaskStream SecureAggregation::selfStream(int u, bool subtract) const {
+  return {Rng(seed_, u, round_, Purpose::SecAggSelfMask).next(), subtract};
+}
+
+// Blocks of words small enough to stay in L1 while every stream is added to them.
+void SecureAggregation::addStreams(Fixed128* words, const std::vector<MaskStream>& streams) const {
+  constexpr std::size_t kBlock = 1024;
+  for (std::size_t first = 0; first < length_; first += kBlock) {
+    const std::size_t n = std::min(kBlock, length_ - first);
+    for (const MaskStream& s : streams) {
+      if (s.subtract)
+        addMaskWords<true>(s.key, first, words + first, n);
+      else
+        addMaskWords<false>(s.key, first, words + first, n);
+    }
   }
 }
 
 void SecureAggregation::applyMasks(int client, Fixed128* words) const {
   FEDSILO_ASSERT(std::binary_search(clients_.begin(), clients_.end(), client), "client ", client,
                  " is not in this round's secure aggregation");
-  addMaskStream(words, client, 0, true, false);
-  for (int v : clients_) {
-    if (v == client) continue;
-    const int lo = std::min(client, v), hi = std::max(client, v);
-    addMaskStream(words, lo, static_cast<std::uint64_t>(hi), false, /*subtract=*/client > v);
-  }
+  std::vector<MaskStream> streams{selfStream(client, false)};
+  for (int v : clients_)
+    if (v != client) streams.push_back(pairStream(client, v, /*subtract=*/client > v));
+  addStreams(words, streams);
 }
 
 void SecureAggregation::unmask(Fixed128* acc, const std::vector<int>& survivors) const {
@@ -90,12 +129,14 @@ void SecureAggregation::unmask(Fixed128* acc, const std::vector<int>& survivors)
   if (!recoverable(alive.size()))
     throw RuntimeError(fmt("secure aggregation: ", alive.size(), " of ", clients_.size(),
                            " clients survived, below the threshold ", threshold_, "; the round cannot be unmasked"));
-  for (int s : alive) addMaskStream(acc, s, 0, true, true);
+  std::vector<MaskStream> streams;
+  for (int s : alive) streams.push_back(selfStream(s, true));
   for (int d : clients_) {
     if (std::binary_search(alive.begin(), alive.end(), d)) continue;
     // Survivor s added +PRG(s_sd) if s < d and -PRG(s_sd) if s > d: undo it.
-    for (int s : alive) addMaskStream(acc, std::min(s, d), static_cast<std::uint64_t>(std::max(s, d)), false, s < d);
+    for (int s : alive) streams.push_back(pairStream(s, d, /*subtract=*/s < d));
   }
+  addStreams(acc, streams);
 }
 
 SecAggCost secAggCost(int clients, int dropped, std::size_t words, const SecAggCostModel& m) {

@@ -5,7 +5,8 @@
 // What is simulated: the arithmetic. Each client u of the round's key-agreement set U quantises its
 // weighted update to fedsilo's 128-bit fixed point (exactly what ExactSum::addScaled adds) and uploads
 //   y_u = x_u + PRG(b_u) + sum_{v in U, v > u} PRG(s_uv) - sum_{v in U, v < u} PRG(s_uv)   (mod 2^128),
-// where PRG(s) is a 128-bit word per coordinate from a per-pair seeded stream. The server adds the
+// where PRG(s) is a 128-bit word per coordinate from a per-pair seeded counter-mode generator (the
+// protocol uses AES in counter mode; here SplitMix64's output function). The server adds the
 // y_u that arrive (the survivors S); the recovery round removes the survivors' self masks PRG(b_u) and,
 // for every dropped client d, the pair masks PRG(s_sd) its survivors added. The result is the exact
 // fixed-point sum of the survivors' inputs, bit for bit what ExactSum gives without masking, because
@@ -50,7 +51,13 @@ class SecureAggregation {
   const std::vector<int>& clients() const { return clients_; }
 
  private:
-  void addMaskStream(Fixed128* words, std::int64_t lowClient, std::uint64_t extra, bool selfMask, bool subtract) const;
+  struct MaskStream {
+    std::uint64_t key;
+    bool subtract;
+  };
+  MaskStream pairStream(int u, int v, bool subtract) const;
+  MaskStream selfStream(int u, bool subtract) const;
+  void addStreams(Fixed128* words, const std::vector<MaskStream>& streams) const;
 
   std::uint64_t seed_;
   std::int64_t round_;
