@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "privacy/gaussian.hpp"
 
 namespace fedsilo {
 
@@ -54,13 +55,9 @@ double distributedNoiseStd(double noiseMultiplier, double clip, int clients) {
   return noiseMultiplier * clip / std::sqrt(static_cast<double>(clients));
 }
 
-void addGaussianNoise(float* x, std::size_t n, double stddev, Rng& rng) {
-  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(x[i] + stddev * rng.normal());
-}
+void addGaussianNoise(float* x, std::size_t n, double stddev, Rng& rng) { addScaledNormals(x, n, stddev, rng); }
 
-void addGaussianNoise(double* x, std::size_t n, double stddev, Rng& rng) {
-  for (std::size_t i = 0; i < n; ++i) x[i] += stddev * rng.normal();
-}
+void addGaussianNoise(double* x, std::size_t n, double stddev, Rng& rng) { addScaledNormals(x, n, stddev, rng); }
 
 AdaptiveClip::AdaptiveClip(const AdaptiveClipOptions& options) : opt_(options), clip_(options.initialClip) {
   if (!(opt_.initialClip > 0.0) || std::isinf(opt_.initialClip))

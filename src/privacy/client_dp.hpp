@@ -37,7 +37,7 @@ Rng clientNoiseRng(std::uint64_t seed, std::int64_t client, std::int64_t round);
 // Per-client standard deviation such that the sum of `clients` independent shares has standard
 // deviation noiseMultiplier * clip: noiseMultiplier * clip / sqrt(clients).
 double distributedNoiseStd(double noiseMultiplier, double clip, int clients);
-// x[i] += stddev * N(0, 1), the normals drawn in index order from `rng`.
+// x[i] += stddev * N(0, 1) in index order (addScaledNormals: a ziggurat on a generator seeded from `rng`).
 void addGaussianNoise(float* x, std::size_t n, double stddev, Rng& rng);
 void addGaussianNoise(double* x, std::size_t n, double stddev, Rng& rng);
 
