@@ -31,7 +31,7 @@ enum class Purpose : std::uint64_t {
   DpNoise = 41,        // Gaussian noise: the server's (client = -1) or a client's share, per round
   DpClipCount = 42,    // noise on the adaptive-clipping count, per round
   SecAggMask = 43,     // secure aggregation pairwise masks (client = lower id, extra = higher id)
-  SecAggSelfMask = 44, // secure aggregation self masks, per (client, round)
+  SecAggSelfMask = 44,  // secure aggregation self masks, per (client, round)
   Misc = 99,
 };
 
