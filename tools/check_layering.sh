@@ -18,7 +18,7 @@ declare -A ALLOWED=(
   [comm]="core comm"
   [io]="core comm io"
   [privacy]="core privacy"
-  [fl]="core nn optim data comm io fl"
+  [fl]="core nn optim data comm io privacy fl"
   [app]="core nn optim data comm io privacy fl app"
 )
 

@@ -6,6 +6,7 @@
 #include "app/config_parser.hpp"
 #include "app/run_control.hpp"
 #include "comm/communicator.hpp"
+#include "privacy/epsilon_command.hpp"
 
 extern "C" void openblas_set_num_threads(int);
 
@@ -15,6 +16,8 @@ int main(int argc, char** argv) {
   // One BLAS thread per rank: ranks are the parallelism (measured on the build machine: a second BLAS
   // thread per rank made PyTorch 3x slower on batch-32 GEMMs).
   openblas_set_num_threads(1);
+  // `fedsilo epsilon ...` answers from the accountant alone: no MPI, no experiment.
+  if (argc > 1 && std::string(argv[1]) == "epsilon") return runEpsilonCommand(argc - 1, argv + 1);
   MpiEnvironment env(argc, argv);
   std::string partial, checkpointTmp;
   int code = 0;

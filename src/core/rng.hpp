@@ -26,6 +26,12 @@ enum class Purpose : std::uint64_t {
   Verify = 14,      // alpha-FedAvg verification sample
   ClientDropout = 15,  // fl.dropout
   Tie = 16,         // ensemble random tie-break
+  // Privacy (src/privacy), numbered from 40 so that other additions above cannot collide.
+  DpSample = 40,       // Poisson client sampling, per (client, round)
+  DpNoise = 41,        // Gaussian noise: the server's (client = -1) or a client's share, per round
+  DpClipCount = 42,    // noise on the adaptive-clipping count, per round
+  SecAggMask = 43,     // secure aggregation pairwise masks (client = lower id, extra = higher id)
+  SecAggSelfMask = 44,  // secure aggregation self masks, per (client, round)
   Misc = 99,
 };
 
