@@ -81,7 +81,17 @@ class Run:
     sensitivity: Dict[str, np.ndarray] = field(default_factory=dict)  # stage -> [K, L]
     split_layer: Optional[Tuple[int, str]] = None  # (p federated blocks, name)
     alpha: Optional[float] = None  # /alpha_fedavg/alpha
+    # other /alpha_fedavg records: efficiency_target, search_round (as float), when present
+    alpha_records: Dict[str, float] = field(default_factory=dict)
     gems_finetune: Optional[Tuple[np.ndarray, np.ndarray]] = None  # (samples, accuracy)
+    # other /gems scalars of the one-shot algorithms: accuracy_before, accuracy_after, when present
+    gems_records: Dict[str, float] = field(default_factory=dict)
+    # /gems/client_accuracy [K]: the one-shot algorithm's own evaluation of its final model per client
+    gems_client_accuracy: Optional[np.ndarray] = None
+    # /privacy/epsilon: [T] (client level) or [T, K] (sample level, per client); None without privacy
+    privacy_epsilon: Optional[np.ndarray] = None
+    # things a reader should know about this file (printed by the command line as warnings)
+    warnings: List[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -122,9 +132,41 @@ class Run:
         run (settings and variants read it for every grouping). Read-only by convention."""
         return parse_config(self.config)
 
+    def option(self, key: str, default: Optional[str] = None) -> Optional[str]:
+        """One key of the resolved configuration ("section.key"), ``default`` when the file lacks it."""
+        return self.config_items.get(key, default)
+
+    def float_option(self, key: str, default: float) -> float:
+        """A numeric configuration key; ``default`` when absent or not a number."""
+        try:
+            return float(self.config_items[key])
+        except (KeyError, ValueError):
+            return default
+
+    def bool_option(self, key: str, default: bool = False) -> bool:
+        value = self.config_items.get(key)
+        if value is None:
+            return default
+        return value.strip().lower() in ("true", "1", "yes", "on")
+
     @property
     def is_alpha_fedavg(self) -> bool:
         return self.alpha is not None or normalise_algorithm(self.algorithm) == "alpha_fedavg"
+
+    @property
+    def epsilon(self) -> float:
+        """The run's privacy loss ε: the last finite value of /privacy/epsilon [T]; for a per-client
+        [T, K] record (sample-level DP) the largest client's value in the last row with one. NaN when
+        the run has no privacy record (privacy off)."""
+        eps = self.privacy_epsilon
+        if eps is None or eps.size == 0:
+            return float("nan")
+        rows = eps.reshape(eps.shape[0], -1)
+        for row in rows[::-1]:
+            row = row[np.isfinite(row)]
+            if row.size:
+                return float(row.max())
+        return float("nan")
 
 
 def parse_config(text: str) -> Dict[str, str]:
@@ -204,7 +246,9 @@ def load_run(path) -> Run:
         raise InputError(path, f"cannot open: {exc.strerror or exc}")
     try:
         with f:
-            return _read(path, f)
+            run = _read(path, f)
+        run.warnings.extend(_client_score_warnings(run))
+        return run
     except InputError:
         raise
     except (OSError, KeyError, ValueError, TypeError, AttributeError) as exc:
@@ -307,6 +351,27 @@ def _read(path: str, f) -> Run:
         elif "alpha" in g.attrs:
             alpha = _float(g.attrs["alpha"])
 
+    alpha_records: Dict[str, float] = {}
+    if "alpha_fedavg" in f:
+        for name in ("efficiency_target", "search_round"):
+            if name in f["alpha_fedavg"]:
+                alpha_records[name] = _float(f["alpha_fedavg"][name][()])
+
+    gems_records: Dict[str, float] = {}
+    gems_clients = None
+    if "gems" in f:
+        for name in ("accuracy_before", "accuracy_after"):
+            if name in f["gems"]:
+                gems_records[name] = _float(f["gems"][name][()])
+        if "client_accuracy" in f["gems"]:
+            gems_clients = np.asarray(f["gems"]["client_accuracy"][()], dtype=float).reshape(-1)
+
+    epsilon = None
+    if "privacy" in f and "epsilon" in f["privacy"]:
+        epsilon = np.asarray(f["privacy"]["epsilon"][()], dtype=float)
+        if epsilon.ndim == 0:
+            epsilon = epsilon.reshape(1)
+
     gems = None
     if "gems" in f and "finetune" in f["gems"]:
         g = f["gems"]["finetune"]
@@ -341,8 +406,29 @@ def _read(path: str, f) -> Run:
         sensitivity=sens,
         split_layer=split,
         alpha=alpha,
+        alpha_records=alpha_records,
         gems_finetune=gems,
+        gems_records=gems_records,
+        gems_client_accuracy=gems_clients,
+        privacy_epsilon=epsilon,
     )
+
+
+def _client_score_warnings(run: Run) -> List[str]:
+    """The client score of every algorithm is /summary/client_accuracy. A one-shot file also holds
+    /gems/client_accuracy, the algorithm's own evaluation of its final model on each client's test
+    split; when the two disagree, the file's client scores are not the final model's (files of
+    fedsilo versions that stored each client's local model there for the ensemble), and the reader
+    is told so."""
+    own = run.gems_client_accuracy
+    if own is None or own.size != run.client_accuracy.size:
+        return []
+    if np.allclose(own, run.client_accuracy, rtol=0.0, atol=1e-12, equal_nan=True):
+        return []
+    return [f"{run.path}: the client scores (/summary/client_accuracy, mean {np.nanmean(run.client_accuracy):.4f}) "
+            f"differ from {run.algorithm}'s own evaluation of its final model on each client "
+            f"(/gems/client_accuracy, mean {np.nanmean(own):.4f}); tables and figures use /summary/client_accuracy: "
+            f"rerun this file with a fedsilo that stores the final model's scores there"]
 
 
 def load_runs(paths) -> List[Run]:

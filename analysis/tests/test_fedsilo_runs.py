@@ -24,7 +24,7 @@ import h5py
 import numpy as np
 import pytest
 
-from analysis.tests.images import DOUBLE, SINGLE, SIZE_OF_KIND, WIDE, check_png
+from analysis.tests.images import DOUBLE, SINGLE, SIZE_OF_KIND, TRIPLE, WIDE, check_png
 
 EXE = os.environ.get("FEDSILO_EXE", "")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -267,8 +267,8 @@ def test_every_plot(runs, subproc, tmp_path):
     plot("sensitivity", runs["B_fedavg_s0"], "--stage", "final", size=SINGLE)  # logreg: one block, 1-D
     plot("convergence", *[p for n, p in runs.items() if n.startswith("A_")], size=WIDE)
     plot("convergence", *runs.values(), size=WIDE)  # three settings, evaluation gaps, one-shot markers
-    plot("alpha-tradeoff", runs["A_alpha_fedavg_s0"], size=DOUBLE)
-    plot("alpha-tradeoff", runs["B_alpha_fedavg_s0"], "--alphas", "1..5", "--sample-weighted", size=DOUBLE)
+    plot("alpha-tradeoff", runs["A_alpha_fedavg_s0"], size=TRIPLE)
+    plot("alpha-tradeoff", runs["B_alpha_fedavg_s0"], "--alphas", "1..5", "--sample-weighted", size=TRIPLE)
     plot("gems-finetune", runs["C_gems_s0"], runs["C_average_s0"], size=SINGLE)
     csv_path = tmp_path / "scaling.csv"
     csv_path.write_text(_scaling_csv(runs))
@@ -373,12 +373,14 @@ def test_report(runs, subproc, tmp_path):
         assert f"### Setting: {label}" in text
     # the summary row of one run holds its values, as computed from the file
     ref = read(runs["A_playerfl_s1"])
-    row = next(l for l in text.splitlines() if "A_playerfl_s1.h5" in l)
+    summary = text.split("\n## Summary\n", 1)[1]
+    row = next(l for l in summary.splitlines() if "A_playerfl_s1.h5" in l)
     assert f"{stats(ref['acc'])['mean']:.4f}" in row
     links = [l.split("](", 1)[1].rstrip(")") for l in text.splitlines() if l.startswith("![")]
     kinds = [os.path.basename(l).split("-")[1] for l in links]
-    assert {"convergence", "sensitivity", "accuracy", "alpha", "gems", "scaling"} <= set(kinds), links
-    assert kinds.count("convergence") == 3  # one per setting
+    assert {"convergence", "oneshot", "sensitivity", "accuracy", "alpha", "gems", "scaling"} <= set(kinds), links
+    assert kinds.count("convergence") == 2  # one per setting with rounds (A, B); the one-shot setting C:
+    assert kinds.count("oneshot") == 1      # its point chart
     for link, kind in zip(links, kinds):
         check_png(out.parent / link, SIZE_OF_KIND[kind])
     assert "not drawn" not in text
