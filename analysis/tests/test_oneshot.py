@@ -73,8 +73,8 @@ def test_one_shot_table_says_what_was_fine_tuned(make_run, cli):
     code, md, _ = cli("compare", *paths)
     assert code == 0
     # the comparison table's row and the one-shot table's row both name the model
-    assert any(l.startswith("| gems ") and "| 0, 1 |" in l and l.endswith("| GEMS model, fine-tuned on 100 public samples |")
-               for l in md.splitlines())
+    tuned = "| GEMS model, fine-tuned on 100 public samples |"
+    assert any(l.startswith("| gems ") and "| 0, 1 |" in l and l.endswith(tuned) for l in md.splitlines())
     assert "| gems | GEMS model, fine-tuned on 100 public samples | 0.4400 | 0.6350 (100) |" in md
     assert "| ensemble " in md and "vote of the local models, not fine-tuned" in md
     assert "test acc., fine-tuned on gems.public_samples" in md and "test acc., fine-tuned on 10 |" in md
