@@ -16,8 +16,8 @@ from .. import oneshot as O
 from ..errors import InputError
 from ..figdata import FigureData
 from ..results import Run
-from .common import DOUBLE, SINGLE, colours, grid, group_by_algorithm, legend_label, new_figure, save, setting_of, \
-    shown, wrap
+from .common import DASHES, DOUBLE, MARKERS, SINGLE, colours, grid, group_by_algorithm, legend_label, new_figure, \
+    save, setting_of, shown, wrap
 
 
 def _variants(runs: Sequence[Run]) -> Dict[int, str]:
@@ -39,7 +39,8 @@ def gems_finetune(runs: Sequence[Run], out: str, pdf: bool = False, title: Optio
     data = FigureData()
     fig, (ax,) = new_figure(SINGLE)
     all_x = set()
-    for (key, rs), colour in zip(groups.items(), colours(len(groups))):
+    drawn: List[tuple] = []  # (key, xs, ys) of the methods drawn so far, to name identical curves
+    for i, ((key, rs), colour) in enumerate(zip(groups.items(), colours(len(groups)))):
         points: Dict[float, List[float]] = {}
         for r in rs:
             for s, a in zip(*r.gems_finetune):
@@ -50,11 +51,19 @@ def gems_finetune(runs: Sequence[Run], out: str, pdf: bool = False, title: Optio
         ys = np.array([np.mean(points[x]) for x in xs])
         sd = np.array([np.std(points[x]) for x in xs])
         seeds = [r.seed for r in rs]
-        lbl = legend_label(shown(key), f"{len(rs)} runs, mean ± sd" if len(rs) > 1 else f"seed {rs[0].seed}")
-        ax.plot(xs, ys, color=colour, marker="o", linewidth=2, label=wrap(lbl, 50))
+        extra = f"{len(rs)} runs, mean ± sd" if len(rs) > 1 else f"seed {rs[0].seed}"
+        same = next((k for k, x0, y0 in drawn if np.array_equal(x0, xs) and np.allclose(y0, ys, rtol=0, atol=1e-12)),
+                    None)
+        if same is not None:
+            extra += f"; identical to {shown(same)}"
+        drawn.append((key, xs, ys))
+        open_marker = i % 2 == 1  # alternate filled and open markers: a marker drawn over another shows both
+        ax.plot(xs, ys, color=colour, marker=MARKERS[i % len(MARKERS)], linestyle=DASHES[i % len(DASHES)],
+                markersize=8 if open_marker else 6, markerfacecolor="white" if open_marker else colour,
+                markeredgewidth=1.4, linewidth=2, zorder=3 + i, label=wrap(legend_label(shown(key), extra), 50))
         data.add_series(setting[id(rs[0])], variant[id(rs[0])], seeds, "mean", xs, ys)
         if len(rs) > 1:
-            ax.fill_between(xs, ys - sd, ys + sd, color=colour, alpha=0.2)
+            ax.fill_between(xs, ys - sd, ys + sd, color=colour, alpha=0.15, linewidth=0)
             data.add_series(setting[id(rs[0])], variant[id(rs[0])], seeds, "mean_minus_sd", xs, ys - sd)
             data.add_series(setting[id(rs[0])], variant[id(rs[0])], seeds, "mean_plus_sd", xs, ys + sd)
     positive = sorted(x for x in all_x if x > 0)
