@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
                                   "seeds, a percentile bootstrap 95% CI from 5 on), fairness (population "
                                   "variance across clients of the per-client medians over seeds), IPR (% of "
                                   "clients better than both their Local and their FedAvg score; needs algorithm "
-                                  "'local' and 'fedavg' runs of the same setting), rank and fairness rank (lowest variance = 1) per setting, "
+                                  "'local' and 'fedavg' runs of the same setting), rank and fairness rank "
+                                  "(lowest variance = 1) per setting, "
                                   "average ranks across settings and a Friedman test on each (>= 3 "
                                   "algorithms with results in every one of >= 2 settings). See "
                                   "docs/analysis.md.")
