@@ -83,6 +83,7 @@ class Run:
     alpha: Optional[float] = None  # /alpha_fedavg/alpha
     # other /alpha_fedavg records: efficiency_target, search_round (as float), when present
     alpha_records: Dict[str, float] = field(default_factory=dict)
+    alpha_excluded: Optional[np.ndarray] = None  # /alpha_fedavg/excluded [K] as bool: left out by the report check
     gems_finetune: Optional[Tuple[np.ndarray, np.ndarray]] = None  # (samples, accuracy)
     # other /gems scalars of the one-shot algorithms: accuracy_before, accuracy_after, when present
     gems_records: Dict[str, float] = field(default_factory=dict)
@@ -352,10 +353,13 @@ def _read(path: str, f) -> Run:
             alpha = _float(g.attrs["alpha"])
 
     alpha_records: Dict[str, float] = {}
+    alpha_excluded = None
     if "alpha_fedavg" in f:
         for name in ("efficiency_target", "search_round"):
             if name in f["alpha_fedavg"]:
                 alpha_records[name] = _float(f["alpha_fedavg"][name][()])
+        if "excluded" in f["alpha_fedavg"]:
+            alpha_excluded = np.asarray(f["alpha_fedavg"]["excluded"][()]).reshape(-1) != 0
 
     gems_records: Dict[str, float] = {}
     gems_clients = None
@@ -407,6 +411,7 @@ def _read(path: str, f) -> Run:
         split_layer=split,
         alpha=alpha,
         alpha_records=alpha_records,
+        alpha_excluded=alpha_excluded,
         gems_finetune=gems,
         gems_records=gems_records,
         gems_client_accuracy=gems_clients,

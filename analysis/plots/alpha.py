@@ -90,7 +90,10 @@ def _log_alpha_axis(ax, alphas: np.ndarray) -> None:
         ax.set_xticks(ticks)
         ax.set_xticklabels([f"{t:g}" for t in ticks])
         ax.minorticks_off()
-    ax.set_xlim(alphas[0], alphas[-1])
+    if alphas[-1] > alphas[0]:
+        ax.set_xlim(alphas[0], alphas[-1])
+    else:  # a single α: a point with room either side
+        ax.set_xlim(alphas[0] / 1.5, alphas[0] * 1.5)
     ax.set_xlabel("α")
 
 
@@ -102,9 +105,14 @@ def alpha_tradeoff(run: Run, out: str, alphas: Optional[np.ndarray] = None, pdf:
     α, with the chosen α added when it lies outside them."""
     acc = np.asarray(run.client_accuracy, dtype=float)
     ok = np.isfinite(acc)
+    excluded = run.alpha_excluded
+    n_excluded = 0
+    if excluded is not None and excluded.size == acc.size:  # weight 0 in the run: not in its trade-off
+        n_excluded = int(np.sum(ok & excluded))
+        ok &= ~excluded
     a = acc[ok]
     if a.size == 0:
-        raise InputError(run.path, "no finite final client accuracy")
+        raise InputError(run.path, "no finite final client accuracy (of a client not excluded by the report check)")
     floor = run.float_option("alpha_fedavg.accuracy_floor", M.ALPHA_ACCURACY_FLOOR)
     weighted = run.bool_option("alpha_fedavg.weighted") if sample_weighted is None else sample_weighted
     n = None if run.num_train is None else run.num_train[ok]
@@ -124,8 +132,8 @@ def alpha_tradeoff(run: Run, out: str, alphas: Optional[np.ndarray] = None, pdf:
 
     fig, (ax_e, ax_j, ax_t) = new_figure(TRIPLE, ncols=3)
     ax_e.plot(alphas, E, color="tab:blue", linewidth=2, label="E(α) = Σ p_k a_k")
-    if n is not None and n.sum() > 0:
-        eff = float(np.sum(n * a) / n.sum())
+    eff = M.efficiency(run.client_accuracy, run.num_train)  # the summary's: every client with a score
+    if math.isfinite(eff):
         ax_e.axhline(eff, color="grey", linestyle=":", linewidth=1.5,
                      label=f"summary efficiency Σ (n_k/n) a_k = {eff:.3f}")
         data.add(setting[id(run)], label, seed, "summary_efficiency", None, eff)
@@ -158,7 +166,9 @@ def alpha_tradeoff(run: Run, out: str, alphas: Optional[np.ndarray] = None, pdf:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8.5)
         grid(ax)
     weights = "p_k ∝ (n_k/n)^(1/α) a_k^(1/α−1)" if weighted else "p_k ∝ a_k^(1/α−1)"
-    fig.suptitle(f"α-fair trade-off on the final client accuracies: {shown(label)}, seed {seed}, K = {a.size}, "
+    excluded_text = f" ({n_excluded} excluded by the report check)" if n_excluded else ""
+    fig.suptitle(f"α-fair trade-off on the final client accuracies: {shown(label)}, seed {seed}, "
+                 f"K = {a.size}{excluded_text}, "
                  f"{setting[id(run)]}\n{weights}, a_k clamped to [{floor:g}, 1] (the run's "
                  f"alpha_fedavg.accuracy_floor)")
     return save(fig, out, pdf, data, csv)

@@ -236,3 +236,17 @@ def test_compare_interval_wording_follows_n(make_run, cli, seeds, kind):
         assert (float(csv_row["interval_low"]), float(csv_row["interval_high"])) == pytest.approx((min(means),
                                                                                                    max(means)))
     assert not math.isnan(float(csv_row["interval_low"]))
+
+
+def test_alpha_tradeoff_leaves_out_clients_the_run_excluded(make_run, cli, tmp_path):
+    acc = np.array([0.2, 0.6, 0.8, 0.9])
+    p = make_run("x.h5", acc, algorithm="alpha_fedavg", alpha=2.0,
+                 alpha_records={"excluded": np.array([1, 0, 0, 0], dtype=np.int64)})
+    data = tmp_path / "x.csv"
+    assert cli("plot", "alpha-tradeoff", p, "--alphas", "2", "--out", tmp_path / "x.png", "--csv", data)[0] == 0
+    rows = _data(data)
+    (e,) = _series(rows, "alpha_fedavg", "E")[1]
+    assert e == pytest.approx(_closed_form(acc[1:], 2.0, 1e-6)[0])  # client 0 had weight 0 in the run
+    (eff,) = [float(r["y"]) for r in rows if r["statistic"] == "summary_efficiency"]
+    n = np.array([10, 20, 30, 40])  # fakes.py's num_train; the summary's efficiency keeps every client
+    assert eff == pytest.approx(np.sum(n * acc) / n.sum())
