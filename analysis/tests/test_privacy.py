@@ -94,3 +94,20 @@ def test_privacy_utility_needs_a_private_run(make_run, subproc, tmp_path):
     r = subproc("plot", "privacy-utility", p, "--out", tmp_path / "p.png")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert str(p) in r.stderr and "/privacy/epsilon" in r.stderr
+
+
+def test_report_draws_privacy_utility_and_shows_epsilon(make_run, cli, tmp_path):
+    for z in (0.5, 1.0, None):
+        for s in (0, 1):
+            _run(make_run, f"runs/f{z}_{s}.h5", z, s)
+    out = tmp_path / "rep" / "report.md"
+    out.parent.mkdir()
+    code, _, err = cli("report", tmp_path / "runs", "--out", out)
+    assert code == 0, err
+    text = out.read_text()
+    links = [l.split("](", 1)[1].rstrip(")") for l in text.splitlines() if l.startswith("![")]
+    (privacy,) = [l for l in links if "-privacy-utility-" in l]
+    check_png(out.parent / privacy, DOUBLE)
+    assert (out.parent / privacy).with_suffix(".csv").exists()
+    header = next(l for l in text.splitlines() if l.startswith("| algorithm | seeds |"))
+    assert "| ε |" in header
