@@ -256,6 +256,59 @@ def load_run(path) -> Run:
         raise InputError(path, f"malformed fedsilo results file ({type(exc).__name__}: {exc})")
 
 
+def _playerfl_records(f) -> dict:
+    ds = f["playerfl"]["split_layer"] if "playerfl" in f and "split_layer" in f["playerfl"] else None
+    p = None if ds is None else _int(ds[()])
+    if p is None:
+        return {}
+    name = ds.attrs.get("name")
+    return {"split_layer": (p, _text(name) if name is not None else "")}
+
+
+def _alpha_records(f) -> dict:
+    if "alpha_fedavg" not in f:
+        return {}
+    g = f["alpha_fedavg"]
+    out = {"alpha_records": {name: _float(g[name][()]) for name in ("efficiency_target", "search_round")
+                             if name in g}}
+    if "alpha" in g:
+        out["alpha"] = _float(g["alpha"][()])
+    elif "alpha" in g.attrs:
+        out["alpha"] = _float(g.attrs["alpha"])
+    if "excluded" in g:
+        out["alpha_excluded"] = np.asarray(g["excluded"][()]).reshape(-1) != 0
+    return out
+
+
+def _gems_records(path: str, f) -> dict:
+    if "gems" not in f:
+        return {}
+    g = f["gems"]
+    out = {"gems_records": {name: _float(g[name][()]) for name in ("accuracy_before", "accuracy_after") if name in g}}
+    if "client_accuracy" in g:
+        out["gems_client_accuracy"] = np.asarray(g["client_accuracy"][()], dtype=float).reshape(-1)
+    if "finetune" in g:
+        ft = g["finetune"]
+        if "samples" not in ft or "accuracy" not in ft:
+            raise InputError(path, "malformed /gems/finetune (needs datasets 'samples' and 'accuracy')")
+        samples = np.asarray(ft["samples"][()], dtype=float).reshape(-1)
+        acc = np.asarray(ft["accuracy"][()], dtype=float).reshape(-1)
+        if samples.size != acc.size:
+            raise InputError(path, f"malformed /gems/finetune (samples has {samples.size} entries, accuracy "
+                                   f"{acc.size})")
+        out["gems_finetune"] = (samples, acc)
+    return out
+
+
+def _algorithm_records(path: str, f) -> dict:
+    """The Run fields read from the algorithm groups (/playerfl, /alpha_fedavg, /gems) and /privacy."""
+    out = {**_playerfl_records(f), **_alpha_records(f), **_gems_records(path, f)}
+    if "privacy" in f and "epsilon" in f["privacy"]:
+        eps = np.asarray(f["privacy"]["epsilon"][()], dtype=float)
+        out["privacy_epsilon"] = eps.reshape(1) if eps.ndim == 0 else eps
+    return out
+
+
 def _read(path: str, f) -> Run:
     fmt = f.attrs.get("format")
     if fmt is None:
@@ -336,57 +389,7 @@ def _read(path: str, f) -> Run:
             if stage in g:
                 sens[stage] = _sensitivity_matrix(path, stage, g[stage][()], n_layers)
 
-    split = None
-    if "playerfl" in f and "split_layer" in f["playerfl"]:
-        ds = f["playerfl"]["split_layer"]
-        p = _int(ds[()])
-        if p is not None:
-            name = ds.attrs.get("name")
-            split = (p, _text(name) if name is not None else "")
-
-    alpha = None
-    if "alpha_fedavg" in f:
-        g = f["alpha_fedavg"]
-        if "alpha" in g:
-            alpha = _float(g["alpha"][()])
-        elif "alpha" in g.attrs:
-            alpha = _float(g.attrs["alpha"])
-
-    alpha_records: Dict[str, float] = {}
-    alpha_excluded = None
-    if "alpha_fedavg" in f:
-        for name in ("efficiency_target", "search_round"):
-            if name in f["alpha_fedavg"]:
-                alpha_records[name] = _float(f["alpha_fedavg"][name][()])
-        if "excluded" in f["alpha_fedavg"]:
-            alpha_excluded = np.asarray(f["alpha_fedavg"]["excluded"][()]).reshape(-1) != 0
-
-    gems_records: Dict[str, float] = {}
-    gems_clients = None
-    if "gems" in f:
-        for name in ("accuracy_before", "accuracy_after"):
-            if name in f["gems"]:
-                gems_records[name] = _float(f["gems"][name][()])
-        if "client_accuracy" in f["gems"]:
-            gems_clients = np.asarray(f["gems"]["client_accuracy"][()], dtype=float).reshape(-1)
-
-    epsilon = None
-    if "privacy" in f and "epsilon" in f["privacy"]:
-        epsilon = np.asarray(f["privacy"]["epsilon"][()], dtype=float)
-        if epsilon.ndim == 0:
-            epsilon = epsilon.reshape(1)
-
-    gems = None
-    if "gems" in f and "finetune" in f["gems"]:
-        g = f["gems"]["finetune"]
-        if "samples" not in g or "accuracy" not in g:
-            raise InputError(path, "malformed /gems/finetune (needs datasets 'samples' and 'accuracy')")
-        s = np.asarray(g["samples"][()], dtype=float).reshape(-1)
-        a = np.asarray(g["accuracy"][()], dtype=float).reshape(-1)
-        if s.size != a.size:
-            raise InputError(path, f"malformed /gems/finetune (samples has {s.size} entries, accuracy {a.size})")
-        gems = (s, a)
-
+    records = _algorithm_records(path, f)
     return Run(
         path=path,
         algorithm=_text(attr("algorithm", "?")),
@@ -408,14 +411,7 @@ def _read(path: str, f) -> Run:
         stored_summary=stored,
         sensitivity_layers=sens_layers,
         sensitivity=sens,
-        split_layer=split,
-        alpha=alpha,
-        alpha_records=alpha_records,
-        alpha_excluded=alpha_excluded,
-        gems_finetune=gems,
-        gems_records=gems_records,
-        gems_client_accuracy=gems_clients,
-        privacy_epsilon=epsilon,
+        **records,
     )
 
 
