@@ -29,7 +29,11 @@ def _write(text: str, out: Optional[str]) -> None:
 def _load(paths):
     from .results import load_run
 
-    return [load_run(p) for p in paths]
+    runs = [load_run(p) for p in paths]
+    for run in runs:
+        for warning in run.warnings:
+            print(f"analysis: warning: {warning}", file=sys.stderr)
+    return runs
 
 
 # --------------------------------------------------------------------------- commands
@@ -73,23 +77,27 @@ def _plot_done(written: List[str]) -> int:
 def cmd_plot(args) -> int:
     from . import plots as P
 
-    sub = args.plot
+    sub, out = args.plot, dict(pdf=args.pdf, csv=args.csv)
     if sub == "accuracy-hist":
-        return _plot_done(P.accuracy_hist(_load(args.files), args.out, pdf=args.pdf, bins=args.bins))
+        return _plot_done(P.accuracy_hist(_load(args.files), args.out, bins=args.bins, **out))
     if sub == "sensitivity":
         (run,) = _load([args.file])
-        return _plot_done(P.sensitivity(run, args.out, stage=args.stage, pdf=args.pdf))
+        return _plot_done(P.sensitivity(run, args.out, stage=args.stage, **out))
     if sub == "convergence":
-        return _plot_done(P.convergence(_load(args.files), args.out, pdf=args.pdf))
+        return _plot_done(P.convergence(_load(args.files), args.out, **out))
+    if sub == "oneshot":
+        return _plot_done(P.oneshot(_load(args.files), args.out, **out))
     if sub == "alpha-tradeoff":
         alphas = None if args.alphas is None else P.parse_alphas(args.alphas)
         (run,) = _load([args.file])
-        return _plot_done(P.alpha_tradeoff(run, args.out, alphas, pdf=args.pdf,
-                                           sample_weighted=args.sample_weighted))
+        return _plot_done(P.alpha_tradeoff(run, args.out, alphas, sample_weighted=args.sample_weighted or None,
+                                           **out))
     if sub == "gems-finetune":
-        return _plot_done(P.gems_finetune(_load(args.files), args.out, pdf=args.pdf))
+        return _plot_done(P.gems_finetune(_load(args.files), args.out, **out))
+    if sub == "privacy-utility":
+        return _plot_done(P.privacy_utility(_load(args.files), args.out, **out))
     if sub == "scaling":
-        return _plot_done(P.scaling(args.csv, args.out, pdf=args.pdf))
+        return _plot_done(P.scaling(args.csv_in, args.out, **out))
     raise AssertionError(sub)
 
 
@@ -127,11 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
                                   "partition, model, training and client-sampling options of the resolved "
                                   "configuration; not algorithm, seed or algorithm options), then algorithm "
                                   "variant (runs of one algorithm that differ in its options, e.g. "
-                                  "'qffl (q=0)' and 'qffl (q=1)', are listed apart), over seeds: median over seeds of the mean client score with a percentile "
-                                  "bootstrap 95% CI, fairness (population variance across clients of the "
-                                  "per-client medians over seeds), IPR (% of clients better than both their "
-                                  "Local and their FedAvg score; needs algorithm 'local' and 'fedavg' runs of "
-                                  "the same setting), rank and fairness rank (lowest variance = 1) per setting, "
+                                  "'qffl (q=0)' and 'qffl (q=1)', are listed apart), over seeds: median over "
+                                  "seeds of the mean client score with its spread over seeds ([min, max] below 5 "
+                                  "seeds, a percentile bootstrap 95% CI from 5 on), fairness (population "
+                                  "variance across clients of the per-client medians over seeds), IPR (% of "
+                                  "clients better than both their Local and their FedAvg score; needs algorithm "
+                                  "'local' and 'fedavg' runs of the same setting), rank and fairness rank "
+                                  "(lowest variance = 1) per setting, "
                                   "average ranks across settings and a Friedman test on each (>= 3 "
                                   "algorithms with results in every one of >= 2 settings). See "
                                   "docs/analysis.md.")
@@ -157,12 +167,15 @@ def build_parser() -> argparse.ArgumentParser:
     def plot_opts(r):
         r.add_argument("--out", required=True, metavar="FILE.png", help="PNG file to write")
         r.add_argument("--pdf", action="store_true", help="also write a PDF beside the PNG")
+        r.add_argument("--csv", metavar="FILE.csv",
+                       help="also write the numbers drawn, one tidy table: setting,algorithm,seed,statistic,x,y "
+                            "(docs/analysis.md lists the statistics of each figure)")
         r.set_defaults(func=cmd_plot)
 
     r = pp.add_parser("accuracy-hist", help="per-client accuracy histograms + KDE of two runs",
-                      description="Histogram (client counts) and Gaussian KDE (scaled to counts) of the final "
-                                  "per-client accuracy of two runs, side by side (α-FedAvg Fig. 3 style), over "
-                                  "the range of the data with a small margin.")
+                      description="Histogram (client counts) and a smoothed distribution (Gaussian KDE reflected "
+                                  "at 0 and 1, scaled to counts) of the final per-client accuracy of two runs, side "
+                                  "by side (α-FedAvg Fig. 3 style), over the range of the data with a small margin.")
     r.add_argument("files", nargs=2, metavar="RUN.h5")
     r.add_argument("--bins", type=int, default=20, help="histogram bins over the accuracy range (default 20)")
     plot_opts(r)
@@ -170,33 +183,45 @@ def build_parser() -> argparse.ArgumentParser:
     r = pp.add_parser("sensitivity", help="per-client normalised cumulative federation sensitivity",
                       description="Per-client curves of Σ_{k<=l} s_k / s_1 over the layer blocks "
                                   "(/sensitivity/layers), log y-axis; a vertical line marks "
-                                  "/playerfl/split_layer when present ('split after fc1 (fc1 federated)').")
+                                  "/playerfl/split_layer when present ('split after fc1 (fc1 federated)'). A "
+                                  "one-block model shows the raw s_1 per client. Clients left out are named "
+                                  "with the reason (not selected in that round, diverged, s_1 not positive).")
     r.add_argument("file", metavar="RUN.h5")
     r.add_argument("--stage", choices=["round0", "final"], default="round0",
                    help="/sensitivity/round0 (default) or /sensitivity/final")
     plot_opts(r)
 
     r = pp.add_parser("convergence", help="mean and worst-10%% client accuracy per round",
-                      description="Mean (solid) and worst-10% (dashed) client accuracy per evaluated round, "
-                                  "one colour per algorithm variant (per variant and setting when the files "
-                                  "span several settings); runs of one variant (seeds) are averaged; a "
-                                  "variant with one evaluated round is drawn as markers.")
+                      description="Two panels, mean and worst-10% client accuracy per evaluated round: one "
+                                  "colour, marker and dash pattern per algorithm variant (per variant and setting "
+                                  "when the files span several settings), the mean over seeds with the spread "
+                                  "over seeds as a band (min-max below 5 seeds, bootstrap 95% CI of the mean "
+                                  "from 5 on). One-shot runs are left out (see `plot oneshot`).")
+    r.add_argument("files", nargs="+", metavar="FILE")
+    plot_opts(r)
+
+    r = pp.add_parser("oneshot", help="one-shot methods (GEMS and baselines) as points",
+                      description="Per one-shot method: client scores (mean and worst 10% over clients; the tick "
+                                  "label says which model they were measured on and whether it was fine-tuned) "
+                                  "and the test-set accuracy without and after fine-tuning (/gems/accuracy_before, "
+                                  "/gems/accuracy_after), mean over seeds with the spread as an error bar.")
     r.add_argument("files", nargs="+", metavar="FILE")
     plot_opts(r)
 
     r = pp.add_parser("alpha-tradeoff", help="α-FedAvg E(α) and J(α) from a run's final client accuracies",
-                      description="E(α) = Σ p_k a_k and J(α) = (Σ R_k)²/(K Σ R_k²), R_k = p_k a_k, "
-                                  "p_k ∝ a_k^(1/α-1), from the run's final client accuracies; marks "
-                                  "/alpha_fedavg/alpha when present. E(1) is the unweighted mean accuracy; "
-                                  "the summary's sample-weighted efficiency is drawn as a dotted line "
-                                  "(with --sample-weighted, E(1) equals it).")
+                      description="Three panels, E(α), J(α) and J against E: E(α) = Σ p_k a_k and J(α) = "
+                                  "(Σ R_k)²/(K Σ R_k²), R_k = p_k a_k, p_k ∝ a_k^(1/α-1), from the run's final "
+                                  "client accuracies clamped to [alpha_fedavg.accuracy_floor, 1] of the run, and "
+                                  "weighted as the run was (alpha_fedavg.weighted); marks /alpha_fedavg/alpha "
+                                  "when present. The summary's sample-weighted efficiency is a dotted line.")
     r.add_argument("file", metavar="RUN.h5")
     r.add_argument("--alphas", default=None,
                    help="LO..HI (200 points), LO..HI:STEP or a comma list; all > 0; the chosen α is added "
                         "when outside (default: 200 points log-spaced over 1..20, widened to include the "
                         "chosen α)")
     r.add_argument("--sample-weighted", action="store_true",
-                   help="use p_k ∝ w_k^(1/α) a_k^(1/α-1) with w_k = n_k/n (unconfirmed variant)")
+                   help="use p_k ∝ w_k^(1/α) a_k^(1/α-1) with w_k = n_k/n (unconfirmed variant) even when the run "
+                        "did not (alpha_fedavg.weighted = false)")
     plot_opts(r)
 
     r = pp.add_parser("gems-finetune", help="accuracy against public fine-tuning samples, per method",
@@ -207,10 +232,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("files", nargs="+", metavar="FILE")
     plot_opts(r)
 
+    r = pp.add_parser("privacy-utility", help="client accuracy against the privacy loss ε, per algorithm",
+                      description="Mean and worst-10% client accuracy against ε (the last /privacy/epsilon of "
+                                  "each run), one colour per algorithm: each run a point, the mean over the seeds "
+                                  "of each privacy configuration joined by a line with the spread over seeds, "
+                                  "runs without privacy as a horizontal line.")
+    r.add_argument("files", nargs="+", metavar="FILE")
+    plot_opts(r)
+
     r = pp.add_parser("scaling", help="seconds per round and parallel efficiency against ranks",
                       description="From a CSV with columns mode,ranks,clients,seconds_per_round "
                                   "(mode strong|weak): strong efficiency t1/(p tp), weak t1/tp.")
-    r.add_argument("csv", metavar="CSV")
+    r.add_argument("csv_in", metavar="CSV")
     plot_opts(r)
 
     q = sp.add_parser("report", formatter_class=fmt, help="one Markdown report for a directory of runs",
@@ -227,6 +260,21 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# the Python packages analysis/ imports, and the Debian packages that provide them
+DEBIAN_PACKAGES = {"numpy": "python3-numpy", "h5py": "python3-h5py", "matplotlib": "python3-matplotlib",
+                   "scipy": "python3-scipy"}
+
+
+def missing_package_message(exc: ImportError) -> Optional[str]:
+    """One line naming the Debian package of a missing dependency; None for any other ImportError."""
+    name = (exc.name or "").split(".")[0]
+    if name not in DEBIAN_PACKAGES:
+        return None
+    return (f"the Python package {name} cannot be imported ({exc}): install Debian's {DEBIAN_PACKAGES[name]} "
+            f"(apt-get install {' '.join(DEBIAN_PACKAGES.values())}) and run analysis with the Python it "
+            f"belongs to, /usr/bin/python3")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -235,6 +283,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except InputError as exc:
         print(f"analysis: error: {exc}", file=sys.stderr)
         return 2
+    except ImportError as exc:
+        message = missing_package_message(exc)
+        if message is None:
+            raise
+        print(f"analysis: error: {message}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return 1
 

@@ -13,7 +13,12 @@ import numpy as np
 
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 0
-ALPHA_ACCURACY_FLOOR = 1e-6  # ALGORITHMS.md §2: clamp a_k >= eps so a_k^(1/α-1) stays finite
+# fedsilo's default alpha_fedavg.accuracy_floor: a_k is clamped to [floor, 1] so that a_k^(1/α-1) stays
+# finite; a run's own floor (Run.float_option("alpha_fedavg.accuracy_floor", ...)) replaces it
+ALPHA_ACCURACY_FLOOR = 1e-6
+# from this many runs on, a spread over seeds is a bootstrap 95% interval; below it, the range min..max
+# (a percentile bootstrap of 2 to 4 values is their range, or nearly, and says nothing about 95%)
+MIN_RUNS_FOR_CI = 5
 
 
 def finite(values) -> np.ndarray:
@@ -62,13 +67,13 @@ def best10(a):
 
 @_empty_nan
 def variance(a):
-    """Population variance (1/K), as np.var in PLayer-FL (ALGORITHMS.md §1.5)."""
+    """Population variance (1/K), as np.var in PLayer-FL's fairness analysis (Elhussein et al., arXiv 2502.08829)."""
     return float(np.var(a))
 
 
 @_empty_nan
 def jain(a):
-    """Jain's index (Σa)² / (K Σa²) ∈ [1/K, 1] (ALGORITHMS.md §2, eq 2)."""
+    """Jain's index (Σa)² / (K Σa²) ∈ [1/K, 1] (Jain, Chiu, Hawe 1984; α-FedAvg eq 2)."""
     ss = float(np.sum(a * a))
     if ss == 0.0:
         return float("nan")
@@ -104,7 +109,8 @@ def client_stats(values) -> Dict[str, float]:
 
 def bootstrap_median_ci(values, resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = 0.95,
                         seed: int = BOOTSTRAP_SEED) -> Tuple[float, float]:
-    """Percentile bootstrap CI of the median, as PLayer-FL's ``bootstrap_ci`` (ALGORITHMS.md §1.3).
+    """Percentile bootstrap CI of the median, as ``bootstrap_ci`` in PLayer-FL's evaluation code
+    (Elhussein et al., arXiv 2502.08829).
 
     ``resamples`` resamples of size n drawn with replacement through
     ``numpy.random.default_rng(seed).integers(0, n, (resamples, n))``; the CI is the
@@ -123,8 +129,51 @@ def bootstrap_median_ci(values, resamples: int = BOOTSTRAP_RESAMPLES, confidence
     return (float(lo), float(hi))
 
 
+def interval_kind(n: int) -> str:
+    """How a spread over n runs is shown: "95% CI" (bootstrap, n >= MIN_RUNS_FOR_CI), "min-max"
+    (2 <= n < MIN_RUNS_FOR_CI) or "single run"."""
+    if n >= MIN_RUNS_FOR_CI:
+        return "95% CI"
+    return "min-max" if n >= 2 else "single run"
+
+
+def median_interval(values, resamples: int = BOOTSTRAP_RESAMPLES,
+                    seed: int = BOOTSTRAP_SEED) -> Tuple[float, float, str]:
+    """(low, high, kind) of the spread of the median over runs: the percentile bootstrap CI of the
+    median (bootstrap_median_ci) from MIN_RUNS_FOR_CI runs on, else the range [min, max]; one run
+    gives (value, value, "single run")."""
+    a = finite(values)
+    kind = interval_kind(a.size)
+    if a.size == 0:
+        return float("nan"), float("nan"), kind
+    if kind == "95% CI":
+        lo, hi = bootstrap_median_ci(a, resamples=resamples, seed=seed)
+        return lo, hi, kind
+    return float(a.min()), float(a.max()), kind
+
+
+def seed_band(values, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED):
+    """(mean, low, high, kind) of one quantity over runs (seeds), for the bands of the figures: the
+    mean with the percentile bootstrap 95% CI of the mean from MIN_RUNS_FOR_CI runs on, the range
+    [min, max] below; low and high are NaN for a single run."""
+    a = finite(values)
+    kind = interval_kind(a.size)
+    nan = float("nan")
+    if a.size == 0:
+        return nan, nan, nan, kind
+    centre = float(np.mean(a))
+    if a.size == 1:
+        return centre, nan, nan, kind
+    if kind == "min-max":
+        return centre, float(a.min()), float(a.max()), kind
+    rng = np.random.default_rng(seed)
+    means = np.mean(a[rng.integers(0, a.size, size=(resamples, a.size))], axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return centre, float(lo), float(hi), kind
+
+
 def improved_share(scores, local, fedavg) -> Tuple[float, int]:
-    """IPR (ALGORITHMS.md §1.5): share of clients with P_c > max(S_c, G_c), higher-is-better scores.
+    """IPR (PLayer-FL, arXiv 2502.08829): share of clients with P_c > max(S_c, G_c), higher-is-better scores.
 
     Returns (share in [0, 1], number of clients compared); clients with any NaN are not compared.
     """
@@ -203,16 +252,21 @@ def friedman(table: Dict[str, Dict[str, float]]):
 # --------------------------------------------------------------------------- α-FedAvg
 
 
-def alpha_weights(accuracy, alpha: float, sample_weights=None) -> np.ndarray:
-    """α-FedAvg aggregation weights p_k ∝ a_k^(1/α-1) (ALGORITHMS.md §2, eq 6).
+def floored(accuracy, floor: float = ALPHA_ACCURACY_FLOOR) -> np.ndarray:
+    """Accuracies clamped to [floor, 1], as α-FedAvg clamps the reports (alpha_fedavg.accuracy_floor)."""
+    return np.clip(np.asarray(accuracy, dtype=float), floor, 1.0)
+
+
+def alpha_weights(accuracy, alpha: float, sample_weights=None, floor: float = ALPHA_ACCURACY_FLOOR) -> np.ndarray:
+    """α-FedAvg aggregation weights p_k ∝ a_k^(1/α-1) (docs/algorithms.md, α-FedAvg, eq 6).
 
     With ``sample_weights`` w_k (n_k/n): p_k ∝ w_k^(1/α) a_k^(1/α-1), the weighted α-fair variant
-    (Mo & Walrand), offered there as an unconfirmed alternative. Accuracies are clamped to
-    ALPHA_ACCURACY_FLOOR. Computed in log space so large exponents do not overflow.
+    (Mo & Walrand), an unconfirmed alternative. Accuracies are clamped to [floor, 1] (the run's
+    alpha_fedavg.accuracy_floor). Computed in log space so large exponents do not overflow.
     """
     if not alpha > 0:
         raise ValueError(f"alpha must be > 0, got {alpha}")
-    a = np.clip(np.asarray(accuracy, dtype=float), ALPHA_ACCURACY_FLOOR, None)
+    a = floored(accuracy, floor)
     logw = (1.0 / alpha - 1.0) * np.log(a)
     if sample_weights is not None:
         w = np.asarray(sample_weights, dtype=float)
@@ -222,16 +276,16 @@ def alpha_weights(accuracy, alpha: float, sample_weights=None) -> np.ndarray:
     return p / p.sum()
 
 
-def alpha_tradeoff(accuracy, alphas: Iterable[float], sample_weights=None):
-    """E(α) = Σ p_k a_k and J(α) = (Σ R_k)² / (K Σ R_k²), R_k = p_k a_k (ALGORITHMS.md §2, eqs 4, 5, 7).
+def alpha_tradeoff(accuracy, alphas: Iterable[float], sample_weights=None, floor: float = ALPHA_ACCURACY_FLOOR):
+    """E(α) = Σ p_k a_k and J(α) = (Σ R_k)² / (K Σ R_k²), R_k = p_k a_k (eqs 4, 5, 7), with a_k clamped
+    to [floor, 1] in the weights and in R_k, as fedsilo's α-FedAvg uses its floored reports.
 
     ``accuracy`` should hold the finite final client accuracies. Returns (E, J) arrays.
     """
-    a = np.asarray(accuracy, dtype=float)
-    a_used = np.clip(a, ALPHA_ACCURACY_FLOOR, None)
+    a_used = floored(accuracy, floor)
     es, js = [], []
     for alpha in alphas:
-        p = alpha_weights(a_used, float(alpha), sample_weights)
+        p = alpha_weights(a_used, float(alpha), sample_weights, floor)
         r = p * a_used
         es.append(float(r.sum()))
         js.append(float(r.sum() ** 2 / (r.size * np.sum(r * r))))

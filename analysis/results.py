@@ -81,7 +81,18 @@ class Run:
     sensitivity: Dict[str, np.ndarray] = field(default_factory=dict)  # stage -> [K, L]
     split_layer: Optional[Tuple[int, str]] = None  # (p federated blocks, name)
     alpha: Optional[float] = None  # /alpha_fedavg/alpha
+    # other /alpha_fedavg records: efficiency_target, search_round (as float), when present
+    alpha_records: Dict[str, float] = field(default_factory=dict)
+    alpha_excluded: Optional[np.ndarray] = None  # /alpha_fedavg/excluded [K] as bool: left out by the report check
     gems_finetune: Optional[Tuple[np.ndarray, np.ndarray]] = None  # (samples, accuracy)
+    # other /gems scalars of the one-shot algorithms: accuracy_before, accuracy_after, when present
+    gems_records: Dict[str, float] = field(default_factory=dict)
+    # /gems/client_accuracy [K]: the one-shot algorithm's own evaluation of its final model per client
+    gems_client_accuracy: Optional[np.ndarray] = None
+    # /privacy/epsilon: [T] (client level) or [T, K] (sample level, per client); None without privacy
+    privacy_epsilon: Optional[np.ndarray] = None
+    # things a reader should know about this file (printed by the command line as warnings)
+    warnings: List[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -122,9 +133,41 @@ class Run:
         run (settings and variants read it for every grouping). Read-only by convention."""
         return parse_config(self.config)
 
+    def option(self, key: str, default: Optional[str] = None) -> Optional[str]:
+        """One key of the resolved configuration ("section.key"), ``default`` when the file lacks it."""
+        return self.config_items.get(key, default)
+
+    def float_option(self, key: str, default: float) -> float:
+        """A numeric configuration key; ``default`` when absent or not a number."""
+        try:
+            return float(self.config_items[key])
+        except (KeyError, ValueError):
+            return default
+
+    def bool_option(self, key: str, default: bool = False) -> bool:
+        value = self.config_items.get(key)
+        if value is None:
+            return default
+        return value.strip().lower() in ("true", "1", "yes", "on")
+
     @property
     def is_alpha_fedavg(self) -> bool:
         return self.alpha is not None or normalise_algorithm(self.algorithm) == "alpha_fedavg"
+
+    @property
+    def epsilon(self) -> float:
+        """The run's privacy loss ε: the last finite value of /privacy/epsilon [T]; for a per-client
+        [T, K] record (sample-level DP) the largest client's value in the last row with one. NaN when
+        the run has no privacy record (privacy off)."""
+        eps = self.privacy_epsilon
+        if eps is None or eps.size == 0:
+            return float("nan")
+        rows = eps.reshape(eps.shape[0], -1)
+        for row in rows[::-1]:
+            row = row[np.isfinite(row)]
+            if row.size:
+                return float(row.max())
+        return float("nan")
 
 
 def parse_config(text: str) -> Dict[str, str]:
@@ -204,11 +247,66 @@ def load_run(path) -> Run:
         raise InputError(path, f"cannot open: {exc.strerror or exc}")
     try:
         with f:
-            return _read(path, f)
+            run = _read(path, f)
+        run.warnings.extend(_client_score_warnings(run))
+        return run
     except InputError:
         raise
     except (OSError, KeyError, ValueError, TypeError, AttributeError) as exc:
         raise InputError(path, f"malformed fedsilo results file ({type(exc).__name__}: {exc})")
+
+
+def _playerfl_records(f) -> dict:
+    ds = f["playerfl"]["split_layer"] if "playerfl" in f and "split_layer" in f["playerfl"] else None
+    p = None if ds is None else _int(ds[()])
+    if p is None:
+        return {}
+    name = ds.attrs.get("name")
+    return {"split_layer": (p, _text(name) if name is not None else "")}
+
+
+def _alpha_records(f) -> dict:
+    if "alpha_fedavg" not in f:
+        return {}
+    g = f["alpha_fedavg"]
+    out = {"alpha_records": {name: _float(g[name][()]) for name in ("efficiency_target", "search_round")
+                             if name in g}}
+    if "alpha" in g:
+        out["alpha"] = _float(g["alpha"][()])
+    elif "alpha" in g.attrs:
+        out["alpha"] = _float(g.attrs["alpha"])
+    if "excluded" in g:
+        out["alpha_excluded"] = np.asarray(g["excluded"][()]).reshape(-1) != 0
+    return out
+
+
+def _gems_records(path: str, f) -> dict:
+    if "gems" not in f:
+        return {}
+    g = f["gems"]
+    out = {"gems_records": {name: _float(g[name][()]) for name in ("accuracy_before", "accuracy_after") if name in g}}
+    if "client_accuracy" in g:
+        out["gems_client_accuracy"] = np.asarray(g["client_accuracy"][()], dtype=float).reshape(-1)
+    if "finetune" in g:
+        ft = g["finetune"]
+        if "samples" not in ft or "accuracy" not in ft:
+            raise InputError(path, "malformed /gems/finetune (needs datasets 'samples' and 'accuracy')")
+        samples = np.asarray(ft["samples"][()], dtype=float).reshape(-1)
+        acc = np.asarray(ft["accuracy"][()], dtype=float).reshape(-1)
+        if samples.size != acc.size:
+            raise InputError(path, f"malformed /gems/finetune (samples has {samples.size} entries, accuracy "
+                                   f"{acc.size})")
+        out["gems_finetune"] = (samples, acc)
+    return out
+
+
+def _algorithm_records(path: str, f) -> dict:
+    """The Run fields read from the algorithm groups (/playerfl, /alpha_fedavg, /gems) and /privacy."""
+    out = {**_playerfl_records(f), **_alpha_records(f), **_gems_records(path, f)}
+    if "privacy" in f and "epsilon" in f["privacy"]:
+        eps = np.asarray(f["privacy"]["epsilon"][()], dtype=float)
+        out["privacy_epsilon"] = eps.reshape(1) if eps.ndim == 0 else eps
+    return out
 
 
 def _read(path: str, f) -> Run:
@@ -291,33 +389,7 @@ def _read(path: str, f) -> Run:
             if stage in g:
                 sens[stage] = _sensitivity_matrix(path, stage, g[stage][()], n_layers)
 
-    split = None
-    if "playerfl" in f and "split_layer" in f["playerfl"]:
-        ds = f["playerfl"]["split_layer"]
-        p = _int(ds[()])
-        if p is not None:
-            name = ds.attrs.get("name")
-            split = (p, _text(name) if name is not None else "")
-
-    alpha = None
-    if "alpha_fedavg" in f:
-        g = f["alpha_fedavg"]
-        if "alpha" in g:
-            alpha = _float(g["alpha"][()])
-        elif "alpha" in g.attrs:
-            alpha = _float(g.attrs["alpha"])
-
-    gems = None
-    if "gems" in f and "finetune" in f["gems"]:
-        g = f["gems"]["finetune"]
-        if "samples" not in g or "accuracy" not in g:
-            raise InputError(path, "malformed /gems/finetune (needs datasets 'samples' and 'accuracy')")
-        s = np.asarray(g["samples"][()], dtype=float).reshape(-1)
-        a = np.asarray(g["accuracy"][()], dtype=float).reshape(-1)
-        if s.size != a.size:
-            raise InputError(path, f"malformed /gems/finetune (samples has {s.size} entries, accuracy {a.size})")
-        gems = (s, a)
-
+    records = _algorithm_records(path, f)
     return Run(
         path=path,
         algorithm=_text(attr("algorithm", "?")),
@@ -339,10 +411,25 @@ def _read(path: str, f) -> Run:
         stored_summary=stored,
         sensitivity_layers=sens_layers,
         sensitivity=sens,
-        split_layer=split,
-        alpha=alpha,
-        gems_finetune=gems,
+        **records,
     )
+
+
+def _client_score_warnings(run: Run) -> List[str]:
+    """The client score of every algorithm is /summary/client_accuracy. A one-shot file also holds
+    /gems/client_accuracy, the algorithm's own evaluation of its final model on each client's test
+    split; when the two disagree, the file's client scores are not the final model's (files of
+    fedsilo versions that stored each client's local model there for the ensemble), and the reader
+    is told so."""
+    own = run.gems_client_accuracy
+    if own is None or own.size != run.client_accuracy.size:
+        return []
+    if np.allclose(own, run.client_accuracy, rtol=0.0, atol=1e-12, equal_nan=True):
+        return []
+    return [f"{run.path}: the client scores (/summary/client_accuracy, mean {np.nanmean(run.client_accuracy):.4f}) "
+            f"differ from {run.algorithm}'s own evaluation of its final model on each client "
+            f"(/gems/client_accuracy, mean {np.nanmean(own):.4f}); tables and figures use /summary/client_accuracy: "
+            f"rerun this file with a fedsilo that stores the final model's scores there"]
 
 
 def load_runs(paths) -> List[Run]:

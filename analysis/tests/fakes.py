@@ -1,6 +1,6 @@
 """Write small fake fedsilo results files that follow docs/results.md exactly.
 
-Root attributes are fixed-length strings and int64 integers (as the C++ writer, HPC_NOTES.md §4);
+Root attributes are fixed-length strings and int64 integers (as the C++ writer, docs/results.md);
 per-round datasets are chunked and extendible. The /summary scalars are computed here with plain
 Python (math/statistics), independently of the analysis package, so tests can compare against them.
 """
@@ -47,13 +47,17 @@ def py_stats(acc, n_train):
 def write_run(path, accuracy, *, algorithm="fedavg", dataset="synthetic", model="logreg", seed=1,
               f1=None, num_train=None, rounds=3, global_accuracy=0.5, seconds=None, num_classes=3,
               sensitivity=None, layers=None, split_layer=None, alpha=None, alpha_as_attribute=False,
-              gems=None, fmt="fedsilo-results-1", write_summary=True, num_ranks=2, config_sections=""):
+              gems=None, fmt="fedsilo-results-1", write_summary=True, num_ranks=2, config_sections="",
+              gems_records=None, epsilon=None, alpha_records=None, participated=None):
     """Write a complete fake run whose final client accuracies are ``accuracy``.
 
     Rounds t = 0..rounds-1 have client accuracy acc * (t+1)/rounds (the last row equals ``accuracy``).
     ``sensitivity``: [K, L] array used for round0 (final = 2 * round0). ``split_layer``: (p, name).
     ``alpha``: value of /alpha_fedavg/alpha. ``gems``: (samples, accuracies) for /gems/finetune.
     ``config_sections``: INI text appended to the root attribute ``config`` (e.g. "[partition]\nalpha = 0.1\n").
+    ``gems_records``: {name: value} written as /gems/<name> (accuracy_before, client_accuracy, ...).
+    ``epsilon``: /privacy/epsilon ([T] or [T, K]). ``alpha_records``: {name: value} under /alpha_fedavg.
+    ``participated``: /rounds/participated [T, K] (default: every client every round).
     """
     acc = np.asarray(accuracy, dtype=float)
     k = acc.size
@@ -105,7 +109,7 @@ def write_run(path, accuracy, *, algorithm="fedavg", dataset="synthetic", model=
         ext("client_f1", frac[:, None] * f1[None, :], np.float64)
         ext("client_loss", 1.0 / frac[:, None] * np.ones((1, k)), np.float64)
         ext("weight", np.tile(n_train / n_train.sum(), (rounds, 1)), np.float64)
-        ext("participated", np.ones((rounds, k)), np.int8)
+        ext("participated", np.ones((rounds, k)) if participated is None else participated, np.float64)
         ext("seconds", seconds, np.float64)
         ext("train_seconds", seconds * 0.8, np.float64)
 
@@ -141,8 +145,16 @@ def write_run(path, accuracy, *, algorithm="fedavg", dataset="synthetic", model=
                 g.attrs["alpha"] = np.float64(alpha)
             else:
                 g["alpha"] = np.float64(alpha)
+        if alpha_records:
+            g = f.require_group("alpha_fedavg")
+            for name, value in alpha_records.items():
+                g[name] = value
         if gems is not None:
-            g = f.create_group("gems").create_group("finetune")
+            g = f.require_group("gems").create_group("finetune")
             g["samples"] = np.asarray(gems[0], dtype=np.int64)
             g["accuracy"] = np.asarray(gems[1], dtype=np.float64)
+        for name, value in (gems_records or {}).items():
+            f.require_group("gems")[name] = value
+        if epsilon is not None:
+            f.create_group("privacy")["epsilon"] = np.asarray(epsilon, dtype=np.float64)
     return str(path)

@@ -9,10 +9,11 @@ import matplotlib.image as mpimg  # noqa: E402
 import numpy as np  # noqa: E402
 
 SINGLE = (1200, 750)  # 8 x 5 in: sensitivity, gems-finetune
-DOUBLE = (1950, 750)  # 13 x 5 in: accuracy-hist, alpha-tradeoff, scaling
-WIDE = (1650, 750)    # 11 x 5 in: convergence
-SIZE_OF_KIND = {"convergence": WIDE, "sensitivity": SINGLE, "accuracy": DOUBLE, "alpha": DOUBLE,
-                "gems": SINGLE, "scaling": DOUBLE}
+DOUBLE = (1950, 750)  # 13 x 5 in: accuracy-hist, oneshot, privacy-utility, scaling
+TRIPLE = (2250, 750)  # 15 x 5 in: alpha-tradeoff
+WIDE = (2100, 750)    # 14 x 5 in: convergence (two panels and the legend)
+SIZE_OF_KIND = {"convergence": WIDE, "sensitivity": SINGLE, "accuracy": DOUBLE, "alpha": TRIPLE,
+                "gems": SINGLE, "scaling": DOUBLE, "oneshot": DOUBLE, "privacy": DOUBLE}
 
 
 def check_png(path, size):

@@ -57,6 +57,10 @@ def test_missing_group_and_bad_options(subproc, tmp_path, good):
                 "--alphas", ["> 0"])
     out = tmp_path / "no" / "dir" / "x.png"
     check_error(subproc("plot", "convergence", good, "--out", out), out, ["cannot write"])
+    data = tmp_path / "missing" / "x.csv"
+    check_error(subproc("plot", "convergence", good, "--out", tmp_path / "c.png", "--csv", data), data,
+                ["cannot write"])
+    assert not (tmp_path / "c.png").exists()  # nothing half-written
     csv_path = tmp_path / "s.csv"
     csv_path.write_text("mode,ranks\nstrong,1\n")
     check_error(subproc("plot", "scaling", csv_path, "--out", tmp_path / "s.png"), csv_path, ["missing"])
@@ -71,6 +75,7 @@ def test_help_for_every_command(subproc):
     for args in (["--help"], ["summary", "--help"], ["compare", "--help"], ["report", "--help"],
                  ["plot", "--help"], ["plot", "accuracy-hist", "--help"], ["plot", "sensitivity", "--help"],
                  ["plot", "convergence", "--help"], ["plot", "alpha-tradeoff", "--help"],
-                 ["plot", "gems-finetune", "--help"], ["plot", "scaling", "--help"]):
+                 ["plot", "gems-finetune", "--help"], ["plot", "scaling", "--help"], ["plot", "oneshot", "--help"],
+                 ["plot", "privacy-utility", "--help"]):
         p = subproc(*args)
         assert p.returncode == 0 and "usage:" in p.stdout, args

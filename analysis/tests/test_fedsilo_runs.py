@@ -24,7 +24,7 @@ import h5py
 import numpy as np
 import pytest
 
-from analysis.tests.images import DOUBLE, SINGLE, SIZE_OF_KIND, WIDE, check_png
+from analysis.tests.images import DOUBLE, SINGLE, SIZE_OF_KIND, TRIPLE, WIDE, check_png
 
 EXE = os.environ.get("FEDSILO_EXE", "")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -267,8 +267,8 @@ def test_every_plot(runs, subproc, tmp_path):
     plot("sensitivity", runs["B_fedavg_s0"], "--stage", "final", size=SINGLE)  # logreg: one block, 1-D
     plot("convergence", *[p for n, p in runs.items() if n.startswith("A_")], size=WIDE)
     plot("convergence", *runs.values(), size=WIDE)  # three settings, evaluation gaps, one-shot markers
-    plot("alpha-tradeoff", runs["A_alpha_fedavg_s0"], size=DOUBLE)
-    plot("alpha-tradeoff", runs["B_alpha_fedavg_s0"], "--alphas", "1..5", "--sample-weighted", size=DOUBLE)
+    plot("alpha-tradeoff", runs["A_alpha_fedavg_s0"], size=TRIPLE)
+    plot("alpha-tradeoff", runs["B_alpha_fedavg_s0"], "--alphas", "1..5", "--sample-weighted", size=TRIPLE)
     plot("gems-finetune", runs["C_gems_s0"], runs["C_average_s0"], size=SINGLE)
     csv_path = tmp_path / "scaling.csv"
     csv_path.write_text(_scaling_csv(runs))
@@ -373,12 +373,208 @@ def test_report(runs, subproc, tmp_path):
         assert f"### Setting: {label}" in text
     # the summary row of one run holds its values, as computed from the file
     ref = read(runs["A_playerfl_s1"])
-    row = next(l for l in text.splitlines() if "A_playerfl_s1.h5" in l)
+    summary = text.split("\n## Summary\n", 1)[1]
+    row = next(l for l in summary.splitlines() if "A_playerfl_s1.h5" in l)
     assert f"{stats(ref['acc'])['mean']:.4f}" in row
     links = [l.split("](", 1)[1].rstrip(")") for l in text.splitlines() if l.startswith("![")]
     kinds = [os.path.basename(l).split("-")[1] for l in links]
-    assert {"convergence", "sensitivity", "accuracy", "alpha", "gems", "scaling"} <= set(kinds), links
-    assert kinds.count("convergence") == 3  # one per setting
+    assert {"convergence", "oneshot", "sensitivity", "accuracy", "alpha", "gems", "scaling"} <= set(kinds), links
+    assert kinds.count("convergence") == 2  # one per setting with rounds (A, B); the one-shot setting C:
+    assert kinds.count("oneshot") == 1      # its point chart
     for link, kind in zip(links, kinds):
         check_png(out.parent / link, SIZE_OF_KIND[kind])
     assert "not drawn" not in text
+
+
+# --------------------------------------------------------------------------- the numbers behind the figures
+
+
+def _figure_rows(subproc, tmp_path, kind, *args):
+    """Draw one figure with --csv and return its rows."""
+    out, data = tmp_path / f"{kind}.png", tmp_path / f"{kind}.csv"
+    p = subproc("plot", kind, *args, "--out", out, "--csv", data)
+    assert p.returncode == 0, (kind, p.stderr)
+    with open(data, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _points(rows, algorithm, statistic):
+    sel = [r for r in rows if r["algorithm"] == algorithm and r["statistic"] == statistic]
+    return np.array([float(r["x"]) for r in sel]), np.array([float(r["y"]) for r in sel])
+
+
+def _round_stats(path):
+    """{round: (mean, worst-10% mean)} over the finite client accuracies of each evaluated round."""
+    with h5py.File(path, "r") as f:
+        acc = np.asarray(f["rounds/client_accuracy"], dtype=float)
+        rnd = np.asarray(f["rounds/round"])
+    out = {}
+    for t, row in zip(rnd, acc):
+        v = np.sort(row[np.isfinite(row)])
+        if v.size:
+            out[int(t)] = (v.mean(), v[: int(math.ceil(v.size / 10))].mean())
+    return out
+
+
+def test_convergence_numbers_from_the_files(runs, subproc, tmp_path):
+    a = [p for n, p in runs.items() if n.startswith("A_")]
+    rows = _figure_rows(subproc, tmp_path, "convergence", *a)
+    for algo in ("fedavg", "local", "playerfl", "alpha_fedavg"):
+        per_seed = [_round_stats(runs[f"A_{algo}_s{s}"]) for s in (0, 1)]
+        rounds = sorted(per_seed[0])
+        assert rounds == [0, 1]
+        for j, stat in enumerate(("mean", "worst10")):
+            values = np.array([[p[t][j] for t in rounds] for p in per_seed])
+            xs, ys = _points(rows, algo, stat)
+            np.testing.assert_array_equal(xs, rounds)
+            np.testing.assert_allclose(ys, values.mean(axis=0), rtol=0, atol=1e-12)
+            np.testing.assert_allclose(_points(rows, algo, stat + "_low")[1], values.min(axis=0), atol=1e-12)
+            np.testing.assert_allclose(_points(rows, algo, stat + "_high")[1], values.max(axis=0), atol=1e-12)
+    # setting B is evaluated every 2 of 3 rounds: points at rounds 0 and 2 only
+    rows = _figure_rows(subproc, tmp_path, "convergence", runs["B_fedavg_s0"])
+    xs, ys = _points(rows, "fedavg", "mean")
+    np.testing.assert_array_equal(xs, [0, 2])
+    stats = _round_stats(runs["B_fedavg_s0"])
+    np.testing.assert_allclose(ys, [stats[0][0], stats[2][0]])
+
+
+def test_histogram_sensitivity_and_one_shot_numbers_from_the_files(runs, subproc, tmp_path):
+    pair = (runs["A_alpha_fedavg_s0"], runs["A_fedavg_s0"])
+    rows = _figure_rows(subproc, tmp_path, "accuracy-hist", *pair)
+    accs = [read(p)["acc"] for p in pair]
+    both = np.concatenate([a[np.isfinite(a)] for a in accs])
+    edges = np.linspace(both.min(), both.max(), 21)
+    for name, acc in zip(("alpha_fedavg", "fedavg"), accs):
+        np.testing.assert_array_equal(_points(rows, name, "clients_in_bin")[1], np.histogram(acc, bins=edges)[0])
+
+    rows = _figure_rows(subproc, tmp_path, "sensitivity", runs["A_playerfl_s0"])
+    with h5py.File(runs["A_playerfl_s0"], "r") as f:
+        s = np.asarray(f["sensitivity/round0"], dtype=float)
+        layers = [x.decode() for x in f["sensitivity/layers"][()]]
+        split = int(f["playerfl/split_layer"][()])
+    curves = np.cumsum(s / s[:, :1], axis=1)
+    for k in range(s.shape[0]):
+        sel = [r for r in rows if r["statistic"] == f"client {k}"]
+        assert [r["x"] for r in sel] == layers
+        np.testing.assert_allclose([float(r["y"]) for r in sel], curves[k], rtol=1e-12)
+    np.testing.assert_allclose([float(r["y"]) for r in rows if r["statistic"] == "mean"], curves.mean(axis=0))
+    (line,) = [r for r in rows if r["statistic"] == "split_after"]
+    assert (line["x"], int(line["y"])) == (layers[split - 1], split)
+
+    c = [runs["C_gems_s0"], runs["C_average_s0"]]
+    rows = _figure_rows(subproc, tmp_path, "gems-finetune", *c)
+    for name, path in zip(("gems", "average"), c):
+        with h5py.File(path, "r") as f:
+            samples, acc = np.asarray(f["gems/finetune/samples"]), np.asarray(f["gems/finetune/accuracy"])
+        xs, ys = _points(rows, name, "mean")
+        np.testing.assert_array_equal(xs, samples)
+        np.testing.assert_allclose(ys, acc)
+    rows = _figure_rows(subproc, tmp_path, "oneshot", *c)
+    for name, path in zip(("gems", "average"), c):
+        with h5py.File(path, "r") as f:
+            before, after = float(f["gems/accuracy_before"][()]), float(f["gems/accuracy_after"][()])
+        assert _points(rows, name, "client_mean")[1] == pytest.approx([read(path)["acc"].mean()])
+        assert _points(rows, name, "test_no_finetune")[1] == pytest.approx([before])
+        xs, ys = _points(rows, name, "test_finetuned")
+        assert (xs, ys) == (pytest.approx([100]), pytest.approx([after]))  # SETTING_C: gems.public_samples 100
+
+
+def test_one_shot_table_from_the_files(runs, subproc):
+    c = [runs["C_gems_s0"], runs["C_average_s0"]]
+    p = subproc("compare", "--format", "csv", *c)
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+    rows = {r["algorithm"]: r for r in _csv(p.stdout)}
+    for name, path in zip(("gems", "average"), c):
+        with h5py.File(path, "r") as f:
+            # the client scores are the final model's: fedsilo's own per-client evaluation agrees
+            np.testing.assert_array_equal(f["summary/client_accuracy"][()], f["gems/client_accuracy"][()])
+            before, after = float(f["gems/accuracy_before"][()]), float(f["gems/accuracy_after"][()])
+        assert float(rows[name]["test_accuracy_no_finetune"]) == pytest.approx(before)
+        assert float(rows[name]["test_accuracy_finetuned"]) == pytest.approx(after)
+        assert rows[name]["client_finetune_samples"] == "100"
+    assert rows["gems"]["client_model"] == "GEMS model, fine-tuned on 100 public samples"
+    assert rows["average"]["client_model"] == "averaged model, fine-tuned on 100 public samples"
+
+
+# runs that other tests must not see: a high α-FedAvg accuracy floor, and client sampling
+EXTRA = {
+    "D_alpha_floor": SETTING_A + ["--rounds", "3", "--algorithm", "alpha_fedavg", "--alpha_fedavg.accuracy_floor",
+                                  "0.9", "--seed", "0"],
+    "E_sampled": SETTING_A + ["--algorithm", "fedavg", "--fl.clients_per_round", "2", "--seed", "0"],
+}
+
+
+@pytest.fixture(scope="module")
+def extra_runs(tmp_path_factory):
+    return run_all(tmp_path_factory.mktemp("fedsilo_extra"), EXTRA)
+
+
+def _floored_tradeoff(acc, alpha, floor):
+    a = np.clip(acc, floor, 1.0)
+    b = 1.0 / alpha
+    return (a ** b).sum() / (a ** (b - 1)).sum(), (a ** b).sum() ** 2 / (a.size * (a ** (2 * b)).sum())
+
+
+def test_alpha_tradeoff_with_the_runs_floor(extra_runs, subproc, tmp_path):
+    path = extra_runs["D_alpha_floor"]
+    with h5py.File(path, "r") as f:
+        config = f.attrs["config"].decode()
+        chosen = float(f["alpha_fedavg/alpha"][()])
+    assert "accuracy_floor = 0.9" in config
+    acc = read(path)["acc"]
+    assert (acc < 0.9).any()  # the floor binds
+    rows = _figure_rows(subproc, tmp_path, "alpha-tradeoff", path)
+    alphas, es = _points(rows, "alpha_fedavg", "E")
+    _, js = _points(rows, "alpha_fedavg", "J")
+    for alpha, e, j in list(zip(alphas, es, js))[::25]:
+        assert (e, j) == pytest.approx(_floored_tradeoff(acc, alpha, 0.9))
+    (star,) = [r for r in rows if r["statistic"] == "chosen_E"]
+    assert float(star["x"]) == pytest.approx(chosen)
+    assert float(star["y"]) == pytest.approx(_floored_tradeoff(acc, chosen, 0.9)[0])
+    assert float(star["y"]) != pytest.approx(_floored_tradeoff(acc, chosen, 1e-6)[0])
+
+
+def test_sensitivity_of_clients_not_selected(extra_runs, subproc, tmp_path):
+    from analysis.plots.sensitivity import absence_reason
+    from analysis.results import load_run
+
+    path = extra_runs["E_sampled"]
+    with h5py.File(path, "r") as f:
+        took_part = np.asarray(f["rounds/participated"][0]) == 1
+        s = np.asarray(f["sensitivity/round0"], dtype=float)
+    assert took_part.sum() == 2
+    rows = _figure_rows(subproc, tmp_path, "sensitivity", path)
+    drawn = {int(r["statistic"].split()[1]) for r in rows if r["statistic"].startswith("client ")}
+    assert drawn == set(np.flatnonzero(took_part & (s[:, 0] > 0)))
+    run = load_run(path)
+    for k in np.flatnonzero(~took_part):
+        assert absence_reason(run, "round0", int(k), s[k, 0]) == "not selected in round 0"
+
+
+def test_report_commands_rerun_the_runs(runs, subproc, tmp_path):
+    root = tmp_path / "runs"
+    root.mkdir()
+    for name in ("A_fedavg_s0", "A_local_s0", "C_gems_s0"):
+        shutil.copy(runs[name], root / f"{name}.h5")
+    out = tmp_path / "report" / "report.md"
+    out.parent.mkdir()
+    p = subproc("report", root, "--out", out)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    assert "fedsilo 0.1.0" in text or "| 0.1.0 |" in text
+    # every figure has its numbers beside it
+    for link in [l.split("](", 1)[1].rstrip(")") for l in text.splitlines() if l.startswith("![")]:
+        assert (out.parent / link).with_suffix(".csv").exists(), link
+    (line,) = [l for l in text.splitlines() if l.startswith("| `../runs/A_fedavg_s0.h5` |")]
+    command = line.split("`")[-2].split()
+    assert command[:2] == ["fedsilo", "--config"] and command[-2] == "--output"
+    with h5py.File(runs["A_fedavg_s0"], "r") as f:
+        assert (out.parent / command[2]).read_text().strip() == f.attrs["config"].decode().strip()
+    rerun = tmp_path / "rerun.h5"
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    q = subprocess.run([EXE, *command[1:-1], str(rerun)], cwd=out.parent, capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert q.returncode == 0, q.stderr
+    with h5py.File(runs["A_fedavg_s0"], "r") as a, h5py.File(rerun, "r") as b:
+        for name in ("summary/client_accuracy", "rounds/client_accuracy", "model/global"):
+            np.testing.assert_array_equal(a[name][()], b[name][()], err_msg=name)

@@ -1,4 +1,4 @@
-"""Formulas checked against independent closed forms (ALGORITHMS.md §2 eq 7) and hand-made data."""
+"""Formulas checked against independent closed forms (α-FedAvg eq 7, docs/algorithms.md) and hand-made data."""
 
 
 import numpy as np

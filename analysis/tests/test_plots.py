@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from analysis.tests.images import DOUBLE, SINGLE, WIDE, check_png
+from analysis.tests.images import DOUBLE, SINGLE, TRIPLE, WIDE, check_png
 
 
 def test_accuracy_hist_with_pdf(make_run, cli, tmp_path):
@@ -56,10 +56,10 @@ def test_alpha_tradeoff(make_run, cli, tmp_path, as_attribute):
     p = make_run("a.h5", [0.3, 0.6, 0.8, 0.9], algorithm="alpha_fedavg", alpha=3.0, alpha_as_attribute=as_attribute)
     out = tmp_path / "a.png"
     assert cli("plot", "alpha-tradeoff", p, "--alphas", "1..20", "--out", out)[0] == 0
-    check_png(out, DOUBLE)
+    check_png(out, TRIPLE)
     out2 = tmp_path / "a2.png"
     assert cli("plot", "alpha-tradeoff", p, "--alphas", "0.5,1,2,4,8", "--sample-weighted", "--out", out2)[0] == 0
-    check_png(out2, DOUBLE)
+    check_png(out2, TRIPLE)
 
 
 def test_alpha_parse():
@@ -146,7 +146,7 @@ def test_alpha_axis_includes_the_chosen_alpha(make_run, cli, tmp_path):
         out = tmp_path / f"a{len(extra)}.png"
         code, _, err = cli("plot", "alpha-tradeoff", p, *extra, "--out", out)
         assert code == 0, err
-        check_png(out, DOUBLE)
+        check_png(out, TRIPLE)
 
 
 def test_convergence_of_a_one_shot_run_and_eval_gaps(make_run, cli, tmp_path):
