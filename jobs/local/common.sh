@@ -9,8 +9,10 @@ fedsilo_die() {
   exit 2
 }
 
-# MPI as root, oversubscription and one BLAS thread per rank (HPC_NOTES.md section 3), set inside
-# the script so that it does not depend on the submitting shell's environment.
+# MPI as root (Open MPI refuses root without both OMPI_ALLOW_RUN_AS_ROOT variables), oversubscription
+# (more ranks than cores, as the tests and small machines need) and one BLAS thread per rank (OpenBLAS
+# threads would compete with the ranks for the cores), set inside the script so that it does not depend
+# on the submitting shell's environment.
 fedsilo_env() {
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export OMPI_MCA_rmaps_base_oversubscribe=1
