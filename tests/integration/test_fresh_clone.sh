@@ -41,7 +41,8 @@ step() {
   if [ "$rc" = 0 ]; then
     log "$name: ok ($(($(date +%s) - t0)) s)"
   else
-    fail "$name: exit $rc: $(tail -3 "$LOGS/$name.log" | tr '\n' ' ')"
+    # fedsilo's own error line when there is one (mpirun's report follows it), else the last lines
+    fail "$name: exit $rc: $( (grep -m1 'error' "$LOGS/$name.log" || tail -3 "$LOGS/$name.log") | tr '\n' ' ')"
   fi
   return "$rc"
 }
@@ -78,7 +79,7 @@ step help build/fedsilo --help && { grep -q "^Algorithms:" "$LOGS/help.log" || f
 
 # ---- Every shipped configuration is valid where it is, from the repository root ----------------------
 for cfg in "$CLONE"/configs/*.ini; do
-  step "dry_run_$(basename "$cfg" .ini)" build/fedsilo --config "configs/$(basename "$cfg")" --dry-run >/dev/null || true
+  step "dry_run_$(basename "$cfg" .ini)" build/fedsilo --config "configs/$(basename "$cfg")" --dry-run || true
 done
 
 # ---- cmake --install: fedsilo and the analysis wrapper, usable from any directory --------------------
