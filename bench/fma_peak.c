@@ -100,11 +100,13 @@ int main(int argc, char** argv) {
   int measured = 0;
   for (int i = 0; i < n; ++i) {
 #ifdef __AVX512F__
-    printf("fma_peak isa=avx512 threads=%d gflops=%.1f\n", counts[i], peak(chains512, 16, kChains512, counts[i], iterations));
+    printf("fma_peak isa=avx512 threads=%d gflops=%.1f\n", counts[i],
+           peak(chains512, 16, kChains512, counts[i], iterations));
     measured = 1;
 #endif
 #ifdef __AVX2__
-    printf("fma_peak isa=avx2 threads=%d gflops=%.1f\n", counts[i], peak(chains256, 8, kChains256, counts[i], iterations));
+    printf("fma_peak isa=avx2 threads=%d gflops=%.1f\n", counts[i],
+           peak(chains256, 8, kChains256, counts[i], iterations));
     measured = 1;
 #endif
     fflush(stdout);

@@ -68,13 +68,17 @@ mkdir -p "$WORK/quickstart"
 cp "$CLONE"/out/quickstart_*.h5 "$WORK/quickstart/" 2>/dev/null || true
 
 # ---- Running an experiment (README), in a clone without out/ -----------------------------------------
+# The README's lines verbatim, each followed by --rounds 1.
+W1_LINE="mpirun -n 2 build/fedsilo --config configs/w1_fedavg_fmnist.ini"
+LOCAL_LINE="mpirun -n 4 build/fedsilo --config configs/quickstart.ini --algorithm local --train.lr 0.02 --output out/local.h5"
+for line in "source jobs/env.sh" "$W1_LINE" "$LOCAL_LINE"; do
+  grep -qF -- "$line" "$CLONE/README.md" || fail "README.md no longer has the line '$line' this test runs"
+done
 rm -rf "$CLONE/out"
-# shellcheck disable=SC2016 # expanded in the clone's shell
-step w1_one_round bash -c 'source jobs/env.sh && mpirun -n 2 build/fedsilo --config configs/w1_fedavg_fmnist.ini --rounds 1' &&
+step w1_one_round bash -c "source jobs/env.sh && $W1_LINE --rounds 1" &&
   { results_ok "$CLONE/out/w1_fedavg.h5" || fail "W1: out/w1_fedavg.h5 missing or incomplete"; }
 rm -rf "$CLONE/out"
-# shellcheck disable=SC2016
-step local_into_missing_out bash -c 'source jobs/env.sh && mpirun -n 4 build/fedsilo --config configs/quickstart.ini --algorithm local --train.lr 0.02 --output out/local.h5 --rounds 1' &&
+step local_into_missing_out bash -c "source jobs/env.sh && $LOCAL_LINE --rounds 1" &&
   { results_ok "$CLONE/out/local.h5" || fail "local run: out/local.h5 missing or incomplete"; }
 step help build/fedsilo --help && { grep -q "^Algorithms:" "$LOGS/help.log" || fail "--help lists no algorithms"; }
 

@@ -118,7 +118,8 @@ for f in weak_p1_k2 weak_p2_k4; do
     fail "scaling.sh: $f: client samples '$sizes', expected 60 each"
 done
 sizes=$(fedsilo_client_samples out/scaling/strong_p2_k4.h5)
-[ "$(tr ' ' '\n' <<<"$sizes" | sort -u)" = 100 ] || fail "scaling.sh: strong run: client samples '$sizes', expected the config's 100"
+[ "$(tr ' ' '\n' <<<"$sizes" | sort -u)" = 100 ] ||
+  fail "scaling.sh: strong run: client samples '$sizes', expected the config's 100"
 log "scaling.sh: weak runs at 60 samples per client at 1 and 2 ranks, strong runs at the config's 100"
 # A weak run whose clients cannot all get FEDSILO_WEAK_SAMPLES (4 x 20,000 > 60,000) is left out, exit 1.
 rc=0
@@ -127,6 +128,7 @@ FEDSILO_SCALING_RANKS=2 FEDSILO_SCALING_MODES=weak FEDSILO_WEAK_CLIENTS=2 FEDSIL
 if [ "$rc" = 1 ] && grep -q "not every client holds 20000 samples" small.log && [ "$(wc -l <small.csv)" = 1 ]; then
   log "scaling.sh: a weak run with too few samples per client is reported and left out (exit 1)"
 else
-  fail "scaling.sh with FEDSILO_WEAK_SAMPLES too large: exit $rc, csv '$(tr '\n' ' ' <small.csv)', log: $(tail -2 small.log)"
+  fail "scaling.sh with FEDSILO_WEAK_SAMPLES too large: exit $rc, csv '$(tr '\n' ' ' <small.csv)'," \
+    "log: $(tail -2 small.log)"
 fi
 finish

@@ -33,5 +33,6 @@ log "draw_partition.py redraws the stored partition id for id; sha256 as recorde
 # The W1 config points at the stored file, by a path relative to the repository root.
 cfg_file=$(sed -n 's/^file *= *//p' "$FEDSILO_SOURCE_DIR/configs/w1_fedavg_fmnist.ini")
 [ "$cfg_file" = data/partitions/fmnist_c10_dirichlet0.5_seed0.npy ] ||
-  fail "configs/w1_fedavg_fmnist.ini: partition file '$cfg_file', expected data/partitions/fmnist_c10_dirichlet0.5_seed0.npy"
+  fail "configs/w1_fedavg_fmnist.ini: partition file '$cfg_file'," \
+    "expected data/partitions/fmnist_c10_dirichlet0.5_seed0.npy"
 finish

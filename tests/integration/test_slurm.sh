@@ -194,7 +194,8 @@ check_done() {  # check_done ID WHAT
 RUN=$(submit "$WORK/run-%j.out" "$FEDSILO_SOURCE_DIR/jobs/run.sbatch" tiny.ini)
 SWEEP=$(submit "$WORK/sweep-%A_%a.out" --array=0-1 "$FEDSILO_SOURCE_DIR/jobs/sweep.sbatch" sweep.manifest)
 # Weak runs: 100 samples per client (sbatch passes the environment on), so both kinds stay tiny.
-SCALE=$(FEDSILO_WEAK_SAMPLES=100 submit "$WORK/scaling-%j.out" --ntasks=2 "$FEDSILO_SOURCE_DIR/jobs/scaling.sbatch" tiny.ini --rounds 2)
+SCALE=$(FEDSILO_WEAK_SAMPLES=100 submit "$WORK/scaling-%j.out" --ntasks=2 "$FEDSILO_SOURCE_DIR/jobs/scaling.sbatch" \
+  tiny.ini --rounds 2)
 log "submitted run.sbatch (job $RUN), a 2-task sweep.sbatch (job $SWEEP) and scaling.sbatch at 1-2 ranks (job $SCALE)"
 wait_jobs 400 "$RUN" "$SWEEP" "$SCALE"
 check_done "$RUN" "run.sbatch"
@@ -202,7 +203,8 @@ for task in 0 1; do check_done "${SWEEP}_$task" "sweep.sbatch task $task"; done
 check_done "$SCALE" "scaling.sbatch"
 if [ "$(head -1 "$WORK/out/scaling.csv" 2>/dev/null)" = "mode,ranks,clients,seconds_per_round" ] &&
   [ "$(cut -d, -f1-3 "$WORK/out/scaling.csv" | tail -n +2 | tr '\n' ' ')" = "strong,1,16 strong,2,16 weak,1,4 weak,2,8 " ]; then
-  "$FEDSILO_SOURCE_DIR/tools/fedsilo-analysis" plot scaling "$WORK/out/scaling.csv" --out "$WORK/scaling-plot" >/dev/null ||
+  "$FEDSILO_SOURCE_DIR/tools/fedsilo-analysis" plot scaling "$WORK/out/scaling.csv" --out "$WORK/scaling-plot.png" \
+    >/dev/null ||
     fail "tools/fedsilo-analysis plot scaling rejects the scaling CSV"
   log "scaling.csv: $(tail -n +2 "$WORK/out/scaling.csv" | tr '\n' ' ')"
 else
