@@ -55,7 +55,8 @@ while [ $# -gt 0 ]; do
 done
 case "$ONLY" in "" | w1 | w2) ;; *) echo "compare_torch.sh: --only w1|w2, got '$ONLY'" >&2; exit 2 ;; esac
 for v in RANKS REPS W1_ROUNDS W2_ROUNDS; do
-  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "compare_torch.sh: ${v,,} must be a positive integer, got '${!v}'" >&2; exit 2; }
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] ||
+    { echo "compare_torch.sh: ${v,,} must be a positive integer, got '${!v}'" >&2; exit 2; }
 done
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
@@ -82,8 +83,11 @@ gcc -O3 -march=native -fopenmp "$ROOT/bench/fma_peak.c" -o "$OUT/fma_peak"
 measure_peak() { # thread counts the programs use: fedsilo's ranks, PyTorch's 1 and 2 threads
   "$OUT/fma_peak" $(printf '%s\n' 1 2 "$RANKS" | sort -un) | tee -a "$PEAKS" | sed 's/^/  /'
 }
-echo "# fedsilo $EXE at $RANKS ranks vs bench/torch_reference.py; $REPS repetition(s); W1 $W1_ROUNDS rounds, W2 $W2_ROUNDS rounds"
-echo "# $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), load average $(cut -d' ' -f1-3 /proc/loadavg); raw output in $OUT"
+plural() { [ "$1" = 1 ] && echo "$1 $2" || echo "$1 ${2}s"; }
+echo "# fedsilo $EXE at $(plural "$RANKS" rank) vs bench/torch_reference.py; $(plural "$REPS" repetition);" \
+  "W1 $(plural "$W1_ROUNDS" round), W2 $(plural "$W2_ROUNDS" round)"
+echo "# $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), load average" \
+  "$(cut -d' ' -f1-3 /proc/loadavg); raw output in $OUT"
 echo "FMA peak before the runs:"
 measure_peak
 
@@ -121,14 +125,14 @@ run_torch() { # workload label rep coretype args...
 
 for rep in $(seq 1 "$REPS"); do
   if [ "$ONLY" != w2 ]; then
-    echo "W1 (mlp, FedAvg, 10 clients, $W1_ROUNDS rounds), repetition $rep"
-    run_fedsilo w1 "fedsilo ($RANKS ranks)" "$rep" --rounds "$W1_ROUNDS"
+    echo "W1 (mlp, FedAvg, 10 clients, $(plural "$W1_ROUNDS" round)), repetition $rep"
+    run_fedsilo w1 "fedsilo ($(plural "$RANKS" rank))" "$rep" --rounds "$W1_ROUNDS"
     run_torch w1 "torch as installed (t1)" "$rep" "" --threads 1 --rounds "$W1_ROUNDS"
     run_torch w1 "torch tuned (SkylakeX, t1)" "$rep" SkylakeX --threads 1 --rounds "$W1_ROUNDS"
   fi
   if [ "$ONLY" != w1 ]; then
-    echo "W2 (cnn_mcmahan, FedAvg, 10 clients, $W2_ROUNDS rounds), repetition $rep"
-    run_fedsilo w2 "fedsilo ($RANKS ranks)" "$rep" --model cnn_mcmahan --rounds "$W2_ROUNDS"
+    echo "W2 (cnn_mcmahan, FedAvg, 10 clients, $(plural "$W2_ROUNDS" round)), repetition $rep"
+    run_fedsilo w2 "fedsilo ($(plural "$RANKS" rank))" "$rep" --model cnn_mcmahan --rounds "$W2_ROUNDS"
     run_torch w2 "torch as installed (t2)" "$rep" "" --threads 2 --rounds "$W2_ROUNDS"
     run_torch w2 "torch tuned (SkylakeX, t2, blas1)" "$rep" SkylakeX --threads 2 --blas-threads 1 --rounds "$W2_ROUNDS"
   fi
