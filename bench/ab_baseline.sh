@@ -3,7 +3,7 @@
 # another revision (default: HEAD, i.e. the working tree's uncommitted changes are "after"), then
 # runs the two benchmark binaries alternately and prints, per benchmark, the median CPU time of
 # each and their ratio. Alternating in one script is what makes the ratio meaningful on a shared,
-# noisy machine (PERF_BASELINE.md); the absolute times are not.
+# noisy machine (docs/performance.md: run-to-run noise of up to 30%); the absolute times are not.
 #
 #   bash bench/ab_baseline.sh [--rev REV] [--build DIR] [--rounds N] [--filter REGEX]
 #   default filter: the W1/W2 training steps, Dense, Conv2D (default chunk), ExactSum, Eval

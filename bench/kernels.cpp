@@ -308,7 +308,8 @@ void BM_TrainStep(benchmark::State& st) {
   }
   st.counters["mallocs/step"] = static_cast<double>(count.stop()) / static_cast<double>(st.iterations());
   st.counters["samples/s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
-  // exact training FLOPs per sample (PERF_BASELINE.md section 2)
+  // exact training FLOPs per sample: forward + weight gradients + input gradients of every layer but the
+  // first, 2 FLOPs per multiply-add (docs/performance.md, "FLOPs per sample")
   setFlops(st, (cnn ? 72384512.0 : 879200.0) * batch);
 }
 BENCHMARK(BM_TrainStep)

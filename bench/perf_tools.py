@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Helpers for bench/*.sh (Debian's python3: numpy, h5py). Not part of the analysis package.
 
-  perf_tools.py fedsilo-run RESULTS.h5 RSSPREFIX LABEL WORKLOAD -> one JSON line on stdout
-  perf_tools.py torch-run TORCH.json LABEL WORKLOAD USAGEPREFIX  -> the same for torch_fedavg.py
-  perf_tools.py compare RUNS.jsonl                               -> the fedsilo vs PyTorch table
+  perf_tools.py fedsilo-run RESULTS.h5 RSSPREFIX LABEL WORKLOAD RANKS -> one JSON line on stdout
+  perf_tools.py torch-run TORCH.json LABEL WORKLOAD USAGEPREFIX  -> the same for torch_reference.py
+  perf_tools.py compare RUNS.jsonl [FMA_PEAK.txt]                -> the fedsilo vs PyTorch table
   perf_tools.py scaling-row MODE RANKS CLIENTS RESULTS.h5 [OVERSUBSCRIBED] -> one CSV row
   perf_tools.py scaling-report SCALING.csv                       -> efficiency table
 """
@@ -13,6 +13,10 @@ import math
 import sys
 
 import numpy as np
+
+# Exact training FLOPs per sample (2 per multiply-add: forward, weight gradients, input gradients of
+# every layer but the first), as bench/torch_reference.py and docs/performance.md count them.
+TRAIN_FLOPS = {"w1": 879_200, "w2": 72_384_512}
 
 
 def rank_usage(prefix):
@@ -34,7 +38,7 @@ def rank_usage(prefix):
     return out
 
 
-def fedsilo_run(h5path, rssprefix, label, workload):
+def fedsilo_run(h5path, rssprefix, label, workload, num_ranks):
     import h5py
 
     with h5py.File(h5path, "r") as f:
@@ -43,19 +47,21 @@ def fedsilo_run(h5path, rssprefix, label, workload):
         acc = [float(x) for x in f["/rounds/global_accuracy"][:]]
         spr = float(f["/summary/seconds_per_round"][()])
     ranks = rank_usage(rssprefix)
-    row = dict(program="fedsilo", label=label, workload=workload, round_s=sec, train_s=train, rounds=len(sec),
+    row = dict(program="fedsilo", label=label, workload=workload, cores=int(num_ranks), round_s=sec, train_s=train,
+               rounds=len(sec),
                final_acc=acc[-1] if acc else float("nan"), median_round_s_all=spr,
                rss_mb=[r["rss_mb"] for r in ranks], cpu_s=[r["user_s"] + r["sys_s"] for r in ranks])
     print(json.dumps(row))
 
 
 def torch_run(jsonpath, label, workload, usageprefix):
-    """Last JSON line written by torch_fedavg.py --json -> one run line in the fedsilo format."""
+    """Last JSON line written by torch_reference.py --json -> one run line in the fedsilo format."""
     lines = [line for line in open(jsonpath) if line.strip()]
     t = json.loads(lines[-1])
     rows = t["per_round"]
     usage = rank_usage(usageprefix)
-    print(json.dumps(dict(program="torch", label=label, workload=workload, round_s=[r["round_s"] for r in rows],
+    print(json.dumps(dict(program="torch", label=label, workload=workload, cores=t["threads"],
+                          round_s=[r["round_s"] for r in rows],
                           train_s=[r["train_s"] for r in rows], final_acc=t["final_test_acc"],
                           rss_mb=t["peak_rss_mb"], threads=t["threads"], blas_threads=t["openblas_threads"],
                           coretype=t["openblas_coretype"], rounds=len(rows),
@@ -66,7 +72,32 @@ def med(v):
     return float(np.median(v)) if len(v) else float("nan")
 
 
-def compare(path):
+def fma_peaks(path):
+    """{threads: GFLOP/s} from fma_peak's 'fma_peak isa=I threads=T gflops=G' lines: the widest
+    instruction set measured, the best of the measurements (the peak is the machine's, and a lower
+    reading only means other work was running)."""
+    best = {}
+    for line in open(path):
+        f = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+        if line.startswith("fma_peak ") and {"isa", "threads", "gflops"} <= f.keys():
+            key = (f["isa"] == "avx512", int(f["threads"]))
+            best[key] = max(best.get(key, 0.0), float(f["gflops"]))
+    wide = any(k[0] for k in best)
+    return {t: g for (is512, t), g in best.items() if is512 == wide}
+
+
+def peak_for(peaks, cores):
+    """Peak of `cores` cores: measured, else cores x the 1-thread figure; NaN without a measurement."""
+    if cores in peaks:
+        return peaks[cores]
+    return cores * peaks[1] if 1 in peaks else float("nan")
+
+
+def compare(path, peak_path=None):
+    peaks = fma_peaks(peak_path) if peak_path else {}
+    if peaks:
+        print("\nFP32 FMA peak (best of the measurements before and after the runs): "
+              + ", ".join(f"{t} core(s) {g:.1f} GFLOP/s" for t, g in sorted(peaks.items())))
     runs = [json.loads(line) for line in open(path) if line.strip()]
     workloads = []
     for r in runs:
@@ -80,7 +111,8 @@ def compare(path):
                 continue
             key = r["label"]
             if key not in rows:
-                rows[key] = dict(round_s=[], train_s=[], acc=[], rss=[], cpu=[], reps=0, program=r["program"])
+                rows[key] = dict(round_s=[], train_s=[], acc=[], rss=[], cpu=[], reps=0, program=r["program"],
+                                 cores=int(r.get("cores", 1)))
                 order.append(key)
             d = rows[key]
             d["round_s"] += r["round_s"]
@@ -92,15 +124,23 @@ def compare(path):
                 d["cpu"].append(sum(r["cpu_s"]) / max(1, r.get("rounds", len(r["round_s"]))))
             d["reps"] += 1
         n = 60000.0
+        flops = TRAIN_FLOPS.get(wl, float("nan"))
         print(f"\n== {wl}: medians over all rounds of all repetitions ==")
-        print(f"{'program':<34} {'reps':>4} {'s/round':>8} {'train s':>8} {'samples/s':>10} {'final acc':>9} "
-              f"{'peak RSS MB':>14} {'CPU s/round':>11}")
+        print(f"{'program':<34} {'reps':>4} {'s/round':>8} {'train s':>8} {'samples/s':>10} {'GFLOP/s':>8} "
+              f"{'% peak':>6} {'final acc':>9} {'peak RSS MB':>14} {'CPU s/round':>11}")
         for key in order:
             d = rows[key]
             rss = d["rss_per_rank"]
             rss_txt = "/".join(f"{x:.0f}" for x in rss) if isinstance(rss, list) else f"{rss:.0f}"
+            sps = n / med(d["train_s"])
+            gflops = sps * flops / 1e9
+            share = 100.0 * gflops / peak_for(peaks, d["cores"]) if peaks else float("nan")
             print(f"{key:<34} {d['reps']:>4} {med(d['round_s']):>8.3f} {med(d['train_s']):>8.3f} "
-                  f"{n / med(d['train_s']):>10.0f} {med(d['acc']):>9.4f} {rss_txt:>14} {med(d['cpu']):>11.3f}")
+                  f"{sps:>10.0f} {gflops:>8.1f} {share:>5.0f}% {med(d['acc']):>9.4f} {rss_txt:>14} "
+                  f"{med(d['cpu']):>11.3f}")
+        if peaks:
+            print(f"  (GFLOP/s: training samples/s x {flops:,} exact FLOPs per sample; % peak: of the FMA peak of "
+                  f"the cores the program used, fedsilo one per rank, PyTorch its threads)")
         fed = [k for k in order if rows[k]["program"] == "fedsilo"]
         ref = [k for k in order if rows[k]["program"] == "torch"]
         for f in fed:
@@ -157,11 +197,11 @@ def scaling_report(path):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "fedsilo-run":
-        fedsilo_run(*sys.argv[2:6])
+        fedsilo_run(*sys.argv[2:7])
     elif cmd == "torch-run":
         torch_run(*sys.argv[2:6])
     elif cmd == "compare":
-        compare(sys.argv[2])
+        compare(*sys.argv[2:4])
     elif cmd == "scaling-row":
         scaling_row(*sys.argv[2:])
     elif cmd == "scaling-report":

@@ -18,7 +18,7 @@
 # Seconds per round = /summary/seconds_per_round (median over the rounds of the whole round:
 # training, exact reduction, broadcast, results append). Evaluation runs in the first and last
 # round only (eval.every 1000), so the median is the FL round itself.
-# The CSV has the columns mode,ranks,clients,seconds_per_round (what `python3 -m analysis plot
+# The CSV has the columns mode,ranks,clients,seconds_per_round (what `tools/fedsilo-analysis plot
 # scaling FILE` reads; repeated rows are reduced to their median) plus oversubscribed (0/1).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

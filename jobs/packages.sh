@@ -7,7 +7,7 @@ FEDSILO_PKGS=(build-essential cmake ninja-build pkg-config ccache
               libhdf5-openmpi-dev hdf5-tools libboost-program-options-dev
               libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
               dataset-fashion-mnist
-              python3-h5py python3-matplotlib python3-pandas python3-scipy python3-pytest python3-yaml
+              python3-numpy python3-h5py python3-matplotlib python3-scipy python3-pytest python3-yaml
               strace)
 # The SLURM test's cluster: munged, slurmctld, slurmd and the client commands (sbatch, squeue, ...).
 FEDSILO_SLURM_PKGS=(munge slurmctld slurmd slurm-client)

@@ -17,4 +17,4 @@ for alg in fedavg local; do
 done
 echo
 echo "== comparison (per-client test accuracy after the last round) =="
-/usr/bin/python3 -m analysis summary "$OUT/quickstart_fedavg.h5" "$OUT/quickstart_local.h5"
+"$ROOT/tools/fedsilo-analysis" summary "$OUT/quickstart_fedavg.h5" "$OUT/quickstart_local.h5"

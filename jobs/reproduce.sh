@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reruns the settings of docs/reproduction.md's tables (configs/) at a size this 2-core machine can
-# finish, then turns every results file into one Markdown report (python3 -m analysis report). Each
+# finish, then turns every results file into one Markdown report (tools/fedsilo-analysis report). Each
 # config's header states the paper's full-size settings, the file's own and the reduced ones used here
 # (the "reduced" column below; --full drops it and runs the configs as they are). Which table each line
 # reproduces, and the commands of the tables that need longer runs: docs/reproduction.md.

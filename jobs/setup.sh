@@ -4,6 +4,7 @@
 #   FEDSILO_BUILD_DIR   build directory (default: <repo>/build)
 #   FEDSILO_WITH_SLURM  1 = also install munge + slurmctld/slurmd/slurm-client (for the SLURM test)
 #   FEDSILO_JOBS        parallel build jobs (default 2)
+#   FEDSILO_BUILD_TARGETS  build only these targets (e.g. "fedsilo"; default: everything, tests included)
 # The package lists are in jobs/packages.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,5 +26,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
 fi
-cmake --build "$BUILD" -j "$JOBS"
+targets=()
+for t in ${FEDSILO_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$BUILD" -j "$JOBS" "${targets[@]}"
 echo "setup.sh: built $BUILD/fedsilo"

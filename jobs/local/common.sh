@@ -9,8 +9,10 @@ fedsilo_die() {
   exit 2
 }
 
-# MPI as root, oversubscription and one BLAS thread per rank (HPC_NOTES.md section 3), set inside
-# the script so that it does not depend on the submitting shell's environment.
+# MPI as root (Open MPI refuses root without both OMPI_ALLOW_RUN_AS_ROOT variables), oversubscription
+# (more ranks than cores, as the tests and small machines need) and one BLAS thread per rank (OpenBLAS
+# threads would compete with the ranks for the cores), set inside the script so that it does not depend
+# on the submitting shell's environment.
 fedsilo_env() {
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export OMPI_MCA_rmaps_base_oversubscribe=1
@@ -104,20 +106,41 @@ fedsilo_seconds_per_round() {
   /usr/bin/python3 -c 'import sys, h5py; print(repr(float(h5py.File(sys.argv[1], "r")["summary/seconds_per_round"][()])))' "$1"
 }
 
+# fedsilo_client_samples FILE: every client's samples (train + val + test) in a results file, one line.
+fedsilo_client_samples() {
+  /usr/bin/python3 -c 'import sys, h5py
+c = h5py.File(sys.argv[1], "r")["clients"]
+print(" ".join(str(int(a + b + t)) for a, b, t in zip(c["num_train"][:], c["num_val"][:], c["num_test"][:])))' "$1"
+}
+
+# fedsilo_all_clients_hold FILE N: whether every client of the results file holds exactly N samples.
+fedsilo_all_clients_hold() {
+  local sizes
+  sizes=$(fedsilo_client_samples "$1") || return 1
+  [ -n "$sizes" ] && [ -z "$(tr ' ' '\n' <<<"$sizes" | grep -vx -- "$2")" ]
+}
+
 # fedsilo_scaling LAUNCH CONFIG [fedsilo options...]: strong and weak scaling runs.
 # LAUNCH is a function called as `LAUNCH NP CMD...` (srun -n NP / mpirun -n NP).
 #   FEDSILO_SCALING_RANKS     rank counts (default "1 2 4 ... N", N = FEDSILO_SCALING_MAX)
 #   FEDSILO_SCALING_MODES     "strong weak" (default both)
-#   FEDSILO_STRONG_CLIENTS    clients of every strong-scaling run (default 16)
+#   FEDSILO_STRONG_CLIENTS    clients of every strong-scaling run (default 16): the config's data and
+#                             partition, the same problem at every rank count
 #   FEDSILO_WEAK_CLIENTS      clients per rank of the weak-scaling runs (default 4)
+#   FEDSILO_WEAK_SAMPLES      samples of every client in the weak-scaling runs (default: FashionMNIST's
+#                             60,000 training images shared by the largest run, 60000 / (clients per
+#                             rank x the largest rank count)); the weak runs use an iid partition capped
+#                             at this many samples per client, so the work per rank is the same at every
+#                             rank count, and a run in which a client got fewer (too small a data set)
+#                             is reported and left out
 #   FEDSILO_SCALING_CSV       the CSV written (default $FEDSILO_OUT/scaling.csv)
-# Writes mode,ranks,clients,seconds_per_round (the columns `python3 -m analysis plot scaling` reads),
+# Writes mode,ranks,clients,seconds_per_round (the columns `tools/fedsilo-analysis plot scaling` reads),
 # seconds_per_round being each run's /summary/seconds_per_round (median round time). A failed run is
 # reported and left out; the function then returns 1.
 fedsilo_scaling() {
   local launch=$1 config=$2
   shift 2
-  local exe out csv dir ranks modes p mode k file failed=0 sec
+  local exe out csv dir ranks modes p mode k file failed=0 sec maxp per_rank samples extra
   exe=$(fedsilo_exe)
   out=${FEDSILO_OUT:-$FEDSILO_ROOT/out}
   csv=${FEDSILO_SCALING_CSV:-$out/scaling.csv}
@@ -131,25 +154,38 @@ fedsilo_scaling() {
     ranks+=${FEDSILO_SCALING_MAX:-1}
   fi
   modes=${FEDSILO_SCALING_MODES:-strong weak}
+  maxp=0
+  for p in $ranks; do ((p > maxp)) && maxp=$p; done
+  per_rank=${FEDSILO_WEAK_CLIENTS:-4}
+  samples=${FEDSILO_WEAK_SAMPLES:-$((60000 / (per_rank * (maxp > 0 ? maxp : 1))))}
+  [[ $samples =~ ^[1-9][0-9]*$ ]] || fedsilo_die "FEDSILO_WEAK_SAMPLES must be a positive integer, got '$samples'"
   fedsilo_has_output "$@" && fedsilo_die "scaling names its own outputs; remove --output"
   echo "mode,ranks,clients,seconds_per_round" >"$csv"
   for mode in $modes; do
     for p in $ranks; do
       case "$mode" in
-        strong) k=${FEDSILO_STRONG_CLIENTS:-16} ;;
-        weak) k=$((p * ${FEDSILO_WEAK_CLIENTS:-4})) ;;
+        strong) k=${FEDSILO_STRONG_CLIENTS:-16} extra=() ;;
+        weak)
+          k=$((p * per_rank))
+          extra=(--partition.scheme iid --partition.samples_per_client "$samples")
+          ;;
         *) fedsilo_die "FEDSILO_SCALING_MODES: unknown mode $mode (strong, weak)" ;;
       esac
       file=$dir/${mode}_p${p}_k${k}.h5
       rm -f "$file"
-      echo "== $mode scaling: $p rank(s), $k clients -> $file"
-      if "$launch" "$p" "$exe" --config "$config" "$@" --clients "$k" --output "$file" &&
-        sec=$(fedsilo_seconds_per_round "$file"); then
-        echo "$mode,$p,$k,$sec" >>"$csv"
-        echo "   seconds per round: $sec"
-      else
+      echo "== $mode scaling: $p rank(s), $k clients${extra:+ of $samples samples each} -> $file"
+      if ! "$launch" "$p" "$exe" --config "$config" "$@" --clients "$k" "${extra[@]}" --output "$file" ||
+        ! sec=$(fedsilo_seconds_per_round "$file"); then
         echo "fedsilo scaling: the $mode run at $p rank(s) failed; left out of $csv" >&2
         failed=1
+      elif [ "$mode" = weak ] && ! fedsilo_all_clients_hold "$file" "$samples"; then
+        echo "fedsilo scaling: in the weak run at $p rank(s) not every client holds $samples samples" \
+          "($(fedsilo_client_samples "$file" 2>&1)): the data set is too small for $k clients; lower" \
+          "FEDSILO_WEAK_SAMPLES. Left out of $csv" >&2
+        failed=1
+      else
+        echo "$mode,$p,$k,$sec" >>"$csv"
+        echo "   seconds per round: $sec"
       fi
     done
   done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Strong and weak scaling with mpirun on a workstation (the jobs/scaling.sbatch of machines without
-# SLURM), up to FEDSILO_SCALING_MAX ranks (default: the number of cores):
+# SLURM), up to FEDSILO_SCALING_MAX ranks (default: the number of cores); weak scaling keeps the samples
+# per client fixed (FEDSILO_WEAK_SAMPLES) while the clients grow with the ranks:
 #   jobs/local/scaling.sh configs/X.ini [fedsilo options, e.g. --rounds 5]
 # Writes out/scaling.csv: mode,ranks,clients,seconds_per_round (see jobs/scaling.sbatch for the knobs).
 set -euo pipefail

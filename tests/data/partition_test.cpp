@@ -279,9 +279,14 @@ TEST(Partition, FileReproducesTheFileExactly) {
   expectDataError([&] { partitionData(b, 4, cfg, 0); }, {"client id -1", "position 17"});
 }
 
+// The W1/W2 benchmark partition stored in the repository (data/partitions/README.md: provenance).
+std::string storedFashionMnistPartition() {
+  return test::sourceDir() + "/data/partitions/fmnist_c10_dirichlet0.5_seed0.npy";
+}
+
 TEST(Partition, ShippedFashionMnistPartitionFile) {
-  const std::string path = "/work/shared/bench/partition_seed0_c10_a0.5.npy";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " absent";
+  const std::string path = storedFashionMnistPartition();
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing from the source tree";
   const DataBundle b = balanced(60000, 10);
   PartitionConfig cfg = scheme("file");
   cfg.file = path;
@@ -293,14 +298,15 @@ TEST(Partition, ShippedFashionMnistPartitionFile) {
 }
 
 TEST(Partition, ShippedPartitionMatchesPublishedLabelCounts) {
-  const std::string path = "/work/shared/bench/partition_seed0_c10_a0.5.npy";
-  if (!std::filesystem::exists(path) || !std::filesystem::exists("/usr/share/datasets/fashion-mnist"))
-    GTEST_SKIP() << "partition file or Fashion-MNIST absent";
+  const std::string path = storedFashionMnistPartition();
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing from the source tree";
+  ASSERT_TRUE(std::filesystem::exists("/usr/share/datasets/fashion-mnist"))
+      << "FashionMNIST is missing: apt-get install dataset-fashion-mnist (jobs/setup.sh installs it)";
   const DataBundle b = loadDataset(DataConfig{}, 0);
   PartitionConfig cfg = scheme("file");
   cfg.file = path;
   const auto p = partitionData(b, 10, cfg, 0);
-  // PERF_BASELINE.md section 2, clients 0 and 9.
+  // The label counts of clients 0 and 9 in data/partitions/README.md, computed there with NumPy.
   EXPECT_EQ(b.train.labelCounts(p[0]), (std::vector<Index>{89, 399, 575, 148, 3001, 1320, 27, 77, 133, 511}));
   EXPECT_EQ(b.train.labelCounts(p[9]), (std::vector<Index>{88, 532, 901, 1582, 1900, 1153, 1417, 605, 2003, 50}));
 }

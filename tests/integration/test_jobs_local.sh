@@ -6,7 +6,8 @@
 # run; sweep.sh runs a 2-line manifest into one named file per line and skips finished tasks when run
 # again, and runs the shipped example jobs/sweep.manifest (checked line by line, then run as shipped
 # with shrunken copies of its configurations); scaling.sh writes mode,ranks,clients,seconds_per_round
-# that `analysis plot scaling` reads.
+# that `analysis plot scaling` reads, its weak runs give every client FEDSILO_WEAK_SAMPLES samples, and
+# a weak run that cannot is left out.
 TEST_NAME=test_jobs_local
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -99,15 +100,35 @@ for name, (cfg, alg, seed, *_) in zip(names, lines):
 PYEOF
 log "sweep.sh jobs/sweep.manifest (shrunken configs): $N tasks -> ${want[*]}"
 
-# scaling.sh
-FEDSILO_SCALING_RANKS="1 2" FEDSILO_STRONG_CLIENTS=4 FEDSILO_WEAK_CLIENTS=2 "$J/scaling.sh" tiny.ini --rounds 2 >scaling.log 2>&1 ||
-  fail "scaling.sh failed: $(tail -3 scaling.log)"
+# scaling.sh: strong runs keep the config's problem (4 clients of at most 100 samples at 1 and 2 ranks);
+# weak runs hold the samples per client fixed (FEDSILO_WEAK_SAMPLES = 60) while the clients grow with
+# the ranks (2 per rank), whatever the config's partition says.
+FEDSILO_SCALING_RANKS="1 2" FEDSILO_STRONG_CLIENTS=4 FEDSILO_WEAK_CLIENTS=2 FEDSILO_WEAK_SAMPLES=60 \
+  "$J/scaling.sh" tiny.ini --rounds 2 >scaling.log 2>&1 || fail "scaling.sh failed: $(tail -3 scaling.log)"
 if [ "$(head -1 out/scaling.csv)" = "mode,ranks,clients,seconds_per_round" ] &&
   [ "$(cut -d, -f1-3 out/scaling.csv | tail -n +2 | tr '\n' ' ')" = "strong,1,4 strong,2,4 weak,1,2 weak,2,4 " ]; then
-  (cd "$FEDSILO_SOURCE_DIR" && "$PY" -m analysis plot scaling "$WORK/out/scaling.csv" --out "$WORK/plot" >/dev/null) ||
-    fail "analysis plot scaling rejects out/scaling.csv"
+  "$FEDSILO_SOURCE_DIR/tools/fedsilo-analysis" plot scaling "$WORK/out/scaling.csv" --out "$WORK/plot" >/dev/null ||
+    fail "tools/fedsilo-analysis plot scaling rejects out/scaling.csv"
   log "scaling.sh: $(tail -n +2 out/scaling.csv | tr '\n' ' ')"
 else
   fail "scaling.sh: unexpected CSV: $(tr '\n' ' ' <out/scaling.csv)"
+fi
+for f in weak_p1_k2 weak_p2_k4; do
+  sizes=$(fedsilo_client_samples "out/scaling/$f.h5") && [ "$(tr ' ' '\n' <<<"$sizes" | sort -u)" = 60 ] ||
+    fail "scaling.sh: $f: client samples '$sizes', expected 60 each"
+done
+sizes=$(fedsilo_client_samples out/scaling/strong_p2_k4.h5)
+[ "$(tr ' ' '\n' <<<"$sizes" | sort -u)" = 100 ] ||
+  fail "scaling.sh: strong run: client samples '$sizes', expected the config's 100"
+log "scaling.sh: weak runs at 60 samples per client at 1 and 2 ranks, strong runs at the config's 100"
+# A weak run whose clients cannot all get FEDSILO_WEAK_SAMPLES (4 x 20,000 > 60,000) is left out, exit 1.
+rc=0
+FEDSILO_SCALING_RANKS=2 FEDSILO_SCALING_MODES=weak FEDSILO_WEAK_CLIENTS=2 FEDSILO_WEAK_SAMPLES=20000 \
+  FEDSILO_SCALING_CSV=$WORK/small.csv "$J/scaling.sh" tiny.ini --rounds 1 --train.epochs 0 >small.log 2>&1 || rc=$?
+if [ "$rc" = 1 ] && grep -q "not every client holds 20000 samples" small.log && [ "$(wc -l <small.csv)" = 1 ]; then
+  log "scaling.sh: a weak run with too few samples per client is reported and left out (exit 1)"
+else
+  fail "scaling.sh with FEDSILO_WEAK_SAMPLES too large: exit $rc, csv '$(tr '\n' ' ' <small.csv)'," \
+    "log: $(tail -2 small.log)"
 fi
 finish

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: slurm
 # timeout: 900
-# A private single-node SLURM cluster, started and stopped by this test (HPC_NOTES.md section 5):
+# A private single-node SLURM cluster, started and stopped by this test (docs/hpc.md, "The SLURM test"):
 # slurm.conf generated from `hostname -s` and `slurmd -C` into a temporary directory (SLURM_CONF
 # points every daemon and command at it; nothing under /etc/slurm is used), its own munged with its
 # own key and socket, slurmctld and slurmd on free ports. Then:
@@ -193,7 +193,9 @@ check_done() {  # check_done ID WHAT
 
 RUN=$(submit "$WORK/run-%j.out" "$FEDSILO_SOURCE_DIR/jobs/run.sbatch" tiny.ini)
 SWEEP=$(submit "$WORK/sweep-%A_%a.out" --array=0-1 "$FEDSILO_SOURCE_DIR/jobs/sweep.sbatch" sweep.manifest)
-SCALE=$(submit "$WORK/scaling-%j.out" --ntasks=2 "$FEDSILO_SOURCE_DIR/jobs/scaling.sbatch" tiny.ini --rounds 2)
+# Weak runs: 100 samples per client (sbatch passes the environment on), so both kinds stay tiny.
+SCALE=$(FEDSILO_WEAK_SAMPLES=100 submit "$WORK/scaling-%j.out" --ntasks=2 "$FEDSILO_SOURCE_DIR/jobs/scaling.sbatch" \
+  tiny.ini --rounds 2)
 log "submitted run.sbatch (job $RUN), a 2-task sweep.sbatch (job $SWEEP) and scaling.sbatch at 1-2 ranks (job $SCALE)"
 wait_jobs 400 "$RUN" "$SWEEP" "$SCALE"
 check_done "$RUN" "run.sbatch"
@@ -201,8 +203,9 @@ for task in 0 1; do check_done "${SWEEP}_$task" "sweep.sbatch task $task"; done
 check_done "$SCALE" "scaling.sbatch"
 if [ "$(head -1 "$WORK/out/scaling.csv" 2>/dev/null)" = "mode,ranks,clients,seconds_per_round" ] &&
   [ "$(cut -d, -f1-3 "$WORK/out/scaling.csv" | tail -n +2 | tr '\n' ' ')" = "strong,1,16 strong,2,16 weak,1,4 weak,2,8 " ]; then
-  (cd "$FEDSILO_SOURCE_DIR" && "$PY" -m analysis plot scaling "$WORK/out/scaling.csv" --out "$WORK/scaling-plot" >/dev/null) ||
-    fail "python3 -m analysis plot scaling rejects the scaling CSV"
+  "$FEDSILO_SOURCE_DIR/tools/fedsilo-analysis" plot scaling "$WORK/out/scaling.csv" --out "$WORK/scaling-plot.png" \
+    >/dev/null ||
+    fail "tools/fedsilo-analysis plot scaling rejects the scaling CSV"
   log "scaling.csv: $(tail -n +2 "$WORK/out/scaling.csv" | tr '\n' ' ')"
 else
   fail "scaling.csv: unexpected content: $(cat "$WORK/out/scaling.csv" 2>/dev/null | tr '\n' ' ')"
