@@ -173,11 +173,16 @@ struct AlgorithmEntry {
   AlgorithmFactory make;
   const char* summary;
   std::vector<OptionSpec> (*options)();  // declared options (may be nullptr)
+  // One-shot algorithms: the number of rounds they run for this configuration (their factory refuses
+  // any other); nullptr for iterative algorithms, which run any number of rounds.
+  int (*oneShotRounds)(const ExperimentConfig&) = nullptr;
 };
 
 // The one registry table (fl/registry.cpp).
 const std::vector<AlgorithmEntry>& algorithmRegistry();
 std::unique_ptr<Algorithm> makeAlgorithm(const ExperimentConfig& cfg);  // ConfigError on unknown names
 std::vector<OptionSpec> allAlgorithmOptions();
+// The registry entry of `name`, or nullptr.
+const AlgorithmEntry* findAlgorithm(const std::string& name);
 
 }  // namespace fedsilo

@@ -29,16 +29,16 @@ const std::vector<AlgorithmEntry>& algorithmRegistry() {
       {"gems", &makeGems,
        "GEMS (Guha & Smith 2018): intersection of good-enough model balls; rounds = 1 (convex, ellipsoid) or 2 "
        "(neuron-wise mlp)",
-       &oneShotOptionSpecs},
-      {"average", &makeOneShotAverage, "One-shot naive average of the clients' local models (GEMS baseline)", nullptr},
+       &oneShotOptionSpecs, &gemsRounds},
+      {"average", &makeOneShotAverage, "One-shot naive average of the clients' local models (GEMS baseline)", nullptr, &oneShotSingleRound},
       {"ensemble", &makeOneShotEnsemble, "One-shot majority-vote ensemble of the local models (GEMS baseline)",
-       nullptr},
+       nullptr, &oneShotSingleRound},
       {"oneshot_local", &makeOneShotLocal, "One-shot local models, scored on the test set as the GEMS paper's Local",
-       nullptr},
+       nullptr, &oneShotSingleRound},
       {"global", &makeOneShotGlobal, "One-shot: one model trained on the pooled data of all clients (GEMS baseline)",
-       nullptr},
+       nullptr, &oneShotSingleRound},
       {"public_only", &makeOneShotPublicOnly, "One-shot: a model trained on the public sample alone (GEMS baseline)",
-       nullptr},
+       nullptr, &oneShotSingleRound},
       {"alpha_fedavg", &makeAlphaFedAvg,
        "alpha-FedAvg: alpha-fair aggregation weights a_k^(1/alpha-1), alpha from the efficiency target",
        &alphaFedAvgOptions},
@@ -68,6 +68,12 @@ std::unique_ptr<Algorithm> makeAlgorithm(const ExperimentConfig& cfg) {
     names += (names.empty() ? "" : ", ") + std::string(e.name);
   }
   throw ConfigError(fmt("algorithm = ", cfg.algorithm, ": unknown algorithm, expected one of ", names));
+}
+
+const AlgorithmEntry* findAlgorithm(const std::string& name) {
+  for (const auto& e : algorithmRegistry())
+    if (name == e.name) return &e;
+  return nullptr;
 }
 
 std::vector<OptionSpec> allAlgorithmOptions() {

@@ -120,7 +120,9 @@ std::vector<double> diagonalFisher(Model& model, LocalTrainer& trainer, const Da
 
 // ---- Gems -----------------------------------------------------------------------------------------
 
-Gems::Gems(const ExperimentConfig& cfg) : OneShot(cfg, "gems", neuronModeOf(cfg) ? 2 : 1) {
+int gemsRounds(const ExperimentConfig& cfg) { return neuronModeOf(cfg) ? 2 : 1; }
+
+Gems::Gems(const ExperimentConfig& cfg) : OneShot(cfg, "gems", gemsRounds(cfg)) {
   neuron_ = neuronModeOf(cfg);
   keepLocal_ = neuron_;  // the driver's per-client evaluation shows the local models
 }

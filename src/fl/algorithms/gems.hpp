@@ -114,6 +114,9 @@ class Gems : public OneShot {
   mutable int wideWidth_ = 0;
 };
 
+// GEMS' round count (AlgorithmEntry::oneShotRounds): 2 in neuron-wise mode (round 0 the hidden layer,
+// round 1 the heads), else 1.
+int gemsRounds(const ExperimentConfig& cfg);
 std::unique_ptr<Algorithm> makeGems(const ExperimentConfig& cfg);
 
 }  // namespace fedsilo

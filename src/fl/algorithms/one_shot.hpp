@@ -65,6 +65,8 @@ struct OneShotOptions {
   static OneShotOptions parse(const ExperimentConfig& cfg);
 };
 std::vector<OptionSpec> oneShotOptionSpecs();
+// The baselines' round count (AlgorithmEntry::oneShotRounds): every client trains and sends once.
+inline int oneShotSingleRound(const ExperimentConfig&) { return 1; }
 
 // ConfigError unless cfg.rounds == rounds, every client takes part (fl.clients_per_round 0 or >= K)
 // and fl.dropout == 0.
