@@ -35,7 +35,9 @@ const std::vector<Opt>& coreOptions() {
       {"clients", "10", "number of clients K (>= 1)"},
       {"rounds", "20", "number of communication rounds (>= 1)"},
       {"seed", "0", "experiment seed (>= 0); every random stream is keyed by (seed, client, round, purpose)"},
-      {"output", "results.h5", "results file (HDF5); written as <output>.partial and renamed when complete"},
+      {"output", "results.h5",
+       "results file (HDF5; missing parent folders are created); written as <output>.partial and renamed when "
+       "complete"},
       {"train.epochs", "1", "local epochs per round (>= 0)"},
       {"train.batch", "32", "mini-batch size (>= 1)"},
       {"train.lr", "0.05", "learning rate (> 0)"},

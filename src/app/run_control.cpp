@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/fault_injection.hpp"
+#include "app/output_paths.hpp"
 #include "app/round_recorder.hpp"
 #include "app/signals.hpp"
 #include "core/timer.hpp"
@@ -142,6 +143,7 @@ class RunControl {
 };
 
 int RunControl::run() {
+  prepareOutputFolder(cfg_.output.path, comm_);  // the checkpoint lives beside the results file
   findCheckpoint();
   if (resume_) openCheckpoint();  // before loading any data: a mismatch fails fast
   exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_);

@@ -45,4 +45,15 @@ check_case bad_global_shard 2 "gems.global_shard" --algorithm global --rounds 1 
 check_case bad_gems_init 2 "gems.init = random" --algorithm average --rounds 1 --gems.init random
 check_case bad_accuracy_floor 2 "alpha_fedavg.accuracy_floor" --algorithm alpha_fedavg --alpha_fedavg.accuracy_floor 1
 check_case tiny_accuracy_floor 2 "alpha_fedavg.accuracy_floor" --algorithm alpha_fedavg --alpha_fedavg.accuracy_floor 1e-9
+touch "$TMP/a_file"
+check_case output_parent_is_a_file 2 "a_file exists and is not a folder" --output "$TMP/a_file/sub/r.h5"
+
+# The other side of the same check: missing parent folders of --output are created.
+if "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" --rounds 1 --output "$TMP/new/nested/r.h5" >"$TMP/nested.log" 2>&1 \
+   && [ -f "$TMP/new/nested/r.h5" ]; then
+  pass "missing parent folders of --output are created"
+else
+  tail -3 "$TMP/nested.log" >&2
+  fail "missing parent folders of --output: no results file $TMP/new/nested/r.h5"
+fi
 finish
