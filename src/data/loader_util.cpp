@@ -1,6 +1,8 @@
 #include "data/loader_util.hpp"
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -88,6 +90,23 @@ void holdOutTest(DataBundle& bundle, std::uint64_t seed) {
     for (Index i : trainIdx) bundle.naturalClient.push_back(natural[static_cast<std::size_t>(i)]);
     for (Index i : testIdx) bundle.naturalClientTest.push_back(natural[static_cast<std::size_t>(i)]);
   }
+}
+
+void badClassId(const std::string& label, int maxClasses, const std::string& where) {
+  throw DataError(fmt(where, ": label ", label, " is outside [0, ", maxClasses,
+                      "): class ids must be >= 0 and below data.max_classes = ", maxClasses));
+}
+
+void requireClassCount(long long classes, int maxClasses, const std::string& what) {
+  if (classes > maxClasses)
+    throw DataError(fmt(what, " has ", classes, " distinct classes, more than data.max_classes = ", maxClasses));
+}
+
+bool finiteAsFloat(double v) { return std::isfinite(v) && std::fabs(v) <= static_cast<double>(FLT_MAX); }
+
+void badFeature(const std::string& where, double value) {
+  throw DataError(fmt(where, ": ", value, " is not a finite number (features are finite 32-bit floats, |x| <= ",
+                      FLT_MAX, ")"));
 }
 
 std::vector<std::int32_t> denseIds(const std::vector<std::int64_t>& values, int* numDistinct) {
