@@ -17,6 +17,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "core/strings.hpp"
 #include "data/loader_util.hpp"
 
@@ -227,7 +228,8 @@ DataBundle loadCsv(const DataConfig& cfg, std::uint64_t seed) {
   DataBundle b;
   b.name = "csv";
   b.train.shape = Shape{static_cast<int>(featureCols.size()), 1, 1};
-  b.train.f32.resize(n * featureCols.size());
+  allocateOrFail(fmt("the features of '", path, "' (", n, " rows x ", featureCols.size(), " columns)"),
+                 bytesOf<float>(n * featureCols.size()), [&] { b.train.f32.resize(n * featureCols.size()); });
   std::vector<std::string> labelCells(n), clientCells;
   std::vector<long long> lines(n);
   if (clientCol >= 0) clientCells.resize(n);

@@ -174,6 +174,23 @@ TEST(CsvValues, LabelsMustBeBelowMaxClasses) {
   EXPECT_EQ(loadDataset(csvConfig(p, 4), 0).train.numClasses, 4);
 }
 
+TEST(CsvValues, FileLargerThanMemoryIsRefusedBeforeReading) {
+  const std::string p = test::tempDir("csv_mem") + "/d.csv";
+  std::string text = "a,label\n";
+  while (text.size() < (std::size_t(17) << 20)) text += "0.125,1\n";
+  test::writeBytes(p, text);
+  detail::setAvailableMemoryForTesting(std::uint64_t(16) << 20);
+  try {
+    loadDataset(csvConfig(p), 0);
+    ADD_FAILURE() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("out of memory: the contents of '" + p + "' needs 17.0 MB, but only 16.0 MB"),
+              std::string::npos)
+        << e.what();
+  }
+  detail::setAvailableMemoryForTesting(0);
+}
+
 // ---------------------------------------------------------------- LEAF
 
 std::string leafDir(const std::string& tag, const std::string& trainUserData) {
