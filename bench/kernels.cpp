@@ -287,7 +287,7 @@ void BM_TrainStep(benchmark::State& st) {
     return;
   }
   ModelConfig cfg;
-  cfg.name = name;
+  cfg.name = parseEnum<ModelPreset>("model", name);
   auto m = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});
   Rng init(0, -1, -1, Purpose::Init);
   m->initialize(init);

@@ -3,19 +3,17 @@
 #include <cstdlib>
 #include <string>
 
+#include "app/config_parser.hpp"
+#include "app/run_control.hpp"
 #include "comm/communicator.hpp"
-#include "fl/experiment.hpp"
-#include "io/config_parser.hpp"
-#include "io/results_writer.hpp"
-#include "io/run_control.hpp"
 
 extern "C" void openblas_set_num_threads(int);
 
 using namespace fedsilo;
 
 int main(int argc, char** argv) {
-  // One BLAS thread per rank: ranks are the parallelism (a second BLAS thread per rank made PyTorch
-  // 3x slower on batch-32 GEMMs on this machine, PERF_BASELINE.md).
+  // One BLAS thread per rank: ranks are the parallelism (measured on the build machine: a second BLAS
+  // thread per rank made PyTorch 3x slower on batch-32 GEMMs).
   openblas_set_num_threads(1);
   MpiEnvironment env(argc, argv);
   std::string partial, checkpointTmp;

@@ -1,9 +1,87 @@
 #include "core/config.hpp"
 
+#include <ostream>
+
 #include "core/error.hpp"
 #include "core/strings.hpp"
 
 namespace fedsilo {
+
+template <>
+const std::vector<EnumName<DatasetKind>>& enumNames<DatasetKind>() {
+  static const std::vector<EnumName<DatasetKind>> names = {
+      {DatasetKind::FashionMnist, "fashion_mnist"}, {DatasetKind::Mnist, "mnist"},
+      {DatasetKind::Emnist, "emnist"},              {DatasetKind::Cifar10, "cifar10"},
+      {DatasetKind::Leaf, "leaf"},                  {DatasetKind::Synthetic, "synthetic"},
+      {DatasetKind::Csv, "csv"},                    {DatasetKind::Hdf5, "hdf5"},
+      {DatasetKind::Sequence, "sequence"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<PartitionScheme>>& enumNames<PartitionScheme>() {
+  static const std::vector<EnumName<PartitionScheme>> names = {
+      {PartitionScheme::Iid, "iid"},       {PartitionScheme::Dirichlet, "dirichlet"},
+      {PartitionScheme::Shards, "shards"}, {PartitionScheme::Labels, "labels"},
+      {PartitionScheme::File, "file"},     {PartitionScheme::Natural, "natural"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<ModelPreset>>& enumNames<ModelPreset>() {
+  static const std::vector<EnumName<ModelPreset>> names = {
+      {ModelPreset::Mlp, "mlp"},
+      {ModelPreset::Logreg, "logreg"},
+      {ModelPreset::Svm, "svm"},
+      {ModelPreset::CnnMcMahan, "cnn_mcmahan"},
+      {ModelPreset::CnnPlayerFl, "cnn_playerfl"},
+      {ModelPreset::Lstm, "lstm"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<LossKind>>& enumNames<LossKind>() {
+  static const std::vector<EnumName<LossKind>> names = {
+      {LossKind::CrossEntropy, "cross_entropy"}, {LossKind::Hinge, "hinge"}, {LossKind::Focal, "focal"}};
+  return names;
+}
+
+template <>
+const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>() {
+  static const std::vector<EnumName<PlacementBalance>> names = {
+      {PlacementBalance::Samples, "samples", "training samples per rank"},
+      {PlacementBalance::Clients, "clients", "client count"},
+  };
+  return names;
+}
+
+template <typename E>
+std::optional<E> findEnum(const std::string& text) {
+  const std::string name = trim(text);
+  for (const auto& entry : enumNames<E>())
+    if (name == entry.name) return entry.value;
+  return std::nullopt;
+}
+
+template <typename E>
+E parseEnum(const std::string& key, const std::string& text) {
+  if (const std::optional<E> value = findEnum<E>(text)) return *value;
+  throw ConfigError(fmt(key, " = ", text, ": expected one of ", joinNames<E>(", ")));
+}
+
+#define FEDSILO_ENUM_FUNCTIONS(E)                                                          \
+  template std::optional<E> findEnum<E>(const std::string&);                               \
+  template E parseEnum<E>(const std::string&, const std::string&);                         \
+  std::ostream& operator<<(std::ostream& os, E value) { return os << nameOf(value); }
+FEDSILO_ENUM_FUNCTIONS(DatasetKind)
+FEDSILO_ENUM_FUNCTIONS(PartitionScheme)
+FEDSILO_ENUM_FUNCTIONS(ModelPreset)
+FEDSILO_ENUM_FUNCTIONS(LossKind)
+FEDSILO_ENUM_FUNCTIONS(PlacementBalance)
+#undef FEDSILO_ENUM_FUNCTIONS
 
 const std::string& OptionValues::raw(const std::string& key) const {
   auto it = values_.find(key);

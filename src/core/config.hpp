@@ -1,14 +1,82 @@
-// The typed experiment configuration. io/config_parser fills and validates it from the INI file and
-// the command line (Boost.Program_options); everything below io reads only these typed structs.
+// The typed experiment configuration. app/config_parser fills and validates it from the INI file and
+// the command line (Boost.Program_options); everything below app reads only these typed structs.
 // Algorithm-specific options are declared next to each algorithm (OptionSpec) and parsed once, at
 // start-up, into that algorithm's own typed struct through OptionValues.
 #pragma once
 #include <cstdint>
+#include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace fedsilo {
+
+// Enumerated options (dataset, partition.scheme, model, model.loss, fl.placement), converted from their
+// names once, by the configuration parser.
+enum class DatasetKind { FashionMnist, Mnist, Emnist, Cifar10, Leaf, Synthetic, Csv, Hdf5, Sequence };
+enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
+enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm };
+enum class LossKind { CrossEntropy, Hinge, Focal };
+enum class PlacementBalance { Samples, Clients };
+
+// One value of an enumerated option: its spelling in the INI file and on the command line, and a few
+// words for --help where the name alone does not say enough.
+template <typename E>
+struct EnumName {
+  E value;
+  const char* name;
+  const char* help = nullptr;
+};
+
+// THE list of each enumeration's values, in --help order (core/config.cpp): the parser's check, the
+// --help text and the conversions below all read it.
+template <typename E>
+const std::vector<EnumName<E>>& enumNames();
+template <>
+const std::vector<EnumName<DatasetKind>>& enumNames<DatasetKind>();
+template <>
+const std::vector<EnumName<PartitionScheme>>& enumNames<PartitionScheme>();
+template <>
+const std::vector<EnumName<ModelPreset>>& enumNames<ModelPreset>();
+template <>
+const std::vector<EnumName<LossKind>>& enumNames<LossKind>();
+template <>
+const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>();
+
+// The name of a value ("dirichlet").
+template <typename E>
+const char* nameOf(E value) {
+  for (const auto& entry : enumNames<E>())
+    if (entry.value == value) return entry.name;
+  return "?";  // unreachable: every enumerator has a row
+}
+
+// The names joined by `separator` ("iid | dirichlet | ..."); entries with help get it in parentheses.
+template <typename E>
+std::string joinNames(const std::string& separator, bool withHelp = false) {
+  std::string out;
+  for (const auto& entry : enumNames<E>()) {
+    if (!out.empty()) out += separator;
+    out += entry.name;
+    if (withHelp && entry.help) out += std::string(" (") + entry.help + ")";
+  }
+  return out;
+}
+
+// The value named `text` (surrounding blanks ignored), or nullopt.
+template <typename E>
+std::optional<E> findEnum(const std::string& text);
+// As findEnum, but throws ConfigError "key = text: expected one of a, b, c" for an unknown name.
+template <typename E>
+E parseEnum(const std::string& key, const std::string& text);
+
+// Messages print the names (fmt("model = ", cfg.model.name)).
+std::ostream& operator<<(std::ostream& os, DatasetKind value);
+std::ostream& operator<<(std::ostream& os, PartitionScheme value);
+std::ostream& operator<<(std::ostream& os, ModelPreset value);
+std::ostream& operator<<(std::ostream& os, LossKind value);
+std::ostream& operator<<(std::ostream& os, PlacementBalance value);
 
 struct TrainConfig {
   int epochs = 1;
@@ -19,7 +87,7 @@ struct TrainConfig {
 };
 
 struct PartitionConfig {
-  std::string scheme = "dirichlet";  // iid | dirichlet | shards | labels | file | natural
+  PartitionScheme scheme = PartitionScheme::Dirichlet;
   double alpha = 0.5;                // dirichlet concentration
   int shards = 200;                  // number of label-sorted shards
   int shardsPerClientMin = 2;        // shards_per_client = N or min,max
@@ -29,7 +97,7 @@ struct PartitionConfig {
 };
 
 struct DataConfig {
-  std::string dataset = "fashion_mnist";
+  DatasetKind dataset = DatasetKind::FashionMnist;
   std::string dir;                   // default per dataset (fashion_mnist: /usr/share/datasets/fashion-mnist)
   std::string file;                  // csv / hdf5 datasets
   std::vector<double> split{0.8, 0.1, 0.1};  // per-client train/val/test fractions
@@ -43,17 +111,17 @@ struct DataConfig {
   int seqLength = 20;
   int vocabSize = 50;
   int samplesPerUser = 200;
-  int numClasses = 0;                // sequence/synthetic: 0 = default
+  int numClasses = 0;                // data.classes, sequence/synthetic: 0 = default
   // Upper bound on the classes of a dataset read from files: every label must lie in [0, maxClasses),
   // checked while the files are read, so that one stray label (say 2147483647) cannot size the model.
   int maxClasses = 100000;
 };
 
 struct ModelConfig {
-  std::string name = "mlp";          // mlp | logreg | svm | cnn_mcmahan | cnn_playerfl | lstm
+  ModelPreset name = ModelPreset::Mlp;  // the option `model`
   std::vector<int> hidden{200, 200}; // mlp hidden widths
   double dropout = 0.0;
-  std::string loss;                  // "" = the preset's default (cross_entropy; svm: hinge)
+  std::optional<LossKind> loss;      // none: the preset's default (cross_entropy; svm: hinge)
   double focalGamma = 2.0;
   int embedDim = 32;
   int lstmHidden = 64;
@@ -64,7 +132,7 @@ struct FlConfig {
   int clientsPerRound = 0;           // 0 = all clients every round
   double dropout = 0.0;              // probability that a selected client drops out of a round
   bool skipDiverged = false;         // drop a NaN/Inf client update instead of failing
-  std::string placement = "samples"; // clients -> ranks: samples (balance training samples) | clients (balance counts)
+  PlacementBalance placement = PlacementBalance::Samples;  // what the client ranges of the ranks balance
 };
 
 struct EvalConfig {

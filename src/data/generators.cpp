@@ -33,8 +33,8 @@ void appendUserSplit(const std::vector<float>& x, const std::vector<std::int32_t
 
 }  // namespace
 
-// Synthetic(alpha, beta) of Li et al. (FedProx, q-FFL), transcribed from
-// fair_flearn/data/synthetic/generate_synthetic.py (ALGORITHMS.md section 4):
+// Synthetic(alpha, beta) of Li et al. (FedProx, arXiv:1812.06127; q-FFL, arXiv:1905.10497), transcribed
+// from the authors' generator (github.com/litian96/fair_flearn, data/synthetic/generate_synthetic.py):
 //   n_k = floor(LogNormal(4, 2)) + 50;  u_k ~ N(0, alpha), B_k ~ N(0, beta) (standard deviations);
 //   v_k ~ N(B_k, 1)^d;  x ~ N(v_k, diag(j^-1.2));  W_k ~ N(u_k, 1)^{d x C}, b_k ~ N(u_k, 1)^C;
 //   y = argmax(x^T W_k + b_k) (softmax is monotone, so it is left out);
@@ -45,7 +45,7 @@ DataBundle makeSynthetic(const DataConfig& cfg, std::uint64_t seed) {
   if (cfg.users < 1) throw ConfigError(fmt("data.users must be >= 1, got ", cfg.users));
   const int d = kSyntheticDim;
   const int classes = cfg.numClasses > 0 ? cfg.numClasses : 10;
-  if (classes < 2) throw ConfigError(fmt("data.num_classes must be >= 2 for synthetic, got ", classes));
+  if (classes < 2) throw ConfigError(fmt("data.classes must be >= 2 for synthetic, got ", classes));
   DataBundle b;
   b.name = "synthetic";
   b.numNaturalClients = cfg.users;
@@ -97,90 +97,144 @@ DataBundle makeSynthetic(const DataConfig& cfg, std::uint64_t seed) {
 //     user-specific keyword rate in [0.15, 0.35].
 // Per user: data.samples_per_user training samples and max(1, samples_per_user / 5) test samples
 // (naturalClient / naturalClientTest). Shape {1, 1, seq_length}, token ids stored as floats.
-DataBundle makeSequence(const DataConfig& cfg, std::uint64_t seed) {
-  const int C = cfg.numClasses > 0 ? cfg.numClasses : 4;
-  const int V = cfg.vocabSize, L = cfg.seqLength;
+namespace {
+
+// Token ids of the sequence task: 0 <pad>, 1 <unk>, then keywordsPerClass keywords per class from
+// keywordBase, then numNoise noise tokens from noiseBase.
+struct SequenceVocabulary {
+  int classes = 0, size = 0, length = 0;
+  int keywordsPerClass = 0, keywordBase = 2, noiseBase = 0, numNoise = 0;
+  bool isKeyword(int token) const { return token >= keywordBase && token < noiseBase; }
+  int keywordClass(int token) const { return (token - keywordBase) / keywordsPerClass; }
+};
+
+SequenceVocabulary sequenceVocabulary(const DataConfig& cfg) {
+  SequenceVocabulary v;
+  v.classes = cfg.numClasses > 0 ? cfg.numClasses : 4;
+  v.size = cfg.vocabSize;
+  v.length = cfg.seqLength;
+  const int C = v.classes, V = v.size;
   if (cfg.users < 1) throw ConfigError(fmt("data.users must be >= 1, got ", cfg.users));
-  if (C < 2) throw ConfigError(fmt("data.num_classes must be >= 2 for sequence, got ", C));
-  if (L < 1) throw ConfigError(fmt("data.seq_length must be >= 1, got ", L));
+  if (C < 2) throw ConfigError(fmt("data.classes must be >= 2 for sequence, got ", C));
+  if (v.length < 1) throw ConfigError(fmt("data.seq_length must be >= 1, got ", v.length));
   if (cfg.samplesPerUser < 1) throw ConfigError(fmt("data.samples_per_user must be >= 1, got ", cfg.samplesPerUser));
   if (V < C + 3)
     throw ConfigError(fmt("data.vocab_size = ", V, " is too small for ", C, " classes: need at least ", C + 3,
                           " (padding, unknown, one keyword per class and one noise token)"));
-  const int kw = std::max(1, std::min(4, (V - 2) / (2 * C)));
-  const int kwBase = 2, noiseBase = 2 + C * kw, numNoise = V - noiseBase;
+  v.keywordsPerClass = std::max(1, std::min(4, (V - 2) / (2 * C)));
+  v.noiseBase = v.keywordBase + C * v.keywordsPerClass;
+  v.numNoise = V - v.noiseBase;
+  return v;
+}
 
+// The bundle without samples: vocabulary, shapes, natural clients, reserved feature buffers.
+DataBundle emptySequenceBundle(const DataConfig& cfg, const SequenceVocabulary& v, int nTrain, int nTest) {
   DataBundle b;
   b.name = "sequence";
   b.numNaturalClients = cfg.users;
   b.vocabulary = {"<pad>", "<unk>"};
-  for (int c = 0; c < C; ++c)
-    for (int j = 0; j < kw; ++j) b.vocabulary.push_back("kw" + std::to_string(c) + "_" + std::to_string(j));
-  for (int i = 0; i < numNoise; ++i) b.vocabulary.push_back("w" + std::to_string(i));
-  b.vocabSize = V;
+  for (int c = 0; c < v.classes; ++c)
+    for (int j = 0; j < v.keywordsPerClass; ++j)
+      b.vocabulary.push_back("kw" + std::to_string(c) + "_" + std::to_string(j));
+  for (int i = 0; i < v.numNoise; ++i) b.vocabulary.push_back("w" + std::to_string(i));
+  b.vocabSize = v.size;
   for (Dataset* ds : {&b.train, &b.test}) {
-    ds->shape = Shape{1, 1, L};
-    ds->numClasses = C;
+    ds->shape = Shape{1, 1, v.length};
+    ds->numClasses = v.classes;
   }
-  const int nTrain = cfg.samplesPerUser, nTest = std::max(1, cfg.samplesPerUser / 5);
-  b.train.f32.reserve(static_cast<std::size_t>(cfg.users) * nTrain * L);
-  b.test.f32.reserve(static_cast<std::size_t>(cfg.users) * nTest * L);
+  b.train.f32.reserve(static_cast<std::size_t>(cfg.users) * nTrain * v.length);
+  b.test.f32.reserve(static_cast<std::size_t>(cfg.users) * nTest * v.length);
+  return b;
+}
 
-  std::vector<int> tokens(L), count(C);
-  std::vector<double> noiseCdf(numNoise);
-  std::vector<int> noisePerm(numNoise);
-  std::vector<double> prior(C);
-  for (int user = 0; user < cfg.users; ++user) {
-    Rng rng(seed, user, -1, Purpose::Generate);
-    const std::vector<double> dir = rng.dirichlet(std::vector<double>(C, 0.5));
+// One user's sample generator: its label prior, its noise-token permutation and keyword rate, all
+// drawn from the user's own stream (in this order; the samples continue the same stream).
+class SequenceUser {
+ public:
+  SequenceUser(const SequenceVocabulary& v, const std::vector<double>& zipfCdf, std::uint64_t seed, int user)
+      : v_(v), zipfCdf_(zipfCdf), rng_(seed, user, -1, Purpose::Generate), user_(user), tokens_(v.length),
+        count_(v.classes), prior_(v.classes), noisePerm_(v.numNoise) {
+    const int C = v.classes;
+    const std::vector<double> dir = rng_.dirichlet(std::vector<double>(C, 0.5));
     double acc = 0.0;
-    for (int c = 0; c < C; ++c) prior[c] = (acc += 0.8 * dir[c] + 0.2 / C);
-    for (int i = 0; i < numNoise; ++i) noisePerm[i] = noiseBase + i;
-    rng.shuffle(noisePerm);
-    acc = 0.0;
-    for (int r = 0; r < numNoise; ++r) noiseCdf[r] = (acc += 1.0 / (r + 1));
-    const double rate = rng.uniform(0.15, 0.35);
+    for (int c = 0; c < C; ++c) prior_[c] = (acc += 0.8 * dir[c] + 0.2 / C);
+    for (int i = 0; i < v.numNoise; ++i) noisePerm_[i] = v.noiseBase + i;
+    rng_.shuffle(noisePerm_);
+    rate_ = rng_.uniform(0.15, 0.35);
+  }
 
-    auto categorical = [&](const std::vector<double>& cdf) {
-      const double t = rng.uniform() * cdf.back();
-      const auto it = std::upper_bound(cdf.begin(), cdf.end(), t);
-      return static_cast<int>(std::min<std::ptrdiff_t>(it - cdf.begin(), static_cast<std::ptrdiff_t>(cdf.size()) - 1));
-    };
-    auto sample = [&](Dataset& ds, std::vector<std::int32_t>& client) {
-      const int y = categorical(prior);
-      std::fill(count.begin(), count.end(), 0);
-      for (int p = 0; p < L; ++p) {
-        if (rng.bernoulli(rate)) {
-          const int c = rng.bernoulli(0.5) ? y : static_cast<int>(rng.below(C));
-          tokens[p] = kwBase + c * kw + static_cast<int>(rng.below(kw));
-          ++count[c];
-        } else {
-          tokens[p] = noisePerm[categorical(noiseCdf)];
-        }
+  // Appends one sample of this user to `ds` and its user id to `client`.
+  void sample(Dataset& ds, std::vector<std::int32_t>& client) {
+    const int y = categorical(prior_);
+    std::fill(count_.begin(), count_.end(), 0);
+    for (int p = 0; p < v_.length; ++p) {
+      if (rng_.bernoulli(rate_)) {
+        const int c = rng_.bernoulli(0.5) ? y : static_cast<int>(rng_.below(v_.classes));
+        tokens_[p] = keyword(c);
+        ++count_[c];
+      } else {
+        tokens_[p] = noisePerm_[categorical(zipfCdf_)];
       }
-      // Make class y the unique most frequent keyword class by overwriting random positions that do
-      // not already hold a y keyword (terminates: at worst every position becomes one).
-      auto othersMax = [&] {
-        int m = 0;
-        for (int c = 0; c < C; ++c)
-          if (c != y) m = std::max(m, count[c]);
-        return m;
-      };
-      while (count[y] <= othersMax()) {
-        const int p = static_cast<int>(rng.below(L));
-        const int t = tokens[p];
-        const bool isKw = t >= kwBase && t < noiseBase;
-        if (isKw && (t - kwBase) / kw == y) continue;
-        if (isKw) --count[(t - kwBase) / kw];
-        tokens[p] = kwBase + y * kw + static_cast<int>(rng.below(kw));
-        ++count[y];
-      }
-      for (int t : tokens) ds.f32.push_back(static_cast<float>(t));
-      ds.labels.push_back(y);
-      client.push_back(user);
-    };
-    for (int i = 0; i < nTrain; ++i) sample(b.train, b.naturalClient);
-    for (int i = 0; i < nTest; ++i) sample(b.test, b.naturalClientTest);
+    }
+    makeLabelDominant(y);
+    for (int t : tokens_) ds.f32.push_back(static_cast<float>(t));
+    ds.labels.push_back(y);
+    client.push_back(user_);
+  }
+
+ private:
+  int categorical(const std::vector<double>& cdf) {
+    const double t = rng_.uniform() * cdf.back();
+    const auto it = std::upper_bound(cdf.begin(), cdf.end(), t);
+    return static_cast<int>(std::min<std::ptrdiff_t>(it - cdf.begin(), static_cast<std::ptrdiff_t>(cdf.size()) - 1));
+  }
+  // A random keyword of class c.
+  int keyword(int c) {
+    return v_.keywordBase + c * v_.keywordsPerClass + static_cast<int>(rng_.below(v_.keywordsPerClass));
+  }
+  int mostFrequentOtherThan(int y) const {
+    int m = 0;
+    for (int c = 0; c < v_.classes; ++c)
+      if (c != y) m = std::max(m, count_[c]);
+    return m;
+  }
+  // Makes class y the unique most frequent keyword class by overwriting random positions that do not
+  // already hold a y keyword (terminates: at worst every position becomes one).
+  void makeLabelDominant(int y) {
+    while (count_[y] <= mostFrequentOtherThan(y)) {
+      const int p = static_cast<int>(rng_.below(v_.length));
+      const int t = tokens_[p];
+      if (v_.isKeyword(t) && v_.keywordClass(t) == y) continue;
+      if (v_.isKeyword(t)) --count_[v_.keywordClass(t)];
+      tokens_[p] = keyword(y);
+      ++count_[y];
+    }
+  }
+
+  const SequenceVocabulary& v_;
+  const std::vector<double>& zipfCdf_;
+  Rng rng_;
+  int user_;
+  std::vector<int> tokens_, count_;
+  std::vector<double> prior_;
+  std::vector<int> noisePerm_;
+  double rate_ = 0.0;
+};
+
+}  // namespace
+
+DataBundle makeSequence(const DataConfig& cfg, std::uint64_t seed) {
+  const SequenceVocabulary v = sequenceVocabulary(cfg);
+  const int nTrain = cfg.samplesPerUser, nTest = std::max(1, cfg.samplesPerUser / 5);
+  DataBundle b = emptySequenceBundle(cfg, v, nTrain, nTest);
+  // Noise tokens follow Zipf(1) over each user's own permutation of them.
+  std::vector<double> zipfCdf(v.numNoise);
+  double acc = 0.0;
+  for (int r = 0; r < v.numNoise; ++r) zipfCdf[r] = (acc += 1.0 / (r + 1));
+  for (int user = 0; user < cfg.users; ++user) {
+    SequenceUser generator(v, zipfCdf, seed, user);
+    for (int i = 0; i < nTrain; ++i) generator.sample(b.train, b.naturalClient);
+    for (int i = 0; i < nTest; ++i) generator.sample(b.test, b.naturalClientTest);
   }
   return b;
 }

@@ -257,12 +257,12 @@ void checkLabels(const Dataset& ds, int classes, int maxClasses, const std::stri
 }  // namespace
 
 DataBundle loadIdxFamily(const DataConfig& cfg) {
-  const std::string& name = cfg.dataset;
-  const std::string dir = cfg.dir.empty() ? defaultDataDir(name) : cfg.dir;
+  const std::string name = nameOf(cfg.dataset);
+  const std::string dir = cfg.dir.empty() ? defaultDataDir(cfg.dataset) : cfg.dir;
   if (dir.empty()) throw ConfigError(fmt("data.dir is required for dataset '", name, "' (directory with the IDX files)"));
   requireDir(dir, name);
   const std::string prefix = findPrefix(dir, cfg.file);
-  const bool emnist = name == "emnist";
+  const bool emnist = cfg.dataset == DatasetKind::Emnist;
   DataBundle b;
   b.name = name;
   const std::string trImg = findIdx(dir, prefix, "train-images-idx3-ubyte");

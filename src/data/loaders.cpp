@@ -1,9 +1,8 @@
-// loadDataset: one dispatch table from dataset name to loader (DESIGN.md: explicit tables, no
-// self-registration). The loaders live in their own files, one per format.
+// loadDataset: one dispatch from the dataset (parsed once, by the configuration parser) to its loader
+// (explicit, no self-registration). The loaders live in their own files, one per format.
 #include "data/loaders.hpp"
 
 #include <cmath>
-#include <functional>
 #include <utility>
 
 #include "core/error.hpp"
@@ -13,21 +12,19 @@ namespace fedsilo {
 
 namespace {
 
-using Loader = std::function<DataBundle(const DataConfig&, std::uint64_t)>;
-
-const std::vector<std::pair<std::string, Loader>>& loaderTable() {
-  static const std::vector<std::pair<std::string, Loader>> table = {
-      {"fashion_mnist", [](const DataConfig& c, std::uint64_t) { return detail::loadIdxFamily(c); }},
-      {"mnist", [](const DataConfig& c, std::uint64_t) { return detail::loadIdxFamily(c); }},
-      {"emnist", [](const DataConfig& c, std::uint64_t) { return detail::loadIdxFamily(c); }},
-      {"cifar10", [](const DataConfig& c, std::uint64_t) { return detail::loadCifar10(c); }},
-      {"leaf", [](const DataConfig& c, std::uint64_t) { return detail::loadLeaf(c); }},
-      {"synthetic", detail::makeSynthetic},
-      {"csv", detail::loadCsv},
-      {"hdf5", detail::loadHdf5},
-      {"sequence", detail::makeSequence},
-  };
-  return table;
+DataBundle loadByKind(const DataConfig& cfg, std::uint64_t seed) {
+  switch (cfg.dataset) {
+    case DatasetKind::FashionMnist:
+    case DatasetKind::Mnist:
+    case DatasetKind::Emnist: return detail::loadIdxFamily(cfg);
+    case DatasetKind::Cifar10: return detail::loadCifar10(cfg);
+    case DatasetKind::Leaf: return detail::loadLeaf(cfg);
+    case DatasetKind::Synthetic: return detail::makeSynthetic(cfg, seed);
+    case DatasetKind::Csv: return detail::loadCsv(cfg, seed);
+    case DatasetKind::Hdf5: return detail::loadHdf5(cfg, seed);
+    case DatasetKind::Sequence: return detail::makeSequence(cfg, seed);
+  }
+  throw RuntimeError(fmt("internal error: no loader for dataset enumerator ", static_cast<int>(cfg.dataset)));
 }
 
 // What every consumer relies on. Loaders report bad input with its file and row as they read it;
@@ -37,15 +34,15 @@ void checkBundle(const DataBundle& b, const DataConfig& cfg) {
   for (const auto& [ds, part] : {std::pair{&b.train, "training"}, std::pair{&b.test, "test"}}) {
     const std::size_t dim = static_cast<std::size_t>(ds->dim());
     const std::size_t want = static_cast<std::size_t>(ds->size()) * dim;
-    FEDSILO_ASSERT((ds->isU8() ? ds->u8.size() : ds->f32.size()) == want, "dataset ", cfg.dataset,
+    FEDSILO_ASSERT((ds->isU8() ? ds->u8.size() : ds->f32.size()) == want, "dataset ", b.name,
                    ": feature buffer does not match labels x shape");
     if (ds->numClasses > cfg.maxClasses)
-      throw DataError(fmt("dataset '", cfg.dataset, "' has ", ds->numClasses, " classes, more than data.max_classes = ",
+      throw DataError(fmt("dataset '", b.name, "' has ", ds->numClasses, " classes, more than data.max_classes = ",
                           cfg.maxClasses));
-    for (auto y : ds->labels) FEDSILO_ASSERT(y >= 0 && y < ds->numClasses, "dataset ", cfg.dataset, ": label ", y);
+    for (auto y : ds->labels) FEDSILO_ASSERT(y >= 0 && y < ds->numClasses, "dataset ", b.name, ": label ", y);
     for (std::size_t k = 0; k < ds->f32.size(); ++k)
       if (!std::isfinite(ds->f32[k]))
-        throw DataError(fmt("dataset '", cfg.dataset, "': ", part, " sample ", k / dim, ", feature ", k % dim, " is ",
+        throw DataError(fmt("dataset '", b.name, "': ", part, " sample ", k / dim, ", feature ", k % dim, " is ",
                             ds->f32[k], ", not a finite number"));
   }
   // Token datasets: every id must index the embedding table (DataBundle::vocabSize).
@@ -59,24 +56,18 @@ void checkBundle(const DataBundle& b, const DataConfig& cfg) {
 
 }  // namespace
 
-std::string defaultDataDir(const std::string& dataset) {
-  // Debian's dataset-fashion-mnist package installs here (PERF_BASELINE.md section 2). MNIST and
-  // EMNIST have no Debian package, hence no default.
-  return dataset == "fashion_mnist" ? "/usr/share/datasets/fashion-mnist" : "";
+std::string defaultDataDir(DatasetKind dataset) {
+  // Debian's dataset-fashion-mnist package installs here. MNIST and EMNIST have no Debian package,
+  // hence no default.
+  return dataset == DatasetKind::FashionMnist ? "/usr/share/datasets/fashion-mnist" : "";
 }
 
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed) {
-  for (const auto& [name, load] : loaderTable()) {
-    if (name != cfg.dataset) continue;
-    DataBundle b = load(cfg, seed);
-    b.name = cfg.dataset;
-    checkBundle(b, cfg);
-    if (b.train.size() == 0) throw DataError(fmt("dataset '", cfg.dataset, "' has no training samples"));
-    return b;
-  }
-  std::string names;
-  for (const auto& entry : loaderTable()) names += (names.empty() ? "" : ", ") + entry.first;
-  throw ConfigError(fmt("unknown data.dataset '", cfg.dataset, "' (valid: ", names, ")"));
+  DataBundle b = loadByKind(cfg, seed);
+  b.name = nameOf(cfg.dataset);
+  checkBundle(b, cfg);
+  if (b.train.size() == 0) throw DataError(fmt("dataset '", b.name, "' has no training samples"));
+  return b;
 }
 
 }  // namespace fedsilo

@@ -19,8 +19,8 @@ struct IdxArray {
 };
 IdxArray readIdx(const std::string& path);
 
-// Loads the dataset named by cfg.dataset (fashion_mnist, mnist, emnist, cifar10, leaf, synthetic, csv,
-// hdf5, sequence). Throws ConfigError for an unknown name, DataError for bad files.
+// Loads the dataset cfg.dataset (fashion_mnist, mnist, emnist, cifar10, leaf, synthetic, csv, hdf5,
+// sequence). Throws DataError for bad files, ConfigError for settings that do not fit the data.
 //  * fashion_mnist / mnist / emnist: IDX files in cfg.dir (fashion_mnist defaults to
 //    /usr/share/datasets/fashion-mnist), "[<prefix>-]{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]";
 //    cfg.file may name the prefix (EMNIST split, e.g. "emnist-balanced"). uint8, shape {1,28,28}.
@@ -41,7 +41,7 @@ DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed);
 // The directory a dataset is read from when data.dir is empty, or "" if it has none (data.dir is
 // then required). The configuration parser resolves it into data.dir, so the results file's
 // `config` attribute names the directory actually read.
-std::string defaultDataDir(const std::string& dataset);
+std::string defaultDataDir(DatasetKind dataset);
 
 // Reads a .npy file of integers (int8/16/32/64, uint8/16/32, little-endian, C order, 1-D) into int64.
 std::vector<std::int64_t> readNpyInts(const std::string& path);

@@ -1,6 +1,6 @@
-// Partitioners (ALGORITHMS.md section 5) and the per-client train/val/test split. All randomness comes
-// from Rng(seed, ..., Purpose::Partition / Purpose::Split), so a partition is a pure function of the
-// training labels, the configuration and the seed, identical on every rank.
+// Partitioners (docs/architecture.md, "Partitioners") and the per-client train/val/test split. All
+// randomness comes from Rng(seed, ..., Purpose::Partition / Purpose::Split), so a partition is a pure
+// function of the training labels, the configuration and the seed, identical on every rank.
 #include "data/partition.hpp"
 
 #include <algorithm>
@@ -35,7 +35,7 @@ std::vector<IndexList> partitionIid(Index n, int K, std::uint64_t seed) {
   return out;
 }
 
-// Dirichlet label skew, as the PLayer-FL reference partition (PERF_BASELINE.md section 2): one stream;
+// Dirichlet label skew, drawn as the PLayer-FL authors' reference partition is: one stream;
 // for each class c in order: its indices ascending, shuffled; q ~ Dir(alpha 1_K); cut points
 // floor(cumsum(q)[k] * n_c) for k < K-1; piece k goes to client k (the last takes the remainder).
 // No resampling for minimum sizes. (The shipped .npy comes from NumPy's PCG64 and cannot be reproduced
@@ -69,7 +69,7 @@ std::vector<IndexList> partitionDirichlet(const Dataset& ds, int K, double alpha
   return out;
 }
 
-// Shards (McMahan et al. 2017; unbalanced variant of alpha-FedAvg, ALGORITHMS.md section 5): every
+// Shards (McMahan et al. 2017, arXiv:1602.05629; the unbalanced variant is alpha-FedAvg's): every
 // shard holds ONE label (shardsByClass), client k gets c_k shards. c_k = min when min == max;
 // otherwise c_k ~ U{min..max}, then while sum c_k > S a uniformly chosen client with c_k > min gives
 // one back (so the total never exceeds S; unused shards stay unassigned). Shards are dealt from a
@@ -208,6 +208,23 @@ std::vector<IndexList> shardsByClass(const std::vector<std::int32_t>& labels, in
   return out;
 }
 
+namespace {
+
+std::vector<IndexList> partitionByScheme(const DataBundle& data, int K, const PartitionConfig& cfg, std::uint64_t seed) {
+  const Dataset& ds = data.train;
+  switch (cfg.scheme) {
+    case PartitionScheme::Iid: return partitionIid(ds.size(), K, seed);
+    case PartitionScheme::Dirichlet: return partitionDirichlet(ds, K, cfg.alpha, seed);
+    case PartitionScheme::Shards: return partitionShards(ds, K, cfg, seed);
+    case PartitionScheme::Labels: return partitionLabels(ds, K);
+    case PartitionScheme::File: return partitionFile(data, K, cfg.file);
+    case PartitionScheme::Natural: return partitionNatural(data, K);
+  }
+  throw RuntimeError(fmt("internal error: no partitioner for scheme enumerator ", static_cast<int>(cfg.scheme)));
+}
+
+}  // namespace
+
 std::vector<IndexList> partitionData(const DataBundle& data, int numClients, const PartitionConfig& cfg,
                                      std::uint64_t seed) {
   const int K = numClients;
@@ -215,22 +232,7 @@ std::vector<IndexList> partitionData(const DataBundle& data, int numClients, con
   if (cfg.samplesPerClient < 0)
     throw ConfigError(fmt("partition.samples_per_client must be >= 0, got ", cfg.samplesPerClient));
   const Dataset& ds = data.train;
-  std::vector<IndexList> parts;
-  if (cfg.scheme == "iid")
-    parts = partitionIid(ds.size(), K, seed);
-  else if (cfg.scheme == "dirichlet")
-    parts = partitionDirichlet(ds, K, cfg.alpha, seed);
-  else if (cfg.scheme == "shards")
-    parts = partitionShards(ds, K, cfg, seed);
-  else if (cfg.scheme == "labels")
-    parts = partitionLabels(ds, K);
-  else if (cfg.scheme == "file")
-    parts = partitionFile(data, K, cfg.file);
-  else if (cfg.scheme == "natural")
-    parts = partitionNatural(data, K);
-  else
-    throw ConfigError(fmt("unknown partition.scheme '", cfg.scheme, "' (valid: iid, dirichlet, shards, labels, file, natural)"));
-
+  std::vector<IndexList> parts = partitionByScheme(data, K, cfg, seed);
   for (int k = 0; k < K; ++k) {
     IndexList& p = parts[static_cast<std::size_t>(k)];
     if (cfg.samplesPerClient > 0 && static_cast<long long>(p.size()) > cfg.samplesPerClient) {

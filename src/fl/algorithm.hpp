@@ -63,9 +63,12 @@ struct ClientContext {
   Model& model;
   LocalTrainer& trainer;
   const std::vector<float>& global;
+  // The training settings of this round on this rank: train.* as configured (the round driver's test
+  // hooks may change them on one rank, app/fault_injection).
+  TrainConfig train = fl.cfg.train;
   // The stream for this client's local-epoch shuffles this round.
   Rng shuffleRng() const { return Rng(fl.cfg.seed, client.id, round, Purpose::Shuffle); }
-  TrainOptions trainOptions() const { return TrainOptions::from(fl.cfg.train); }
+  TrainOptions trainOptions() const { return TrainOptions::from(train); }
 };
 
 // What rankUpdate may use: the only place where an algorithm issues collectives itself.

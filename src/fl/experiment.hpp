@@ -1,4 +1,5 @@
-// One federated experiment on this rank: data, clients, model, algorithm, and the round loop.
+// One federated experiment on this rank: data, clients, model, algorithm, and the round loop (the
+// rounds themselves are the RoundDriver's, fl/round_driver.hpp).
 #pragma once
 #include <functional>
 #include <memory>
@@ -13,52 +14,51 @@
 #include "fl/algorithm.hpp"
 #include "fl/client.hpp"
 #include "fl/local_trainer.hpp"
+#include "fl/round_driver.hpp"
 
 namespace fedsilo {
 
-// Per-round figures (replicated on every rank after the round).
-struct RoundSummary {
-  int round = 0;
-  bool evaluated = false;  // false (eval.every): the accuracy and loss figures are NaN
-  double globalAccuracy = 0.0, globalLoss = 0.0;
-  double meanClientAccuracy = 0.0, worst10 = 0.0;
-  double seconds = 0.0, trainSeconds = 0.0;
-  int participants = 0;
-};
+// Every client's train/val/test index lists (the same on every rank): the partition of the training
+// pool cut by data.split, or, for natural partitions with their own test files, the client's test
+// samples. ConfigError for a client without training samples.
+std::vector<ClientData> makeClients(const DataBundle& data, const ExperimentConfig& cfg);
 
 class Experiment {
  public:
   // Loads the dataset, partitions it, builds the model and the algorithm. Collective; failures on any
-  // rank are agreed on (every rank throws).
-  Experiment(const ExperimentConfig& cfg, const Communicator& comm);
+  // rank are agreed on (every rank throws). `hooks` (kept by reference) lets tests make one rank
+  // misbehave; production runs use the default.
+  Experiment(const ExperimentConfig& cfg, const Communicator& comm, const RunHooks& hooks = noRunHooks());
   ~Experiment();
 
-  // Runs rounds [firstRound, cfg.rounds). `onRound` (may be empty) is called on every rank after each
+  // Runs rounds [nextRound(), cfg.rounds). `onRound` (may be empty) is called on every rank after each
   // round; returning false stops the run early (checkpoint/pre-emption).
   void run(RecordSink& sink, const std::function<bool(const RoundSummary&)>& onRound = {});
   // Writes /clients/* (collective). Called by run() before the first round.
   void writeClientTable(RecordSink& sink);
   // Writes /summary, /model, /sensitivity and the algorithm's own records (collective).
   void writeFinal(RecordSink& sink);
-  // Saves or restores (collective, symmetric) the driver's state between rounds: the round to run
-  // next, the global model, the local clients' last figures and sensitivity rows (by client id, so a
-  // checkpoint restores at any rank count), the round times, then the algorithm's own state.
+  // Saves or restores (collective, symmetric) the state between rounds: the driver's
+  // (RoundDriver::checkpoint), then the algorithm's own.
   void checkpoint(StateArchive& ar);
 
   const std::vector<float>& global() const { return global_; }
   const FlContext& context() const { return *ctx_; }
-  const std::vector<double>& lastClientAccuracy() const { return lastAccLocal_; }  // local clients
+  const std::vector<double>& lastClientAccuracy() const { return driver_->lastClientFigures().accuracy; }
   const Placement& placement() const { return placement_; }
   Algorithm& algorithm() { return *alg_; }
-  int nextRound() const { return nextRound_; }
+  int nextRound() const { return driver_->nextRound(); }
 
  private:
-  RoundSummary runRound(int round, RecordSink& sink);
-  void evaluateClients(std::vector<double>& acc, std::vector<double>& f1, std::vector<double>& loss);
-  void evaluateGlobal(double& acc, double& loss);
+  void placeClients();
+  void buildModelAndAlgorithm();
+  void writeSummary(RecordSink& sink);
+  void writeModel(RecordSink& sink);
+  void writeSensitivity(RecordSink& sink);
 
   const ExperimentConfig& cfg_;
   const Communicator& comm_;
+  const RunHooks& hooks_;
   Placement placement_;
   DataBundle data_;
   std::vector<ClientData> clients_;
@@ -67,17 +67,7 @@ class Experiment {
   std::unique_ptr<Algorithm> alg_;
   std::unique_ptr<FlContext> ctx_;
   std::vector<float> global_;
-  ExactSum acc_;
-  int nextRound_ = 0;
-  // Local clients' figures of the last evaluation, and sensitivity rows (round 0 / last).
-  std::vector<double> lastAccLocal_, lastF1Local_, lastLossLocal_;
-  std::vector<double> sensRound0_, sensFinal_;  // local clients x L
-  std::vector<double> roundSeconds_;
-  double lastGlobalAcc_ = 0.0;
-  // The last round's global evaluation, reused by writeFinal (true only in the process that ran it).
-  double lastGlobalLoss_ = 0.0;
-  bool finalGlobalEvaluated_ = false;
-  bool everEvaluated_ = false;
+  std::unique_ptr<RoundDriver> driver_;
 };
 
 }  // namespace fedsilo

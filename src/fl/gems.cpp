@@ -18,7 +18,7 @@ constexpr std::uint64_t kNeuronStream = 2;  // + l: hidden neuron l's surface sa
 
 bool neuronModeOf(const ExperimentConfig& cfg) {
   const GemsOptions o = GemsOptions::parse(cfg);
-  const bool oneHidden = cfg.model.name == "mlp" && cfg.model.hidden.size() == 1;
+  const bool oneHidden = cfg.model.name == ModelPreset::Mlp && cfg.model.hidden.size() == 1;
   if (o.mode == "neuron" && !oneHidden)
     throw ConfigError(fmt("gems.mode = neuron: needs model = mlp with exactly one hidden layer (model.hidden = 50), got model = ",
                           cfg.model.name, " with ", cfg.model.hidden.size(), " hidden layers"));
@@ -70,7 +70,7 @@ std::unique_ptr<FeatureHead> makeFeatureHead(const FlContext& ctx, Model& model,
   fh->train = allIndices(static_cast<Index>(c.train.size()));
   for (std::size_t i = 0; i < c.val.size(); ++i) fh->val.push_back(static_cast<Index>(c.train.size() + i));
   ModelConfig h = ctx.cfg.model;
-  h.name = ctx.cfg.model.name == "svm" ? "svm" : "logreg";
+  h.name = ctx.cfg.model.name == ModelPreset::Svm ? ModelPreset::Svm : ModelPreset::Logreg;
   h.hidden.clear();
   h.dropout = 0.0;
   const int maxBatch = std::max(ctx.cfg.train.batch, ctx.cfg.eval.batch);

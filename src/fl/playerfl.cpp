@@ -120,7 +120,7 @@ void PlayerFl::setup(const FlContext& ctx, std::vector<float>&) {
   if (L_ < 2)
     throw ConfigError(fmt("algorithm = ", name(), ": model = ", ctx.cfg.model.name, " has ", L_,
                           " layer block(s) (", blockList(ctx.blocks), "); splitting into federated and local layers needs at least 2"));
-  explicitSplit_ = resolveSplitOption(opt_.split, ctx.blocks, ctx.cfg.model.name);
+  explicitSplit_ = resolveSplitOption(opt_.split, ctx.blocks, nameOf(ctx.cfg.model.name));
   if (explicitSplit_ > 0) {
     playerSplit_ = explicitSplit_;
     split_ = chooseSplit(playerSplit_);

@@ -18,7 +18,7 @@ void PlayerFlRandom::setup(const FlContext& ctx, std::vector<float>& global) {
   const int L = ctx.numBlocks();
   // Admissible splits: 1..L-1 without PLayer-FL's split, which (in auto mode) may be any of 1..L-1.
   const std::string spec = opt_.split;
-  const bool explicitFull = L >= 1 && resolveSplitOption(spec, ctx.blocks, ctx.cfg.model.name) == L;
+  const bool explicitFull = L >= 1 && resolveSplitOption(spec, ctx.blocks, nameOf(ctx.cfg.model.name)) == L;
   if (L < 3 && !(L == 2 && explicitFull)) {
     std::string names;
     for (const auto& b : ctx.blocks) names += (names.empty() ? "" : ", ") + b.name;

@@ -152,19 +152,32 @@ template class MulticlassHingeT<double>;
 template class FocalLossT<float>;
 template class FocalLossT<double>;
 
-std::vector<std::string> lossNames() { return {"cross_entropy", "hinge", "focal"}; }
+std::vector<std::string> lossNames() {
+  std::vector<std::string> names;
+  for (const auto& entry : enumNames<LossKind>()) names.push_back(entry.name);
+  return names;
+}
+
+template <typename T>
+std::unique_ptr<LossT<T>> makeLoss(LossKind kind, double param) {
+  switch (kind) {
+    case LossKind::CrossEntropy: return std::make_unique<SoftmaxCrossEntropyT<T>>();
+    case LossKind::Hinge: return std::make_unique<MulticlassHingeT<T>>();
+    case LossKind::Focal:
+      if (!(param >= 0.0) || !std::isfinite(param))
+        throw ConfigError(fmt("model.focal_gamma = ", param, ": focal loss needs a finite gamma >= 0"));
+      return std::make_unique<FocalLossT<T>>(param);
+  }
+  throw RuntimeError(fmt("internal error: no loss for enumerator ", static_cast<int>(kind)));
+}
 
 template <typename T>
 std::unique_ptr<LossT<T>> makeLoss(const std::string& name, double param) {
-  if (name == "cross_entropy") return std::make_unique<SoftmaxCrossEntropyT<T>>();
-  if (name == "hinge") return std::make_unique<MulticlassHingeT<T>>();
-  if (name == "focal") {
-    if (!(param >= 0.0) || !std::isfinite(param))
-      throw ConfigError(fmt("model.focal_gamma = ", param, ": focal loss needs a finite gamma >= 0"));
-    return std::make_unique<FocalLossT<T>>(param);
-  }
-  throw ConfigError(fmt("model.loss = ", name, ": unknown loss, expected one of cross_entropy, hinge, focal"));
+  return makeLoss<T>(parseEnum<LossKind>("model.loss", name), param);
 }
+
+template std::unique_ptr<LossT<float>> makeLoss<float>(LossKind, double);
+template std::unique_ptr<LossT<double>> makeLoss<double>(LossKind, double);
 template std::unique_ptr<LossT<float>> makeLoss<float>(const std::string&, double);
 template std::unique_ptr<LossT<double>> makeLoss<double>(const std::string&, double);
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "nn/layer.hpp"
 
 namespace fedsilo {
@@ -61,12 +62,15 @@ class FocalLossT : public LossT<T> {
 
 using Loss = LossT<float>;
 
-// Factory: "cross_entropy", "hinge", "focal" (param = gamma, >= 0; ignored by the others).
-// Throws ConfigError on unknown names or a bad parameter.
+// Factory (param = the focal loss's gamma, >= 0; ignored by the others). Throws ConfigError on a bad
+// parameter.
+template <typename T>
+std::unique_ptr<LossT<T>> makeLoss(LossKind kind, double param = 0.0);
+// The same by name ("cross_entropy", "hinge", "focal"); ConfigError on an unknown name.
 template <typename T>
 std::unique_ptr<LossT<T>> makeLoss(const std::string& name, double param = 0.0);
 
-// Names accepted by makeLoss, for --help and validation.
+// Names accepted by makeLoss (from the one table of LossKind, core/config.hpp).
 std::vector<std::string> lossNames();
 
 }  // namespace fedsilo

@@ -124,9 +124,31 @@ std::unique_ptr<ModelT<T>> buildLstm(const ModelConfig& cfg, const InputSpec& in
   return m;
 }
 
+// The preset's own layers (no loss yet).
+template <typename T>
+std::unique_ptr<ModelT<T>> buildLayers(const ModelConfig& cfg, const InputSpec& input) {
+  switch (cfg.name) {
+    case ModelPreset::Mlp: return buildMlp<T>(cfg, input);
+    case ModelPreset::Logreg:
+    case ModelPreset::Svm: return buildLinear<T>(cfg, input);
+    case ModelPreset::CnnMcMahan: return buildCnnMcMahan<T>(cfg, input);
+    case ModelPreset::CnnPlayerFl: return buildCnnPlayerFl<T>(cfg, input);
+    case ModelPreset::Lstm: return buildLstm<T>(cfg, input);
+  }
+  throw RuntimeError(fmt("internal error: no builder for model enumerator ", static_cast<int>(cfg.name)));
+}
+
 }  // namespace
 
-std::vector<std::string> modelPresetNames() { return {"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm"}; }
+std::vector<std::string> modelPresetNames() {
+  std::vector<std::string> names;
+  for (const auto& entry : enumNames<ModelPreset>()) names.push_back(entry.name);
+  return names;
+}
+
+LossKind defaultLoss(ModelPreset preset) {
+  return preset == ModelPreset::Svm ? LossKind::Hinge : LossKind::CrossEntropy;
+}
 
 template <typename T>
 std::unique_ptr<ModelT<T>> buildModel(const ModelConfig& cfg, const InputSpec& input) {
@@ -135,27 +157,8 @@ std::unique_ptr<ModelT<T>> buildModel(const ModelConfig& cfg, const InputSpec& i
     throw ConfigError(fmt("model = ", cfg.name, ": empty input shape ", shapeText(input.shape)));
   if (!(cfg.dropout >= 0.0 && cfg.dropout < 1.0))
     throw ConfigError(fmt("model.dropout = ", cfg.dropout, ": expected a value in [0, 1)"));
-  std::unique_ptr<ModelT<T>> m;
-  std::string defaultLoss = "cross_entropy";
-  if (cfg.name == "mlp") {
-    m = buildMlp<T>(cfg, input);
-  } else if (cfg.name == "logreg") {
-    m = buildLinear<T>(cfg, input);
-  } else if (cfg.name == "svm") {
-    m = buildLinear<T>(cfg, input);
-    defaultLoss = "hinge";
-  } else if (cfg.name == "cnn_mcmahan") {
-    m = buildCnnMcMahan<T>(cfg, input);
-  } else if (cfg.name == "cnn_playerfl") {
-    m = buildCnnPlayerFl<T>(cfg, input);
-  } else if (cfg.name == "lstm") {
-    m = buildLstm<T>(cfg, input);
-  } else {
-    std::string names;
-    for (const auto& n : modelPresetNames()) names += (names.empty() ? "" : ", ") + n;
-    throw ConfigError(fmt("model = ", cfg.name, ": unknown model, expected one of ", names));
-  }
-  m->setLoss(makeLoss<T>(cfg.loss.empty() ? defaultLoss : cfg.loss, cfg.focalGamma));
+  std::unique_ptr<ModelT<T>> m = buildLayers<T>(cfg, input);
+  m->setLoss(makeLoss<T>(cfg.loss.value_or(defaultLoss(cfg.name)), cfg.focalGamma));
   m->finalize();
   return m;
 }

@@ -21,7 +21,9 @@ struct InputSpec {
 template <typename T>
 std::unique_ptr<ModelT<T>> buildModel(const ModelConfig& cfg, const InputSpec& input);
 
-// Names of all presets, for --help and validation.
+// Names of all presets (from the one table of ModelPreset, core/config.hpp).
 std::vector<std::string> modelPresetNames();
+// The loss a preset trains with unless model.loss says otherwise: svm hinge, the others cross-entropy.
+LossKind defaultLoss(ModelPreset preset);
 
 }  // namespace fedsilo

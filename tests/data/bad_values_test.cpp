@@ -26,7 +26,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 DataConfig h5Config(const std::string& file, int maxClasses = DataConfig{}.maxClasses) {
   DataConfig cfg;
-  cfg.dataset = "hdf5";
+  cfg.dataset = DatasetKind::Hdf5;
   cfg.file = file;
   cfg.maxClasses = maxClasses;
   return cfg;
@@ -130,7 +130,7 @@ TEST(Hdf5Values, DeclaredHugeDatasetIsRefusedBeforeAllocating) {
 
 DataConfig csvConfig(const std::string& file, int maxClasses = DataConfig{}.maxClasses) {
   DataConfig cfg;
-  cfg.dataset = "csv";
+  cfg.dataset = DatasetKind::Csv;
   cfg.file = file;
   cfg.maxClasses = maxClasses;
   return cfg;
@@ -204,7 +204,7 @@ std::string leafDir(const std::string& tag, const std::string& trainUserData) {
 
 DataConfig leafConfig(const std::string& dir, int maxClasses = DataConfig{}.maxClasses) {
   DataConfig cfg;
-  cfg.dataset = "leaf";
+  cfg.dataset = DatasetKind::Leaf;
   cfg.dir = dir;
   cfg.maxClasses = maxClasses;
   return cfg;
@@ -241,7 +241,7 @@ TEST(LoadDatasetValues, ClassCountAboveMaxClassesIsRejected) {
   for (const char* name : {"data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5", "test_batch"})
     test::writeBytes(dir + "/" + name + ".bin", record);
   DataConfig cfg;
-  cfg.dataset = "cifar10";
+  cfg.dataset = DatasetKind::Cifar10;
   cfg.dir = dir;
   cfg.maxClasses = 9;
   expectDataError([&] { loadDataset(cfg, 0); }, {"dataset 'cifar10' has 10 classes, more than data.max_classes = 9"});

@@ -13,7 +13,7 @@ namespace {
 
 DataConfig syntheticConfig(int users) {
   DataConfig cfg;
-  cfg.dataset = "synthetic";
+  cfg.dataset = DatasetKind::Synthetic;
   cfg.users = users;
   return cfg;
 }
@@ -91,7 +91,7 @@ TEST(Synthetic, FeatureVarianceFollowsSigma) {
 
 DataConfig sequenceConfig() {
   DataConfig cfg;
-  cfg.dataset = "sequence";
+  cfg.dataset = DatasetKind::Sequence;
   cfg.users = 6;
   cfg.samplesPerUser = 50;
   cfg.seqLength = 12;

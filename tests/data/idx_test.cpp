@@ -117,7 +117,7 @@ TEST(IdxLoader, MnistFromPlainAndGzipDirs) {
     const std::string dir = test::tempDir(gz ? "mnist_gz" : "mnist_plain");
     writeMnistDir(dir, 12, 4, gz);
     DataConfig cfg;
-    cfg.dataset = "mnist";
+    cfg.dataset = DatasetKind::Mnist;
     cfg.dir = dir;
     const DataBundle b = loadDataset(cfg, 0);
     EXPECT_EQ(b.train.size(), 12);
@@ -135,7 +135,7 @@ TEST(IdxLoader, MismatchedImageLabelCountsNamesFiles) {
   const std::string dir = test::tempDir("mnist_mismatch");
   writeMnistDir(dir, 12, 4, false, "", 11);
   DataConfig cfg;
-  cfg.dataset = "mnist";
+  cfg.dataset = DatasetKind::Mnist;
   cfg.dir = dir;
   expectDataError([&] { loadDataset(cfg, 0); }, {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "12", "11"});
 }
@@ -144,7 +144,7 @@ TEST(IdxLoader, LabelAboveClassCountRejected) {
   const std::string dir = test::tempDir("mnist_badlabel");
   writeMnistDir(dir, 12, 4, false, "", -1, 10);  // labels 0..10 with 10 classes
   DataConfig cfg;
-  cfg.dataset = "fashion_mnist";
+  cfg.dataset = DatasetKind::FashionMnist;
   cfg.dir = dir;
   expectDataError([&] { loadDataset(cfg, 0); }, {"train-labels-idx1-ubyte", "label 10"});
 }
@@ -154,7 +154,7 @@ TEST(IdxLoader, LabelAtOrAboveMaxClassesRejected) {
   const std::string dir = test::tempDir("emnist_maxclasses");
   writeMnistDir(dir, 40, 4, false, "", -1, 30);  // labels i % 31
   DataConfig cfg;
-  cfg.dataset = "emnist";
+  cfg.dataset = DatasetKind::Emnist;
   cfg.dir = dir;
   cfg.maxClasses = 20;
   expectDataError([&] { loadDataset(cfg, 0); },
@@ -165,7 +165,7 @@ TEST(IdxLoader, LabelAtOrAboveMaxClassesRejected) {
 
 TEST(IdxLoader, MissingDirOrFileNamesPath) {
   DataConfig cfg;
-  cfg.dataset = "mnist";
+  cfg.dataset = DatasetKind::Mnist;
   cfg.dir = "/nonexistent/mnist_dir";
   expectDataError([&] { loadDataset(cfg, 0); }, {"/nonexistent/mnist_dir"});
   const std::string dir = test::tempDir("mnist_missing");
@@ -181,7 +181,7 @@ TEST(IdxLoader, EmnistTransposesAndCountsClasses) {
   const std::string dir = test::tempDir("emnist");
   writeMnistDir(dir, 30, 2, true, "emnist-letters-", -1, 26);  // labels 0..26
   DataConfig cfg;
-  cfg.dataset = "emnist";
+  cfg.dataset = DatasetKind::Emnist;
   cfg.dir = dir;  // the single prefixed set is found without data.file
   const DataBundle b = loadDataset(cfg, 0);
   EXPECT_EQ(b.train.numClasses, 27);

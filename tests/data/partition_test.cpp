@@ -36,7 +36,7 @@ DataBundle balanced(int n, int classes) {
 
 PartitionConfig scheme(const std::string& s) {
   PartitionConfig p;
-  p.scheme = s;
+  p.scheme = parseEnum<PartitionScheme>("partition.scheme", s);
   return p;
 }
 

@@ -29,7 +29,7 @@ Dataset makeData(int n) {
 
 std::unique_ptr<Model> makeModel(double dropout) {
   ModelConfig mc;
-  mc.name = "mlp";
+  mc.name = ModelPreset::Mlp;
   mc.hidden = {10};
   mc.dropout = dropout;
   auto m = buildModel<float>(mc, InputSpec{Shape{6, 1, 1}, 3, 0});

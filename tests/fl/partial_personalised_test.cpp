@@ -14,7 +14,7 @@
 #include "fl/fedprox.hpp"
 #include "fl/pfedme.hpp"
 #include "fl/playerfl.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "support/null_sink.hpp"
 
 namespace fedsilo {

@@ -167,7 +167,6 @@ struct FakeContext {
   Placement placement{2, 1};
   std::unique_ptr<FlContext> ctx;
   explicit FakeContext(const std::vector<LayerBlock>& blocks) {
-    cfg.model.name = "tiny";
     ctx.reset(new FlContext{cfg, data, clients, placement, 0, blocks, 7, InputSpec{}});
   }
 };
@@ -254,7 +253,7 @@ TEST(PlayerFlRandomSplit, DrawsInRangeAndAvoidsPlayerFlSplit) {
 TEST(PlayerFlRandomSplit, TooFewBlocksIsAConfigErrorNamingTheModel) {
   std::vector<LayerBlock> two{{"fc1", 0, 4, {}}, {"fc2", 4, 3, {}}};
   FakeContext fc(two);
-  fc.cfg.model.name = "mlp";
+  fc.cfg.model.name = ModelPreset::Mlp;
   std::vector<float> g(7, 0.0f);
   PlayerFlRandom alg(PlayerFlOptions{1.0, "auto", false});
   try {

@@ -7,7 +7,7 @@
 #include "fl/alpha_fedavg.hpp"
 #include "fl/fedfa.hpp"
 #include "fl/qffl.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 
 using namespace fedsilo;
 

@@ -10,7 +10,7 @@
 #include "fl/gems.hpp"
 #include "fl/gems_math.hpp"
 #include "fl/oneshot.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "nn/presets.hpp"
 
 using namespace fedsilo;
@@ -324,7 +324,7 @@ TEST(OneShotVote, MajorityWithRandomTieBreak) {
 
 TEST(GemsFeatures, PenultimateFeaturesAreTheHiddenActivations) {
   ModelConfig mc;
-  mc.name = "mlp";
+  mc.name = ModelPreset::Mlp;
   mc.hidden = {4};
   auto m = buildModel<float>(mc, InputSpec{Shape{3, 1, 1}, 2, 0});
   m->reserve(2);  // smaller than the sample count: several chunks
@@ -357,7 +357,7 @@ TEST(GemsFeatures, PenultimateFeaturesAreTheHiddenActivations) {
 
 TEST(GemsFeatures, FisherIsNonNegativeAndZeroForUnusedInputs) {
   ModelConfig mc;
-  mc.name = "logreg";
+  mc.name = ModelPreset::Logreg;
   auto m = buildModel<float>(mc, InputSpec{Shape{3, 1, 1}, 3, 0});
   m->reserve(4);
   Rng init(1, -1, -1, Purpose::Init);

@@ -14,7 +14,7 @@
 #include "fl/alpha_fedavg.hpp"
 #include "fl/experiment.hpp"
 #include "fl/fairness.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "nn/presets.hpp"
 #include "support/null_sink.hpp"
 

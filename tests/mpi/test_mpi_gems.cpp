@@ -11,7 +11,7 @@
 #include "comm/communicator.hpp"
 #include "fl/experiment.hpp"
 #include "fl/gems.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "nn/presets.hpp"
 #include "support/null_sink.hpp"
 
@@ -149,7 +149,7 @@ TEST(GemsInit, LocalModelsStartFromTheSharedModelOrFromEachClientsOwnDraw) {
   Communicator world = Communicator::world();
   const auto start = [](std::int64_t client) {
     ModelConfig mc;
-    mc.name = "mlp";
+    mc.name = ModelPreset::Mlp;
     mc.hidden = {6};
     auto m = buildModel<float>(mc, InputSpec{Shape{1, 28, 28}, 10, 0});
     Rng rng(7, client, -1, Purpose::Init);

@@ -7,7 +7,7 @@
 
 #include "comm/communicator.hpp"
 #include "fl/experiment.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "support/null_sink.hpp"
 
 using namespace fedsilo;

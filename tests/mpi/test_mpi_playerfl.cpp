@@ -6,7 +6,7 @@
 #include "comm/communicator.hpp"
 #include "fl/experiment.hpp"
 #include "fl/playerfl.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "support/null_sink.hpp"
 
 namespace fedsilo {

@@ -182,7 +182,7 @@ TEST(NoAllocation, PresetTrainingStep) {
   for (const auto& name : modelPresetNames()) {
     SCOPED_TRACE(name);
     ModelConfig cfg;
-    cfg.name = name;
+    cfg.name = parseEnum<ModelPreset>("model", name);
     if (name == "mlp" || name == "cnn_mcmahan" || name == "lstm") cfg.dropout = 0.2;
     const bool tokens = name == "lstm";
     const InputSpec in = tokens ? InputSpec{Shape{1, 1, 12}, 5, 40} : InputSpec{Shape{1, 28, 28}, 10, 0};

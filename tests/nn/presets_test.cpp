@@ -13,7 +13,7 @@ namespace {
 
 ModelConfig preset(const std::string& name) {
   ModelConfig c;
-  c.name = name;
+  c.name = parseEnum<ModelPreset>("model", name);
   return c;
 }
 
@@ -74,10 +74,10 @@ TEST(Presets, LogregAndSvm) {
   EXPECT_EQ(blockNames(*svm), (std::vector<std::string>{"fc1"}));
   EXPECT_EQ(svm->loss().kind(), "hinge");
   ModelConfig ce = preset("svm");
-  ce.loss = "cross_entropy";
+  ce.loss = LossKind::CrossEntropy;
   EXPECT_EQ(buildModel<float>(ce, kTabular)->loss().kind(), "cross_entropy");
   ModelConfig focal = preset("logreg");
-  focal.loss = "focal";
+  focal.loss = LossKind::Focal;
   EXPECT_EQ(buildModel<float>(focal, kTabular)->loss().kind(), "focal");
 }
 
@@ -161,7 +161,6 @@ TEST(Presets, InputThatDoesNotFitIsAConfigError) {
   expectConfigError(preset("cnn_mcmahan"), InputSpec{Shape{1, 3, 28}, 10, 0}, {"cnn_mcmahan", "1x3x28"});
   expectConfigError(preset("cnn_playerfl"), InputSpec{Shape{1, 6, 6}, 10, 0}, {"cnn_playerfl", "1x6x6"});
   expectConfigError(preset("lstm"), kFashion, {"lstm", "vocabulary"});
-  expectConfigError(preset("resnet"), kFashion, {"resnet", "cnn_mcmahan"});
   expectConfigError(preset("mlp"), InputSpec{Shape{784, 1, 1}, 1, 0}, {"1 classes"});
   ModelConfig d = preset("logreg");
   d.dropout = 0.5;
@@ -169,11 +168,8 @@ TEST(Presets, InputThatDoesNotFitIsAConfigError) {
   ModelConfig bad = preset("mlp");
   bad.dropout = 1.0;
   expectConfigError(bad, kTabular, {"dropout"});
-  ModelConfig loss = preset("mlp");
-  loss.loss = "mse";
-  expectConfigError(loss, kTabular, {"mse"});
   ModelConfig gamma = preset("mlp");
-  gamma.loss = "focal";
+  gamma.loss = LossKind::Focal;
   gamma.focalGamma = -1;
   expectConfigError(gamma, kTabular, {"focal"});
   ModelConfig l0 = preset("lstm");
@@ -236,8 +232,8 @@ TEST(PresetGradients, MlpWithDropoutAndEachLoss) {
   ModelConfig c = preset("mlp");
   c.hidden = {5, 4};
   c.dropout = 0.2;
-  for (const std::string loss : {"cross_entropy", "hinge", "focal"}) {
-    SCOPED_TRACE(loss);
+  for (const LossKind loss : {LossKind::CrossEntropy, LossKind::Hinge, LossKind::Focal}) {
+    SCOPED_TRACE(nameOf(loss));
     c.loss = loss;
     GradCheckOptions opt;
     EXPECT_GRADIENTS_OK(checkPreset(c, InputSpec{Shape{6, 1, 1}, 3, 0}, 4, 11, opt), opt);

@@ -1,4 +1,4 @@
-#include "io/signals.hpp"
+#include "app/signals.hpp"
 
 #include <cstdio>
 

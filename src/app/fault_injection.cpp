@@ -1,7 +1,9 @@
-#include "io/fault_injection.hpp"
+#include "app/fault_injection.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <limits>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -46,6 +48,40 @@ double FaultPlan::divergentLr(int r) const {
 FaultPlan faultPlanFromEnvironment() {
   const char* v = std::getenv("FEDSILO_FAULT");
   return parseFaultPlan(v ? v : "");
+}
+
+DataConfig FaultInjection::dataToLoad(const DataConfig& configured) const {
+  DataConfig data = configured;
+  if (plan_.on(FaultPlan::Kind::Data, rank_)) {
+    data.dir = "/nonexistent/fedsilo-fault-injection";
+    if (!data.file.empty()) data.file = data.dir + "/data";
+  }
+  return data;
+}
+
+TrainConfig FaultInjection::training(int round, const TrainConfig& configured) const {
+  TrainConfig train = configured;
+  const double lr = plan_.divergentLr(rank_);
+  if (lr != 0.0 && round >= plan_.round) train.lr = lr;
+  return train;
+}
+
+void FaultInjection::afterRound(int round) const {
+  (void)round;
+  if (plan_.kind == FaultPlan::Kind::Slow && plan_.ms > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(plan_.ms));
+}
+
+void FaultySink::appendRoundInt(const std::string& name, std::int64_t value) {
+  if (name == "round") round_ = static_cast<int>(value);
+  ForwardingSink::appendRoundInt(name, value);
+}
+
+void FaultySink::appendRoundClients(const std::string& name, const std::vector<double>& local) {
+  if (plan_.on(FaultPlan::Kind::Io, rank_) && round_ >= plan_.round)
+    throw RuntimeError(fmt("HDF5: write /rounds/", name, " failed (injected on rank ", rank_, " in round ", round_,
+                           " by FEDSILO_FAULT)"));
+  ForwardingSink::appendRoundClients(name, local);
 }
 
 }  // namespace fedsilo

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
-#include "io/config_parser.hpp"
+#include "app/config_parser.hpp"
 #include "support/test_support.hpp"
 
 using namespace fedsilo;
@@ -32,8 +32,11 @@ std::string errorOf(const std::vector<std::string>& args) {
 TEST(Config, DefaultsMatchTheDocumentedValues) {
   const ExperimentConfig c = parseArguments({}).config;
   EXPECT_EQ(c.algorithm, "fedavg");
-  EXPECT_EQ(c.data.dataset, "fashion_mnist");
-  EXPECT_EQ(c.model.name, "mlp");
+  EXPECT_EQ(c.data.dataset, DatasetKind::FashionMnist);
+  EXPECT_EQ(c.model.name, ModelPreset::Mlp);
+  EXPECT_EQ(c.partition.scheme, PartitionScheme::Dirichlet);
+  EXPECT_EQ(c.fl.placement, PlacementBalance::Samples);
+  EXPECT_FALSE(c.model.loss.has_value());
   EXPECT_EQ(c.clients, 10);
   EXPECT_EQ(c.rounds, 20);
   EXPECT_EQ(c.train.batch, 32);
@@ -50,7 +53,7 @@ TEST(Config, IniSectionsAndCommandLineWins) {
   EXPECT_EQ(c.clients, 4);
   EXPECT_EQ(c.train.batch, 64);
   EXPECT_DOUBLE_EQ(c.train.lr, 0.2);  // command line wins over the file
-  EXPECT_EQ(c.partition.scheme, "iid");
+  EXPECT_EQ(c.partition.scheme, PartitionScheme::Iid);
   EXPECT_NE(c.resolvedIni.find("[train]"), std::string::npos);
   EXPECT_NE(c.resolvedIni.find("lr = 0.2"), std::string::npos);
   EXPECT_NE(c.resolvedIni.find("algorithm = local"), std::string::npos);
@@ -95,9 +98,9 @@ TEST(Config, HelpListsEveryOptionWithDefault) {
   EXPECT_EQ(parseArguments({"--version"}).action, ParseOutcome::Action::Version);
 }
 
-TEST(Config, HelpShowsADefaultForEveryOptionWithAValue) {
-  // Every "--key arg" entry shows its default: Boost's "(=value)", or, for an empty default (which
-  // Boost does not show), "(default: ...)" in the description.
+// `fedsilo --help`'s option entries ("--key arg (=default) description"), wrapped lines joined with one
+// space between words (Boost wraps and pads the descriptions), by "--key".
+std::map<std::string, std::string> helpEntries() {
   const std::string help = parseArguments({"--help"}).text;
   std::istringstream in(help.substr(0, help.find("\nAlgorithms:")));
   std::vector<std::string> entries;
@@ -105,16 +108,22 @@ TEST(Config, HelpShowsADefaultForEveryOptionWithAValue) {
     if (line.rfind("  --", 0) == 0 || line.rfind("  -", 0) == 0) entries.push_back(line);
     else if (!entries.empty() && line.rfind("      ", 0) == 0) entries.back() += " " + line;
   }
-  for (std::string& e : entries) {  // one space between words (Boost wraps and pads the descriptions)
-    std::string c;
-    for (char ch : e)
-      if (ch != ' ' || c.empty() || c.back() != ' ') c += ch;
-    e = c;
-  }
-  int withArg = 0;
-  std::map<std::string, std::string> byKey;  // "--key" -> its entry, wrapped lines joined
+  std::map<std::string, std::string> byKey;
   for (const std::string& e : entries) {
-    byKey[e.substr(1, e.find(' ', 1) - 1)] = e;
+    std::string single;
+    for (char ch : e)
+      if (ch != ' ' || single.empty() || single.back() != ' ') single += ch;
+    byKey[single.substr(1, single.find(' ', 1) - 1)] = single;
+  }
+  return byKey;
+}
+
+TEST(Config, HelpShowsADefaultForEveryOptionWithAValue) {
+  // Every "--key arg" entry shows its default: Boost's "(=value)", or, for an empty default (which
+  // Boost does not show), "(default: ...)" in the description.
+  std::map<std::string, std::string> byKey = helpEntries();
+  int withArg = 0;
+  for (const auto& [key, e] : byKey) {
     if (e.find(" arg") == std::string::npos || e.find("--config") != std::string::npos) continue;
     ++withArg;
     EXPECT_TRUE(e.find("(=") != std::string::npos || e.find("(default:") != std::string::npos) << e;
@@ -125,6 +134,27 @@ TEST(Config, HelpShowsADefaultForEveryOptionWithAValue) {
   // data.dir names the per-dataset default directory.
   EXPECT_NE(byKey["--data.dir"].find("/usr/share/datasets/fashion-mnist for fashion_mnist"), std::string::npos)
       << byKey["--data.dir"];
+}
+
+// Each enumerated option: every name of its table parses to its value, --help lists every name, and
+// an unknown name is an error naming the option, the value and every valid name.
+template <typename E>
+void expectEnumeratedOption(const std::string& key, const std::vector<std::string>& extra,
+                            E (*read)(const ExperimentConfig&)) {
+  SCOPED_TRACE(key);
+  const std::string entry = helpEntries()["--" + key];
+  std::vector<std::string> args = extra;
+  args.push_back("--" + key);
+  for (const auto& n : enumNames<E>()) {
+    args.push_back(n.name);
+    EXPECT_EQ(read(parseArguments(args).config), n.value) << n.name;
+    EXPECT_NE(entry.find(n.name), std::string::npos) << entry;
+    args.pop_back();
+  }
+  args.push_back("bogus");
+  const std::string error = errorOf(args);
+  EXPECT_NE(error.find(key + " = bogus: expected one of "), std::string::npos) << error;
+  for (const auto& n : enumNames<E>()) EXPECT_NE(error.find(n.name), std::string::npos) << error;
 }
 
 TEST(Config, ResolvedConfigNamesTheDatasetsDefaultDirectory) {
@@ -148,4 +178,21 @@ TEST(Config, DryRunValidatesAndPrintsTheResolvedConfig) {
   EXPECT_EQ(o.action, ParseOutcome::Action::DryRun);
   EXPECT_NE(o.text.find("clients = 7"), std::string::npos);
   EXPECT_THROW(parseArguments({"--dry-run", "--clients", "-1"}), ConfigError);
+}
+
+TEST(Config, EnumeratedOptionsAreParsedOnceFromOneTable) {
+  expectEnumeratedOption<DatasetKind>("dataset", {}, [](const ExperimentConfig& c) { return c.data.dataset; });
+  expectEnumeratedOption<ModelPreset>("model", {}, [](const ExperimentConfig& c) { return c.model.name; });
+  expectEnumeratedOption<PartitionScheme>("partition.scheme", {"--partition.file", "ids.npy"},
+                                          [](const ExperimentConfig& c) { return c.partition.scheme; });
+  expectEnumeratedOption<PlacementBalance>("fl.placement", {},
+                                           [](const ExperimentConfig& c) { return c.fl.placement; });
+  expectEnumeratedOption<LossKind>("model.loss", {}, [](const ExperimentConfig& c) { return c.model.loss.value(); });
+  // Blanks around a name are ignored; the resolved configuration keeps the text as given.
+  const ExperimentConfig padded = parseArguments({"--model", " svm ", "--fl.placement", "clients"}).config;
+  EXPECT_EQ(padded.model.name, ModelPreset::Svm);
+  EXPECT_NE(padded.resolvedIni.find("model =  svm \n"), std::string::npos) << padded.resolvedIni;
+  EXPECT_NE(padded.resolvedIni.find("\nplacement = clients\n"), std::string::npos) << padded.resolvedIni;
+  // An empty model.loss is the preset's own loss.
+  EXPECT_FALSE(parseArguments({"--model.loss", ""}).config.model.loss.has_value());
 }

@@ -1,7 +1,9 @@
 // TEST-ONLY fault injection, read from the environment variable FEDSILO_FAULT in this one place
-// (used by io/run_control only). It exists so that tests/integration/test_failures.sh can make ONE
+// (used by app/run_control only). It exists so that tests/integration/test_failures.sh can make ONE
 // rank fail in each way a real run can fail, and check that every rank exits promptly with one
 // error line and no results file. Not a user feature: undocumented in --help, see docs/hpc.md.
+// It acts only through the round driver's hooks (FaultInjection, a RunHooks) and a sink decorator
+// in front of the results file (FaultySink); the configuration the experiment reads is never changed.
 //
 //   FEDSILO_FAULT=data:rank=R           rank R reads its data from a directory that does not exist
 //                                       (the loader's own DataError, exit 3, on that rank only)
@@ -24,6 +26,9 @@
 #pragma once
 #include <string>
 
+#include "app/forwarding_sink.hpp"
+#include "fl/round_driver.hpp"
+
 namespace fedsilo {
 
 struct FaultPlan {
@@ -39,5 +44,36 @@ struct FaultPlan {
 // Parses FEDSILO_FAULT (unset or empty: no fault). ConfigError on a malformed value.
 FaultPlan faultPlanFromEnvironment();
 FaultPlan parseFaultPlan(const std::string& text);
+
+// The data, nan, inf and slow faults of rank `rank`, at the round driver's hook points.
+class FaultInjection final : public RunHooks {
+ public:
+  FaultInjection(const FaultPlan& plan, int rank) : plan_(plan), rank_(rank) {}
+  const FaultPlan& plan() const { return plan_; }
+  // data: a directory that does not exist (the loader's own DataError).
+  DataConfig dataToLoad(const DataConfig& configured) const override;
+  // nan, inf: the divergent learning rate from plan.round on.
+  TrainConfig training(int round, const TrainConfig& configured) const override;
+  // slow: every rank pauses plan.ms milliseconds.
+  void afterRound(int round) const override;
+
+ private:
+  FaultPlan plan_;
+  int rank_;
+};
+
+// The io fault: in front of the sink the experiment writes to, it fails the first per-client row of
+// round plan.round (and later) on rank plan.rank, as an HDF5 error on one rank would.
+class FaultySink final : public ForwardingSink {
+ public:
+  FaultySink(RecordSink& target, const FaultPlan& plan, int rank) : ForwardingSink(&target), plan_(plan), rank_(rank) {}
+  void appendRoundInt(const std::string& name, std::int64_t value) override;
+  void appendRoundClients(const std::string& name, const std::vector<double>& local) override;
+
+ private:
+  FaultPlan plan_;
+  int rank_;
+  int round_ = -1;
+};
 
 }  // namespace fedsilo

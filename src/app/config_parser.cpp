@@ -1,0 +1,388 @@
+#include "app/config_parser.hpp"
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "data/loaders.hpp"
+#include "fl/algorithm.hpp"
+#include "io/reference_reader.hpp"
+
+namespace po = boost::program_options;
+
+namespace fedsilo {
+
+namespace {
+
+struct Opt {
+  std::string key;
+  std::string def;
+  std::string help;
+};
+
+// Every experiment option with its default (as text) and meaning. Keep docs/cli.md in step. The
+// enumerated options list their values from the one table of each enumeration (core/config.hpp).
+const std::vector<Opt>& coreOptions() {
+  static const std::vector<Opt> opts = {
+      {"algorithm", "fedavg", "federated algorithm (see --help list below)"},
+      {"dataset", "fashion_mnist", joinNames<DatasetKind>(" | ")},
+      {"model", "mlp", "model preset: " + joinNames<ModelPreset>(" | ")},
+      {"clients", "10", "number of clients K (>= 1)"},
+      {"rounds", "20", "number of communication rounds (>= 1)"},
+      {"seed", "0", "experiment seed (>= 0); every random stream is keyed by (seed, client, round, purpose)"},
+      {"output", "results.h5", "results file (HDF5); written as <output>.partial and renamed when complete"},
+      {"train.epochs", "1", "local epochs per round (>= 0)"},
+      {"train.batch", "32", "mini-batch size (>= 1)"},
+      {"train.lr", "0.05", "learning rate (> 0)"},
+      {"train.momentum", "0", "SGD momentum in [0, 1)"},
+      {"train.weight_decay", "0", "L2 weight decay (>= 0)"},
+      {"partition.scheme", "dirichlet", joinNames<PartitionScheme>(" | ")},
+      {"partition.alpha", "0.5", "Dirichlet concentration (> 0)"},
+      {"partition.shards", "200", "number of shards, each of one label (shards scheme; >= the labels present)"},
+      {"partition.shards_per_client", "2", "shards per client: N, or min,max for the unbalanced variant"},
+      {"partition.file", "", ".npy of integer client ids, one per training sample (file scheme)"},
+      {"partition.samples_per_client", "0", "keep at most this many samples per client (0 = all)"},
+      {"data.dir", "", "dataset directory"},  // help completed by helpText: the per-dataset default
+      {"data.file", "", "data file for the csv and hdf5 datasets"},
+      {"data.split", "0.8,0.1,0.1", "per-client train,val,test fractions (sum 1; zeros allowed: metrics needing that split are NaN)"},
+      {"data.alpha", "1", "Synthetic(alpha, beta): alpha"},
+      {"data.beta", "1", "Synthetic(alpha, beta): beta"},
+      {"data.users", "100", "synthetic/sequence: number of users"},
+      {"data.label_column", "label", "csv: label column name"},
+      {"data.client_column", "", "csv: optional client column (natural partition)"},
+      {"data.seq_length", "20", "sequence/leaf text: tokens per sample"},
+      {"data.vocab_size", "50", "sequence: vocabulary size"},
+      {"data.samples_per_user", "200", "sequence: samples per user"},
+      {"data.classes", "0", "sequence: number of classes (0 = default)"},
+      {"model.hidden", "200,200", "mlp hidden layer widths"},
+      {"model.dropout", "0", "dropout probability after hidden layers, in [0, 1)"},
+      {"model.loss", "", "loss override: " + joinNames<LossKind>(" | ") + " (default: the preset's)"},
+      {"model.focal_gamma", "2", "focal loss gamma (>= 0)"},
+      {"model.embed_dim", "32", "lstm: embedding dimension"},
+      {"model.lstm_hidden", "64", "lstm: hidden units per layer"},
+      {"model.lstm_layers", "2", "lstm: stacked layers"},
+      {"fl.clients_per_round", "0", "clients sampled per round (0 = all)"},
+      {"fl.dropout", "0", "probability that a selected client drops out of a round, in [0, 1)"},
+      {"fl.skip_diverged", "false", "drop a client update whose loss or parameters are NaN/Inf instead of failing"},
+      {"fl.placement", "samples",
+       "clients -> ranks, contiguous ranges balancing: " + joinNames<PlacementBalance>(" | ", true) +
+           "; results do not depend on it"},
+      {"eval.every", "1", "evaluate every N rounds (the last round always)"},
+      {"eval.batch", "256", "evaluation batch size"},
+      {"output.client_models", "false", "also write every client's final model to /model/clients"},
+      {"checkpoint.every", "0", "write <output>.ckpt every N rounds (0: only on SIGTERM/SIGUSR1)"},
+  };
+  return opts;
+}
+
+// An option's help with its default spelled out where Boost shows none (an empty default string).
+std::string helpText(const std::string& key, const std::string& def, const std::string& help) {
+  if (key == "data.dir")
+    return help + " (default: the dataset's standard location: " + defaultDataDir(DatasetKind::FashionMnist) +
+           " for fashion_mnist; none for the other datasets, which need it)";
+  if (!def.empty() || help.find("(default:") != std::string::npos) return help;
+  return help + " (default: none)";
+}
+
+std::string sectionOf(const std::string& key) {
+  const auto dot = key.find('.');
+  return dot == std::string::npos ? "" : key.substr(0, dot);
+}
+
+// The option values as text (defaults filled in), read by typed, range-checked getters whose errors
+// name the option, the value and what was expected.
+class RawValues {
+ public:
+  explicit RawValues(const std::map<std::string, std::string>& values) : values_(values) {}
+  const std::string& text(const std::string& key) const { return values_.at(key); }
+  std::string trimmed(const std::string& key) const { return trim(text(key)); }
+
+  long long integer(const std::string& key, long long lo, long long hi) const {
+    const long long x = parseInt(text(key), key);
+    if (x < lo || x > hi)
+      throw ConfigError(fmt(key, " = ", text(key), ": expected an integer in [", lo, ", ", hi, "]"));
+    return x;
+  }
+  int smallInteger(const std::string& key, long long lo, long long hi) const {
+    return static_cast<int>(integer(key, lo, hi));
+  }
+  double number(const std::string& key, double lo, double hi, bool openLo = false, bool openHi = false) const {
+    const double x = parseDouble(text(key), key);
+    const bool ok = std::isfinite(x) && (openLo ? x > lo : x >= lo) && (openHi ? x < hi : x <= hi);
+    if (!ok)
+      throw ConfigError(fmt(key, " = ", text(key), ": expected a number in ", openLo ? "(" : "[", lo, ", ", hi,
+                            openHi ? ")" : "]"));
+    return x;
+  }
+  bool boolean(const std::string& key) const {
+    OptionValues o;
+    o.set(key, text(key));
+    return o.getBool(key);
+  }
+  template <typename E>
+  E choice(const std::string& key) const {
+    return parseEnum<E>(key, text(key));
+  }
+
+ private:
+  const std::map<std::string, std::string>& values_;
+};
+
+void readTopLevel(const RawValues& raw, ExperimentConfig& c) {
+  c.algorithm = raw.trimmed("algorithm");
+  c.data.dataset = raw.choice<DatasetKind>("dataset");
+  c.model.name = raw.choice<ModelPreset>("model");
+  c.clients = raw.smallInteger("clients", 1, 1000000);
+  c.rounds = raw.smallInteger("rounds", 1, 100000000);
+  c.seed = static_cast<std::uint64_t>(raw.integer("seed", 0, (1LL << 62)));
+  c.output.path = raw.trimmed("output");
+  if (c.output.path.empty()) throw ConfigError("output = '': expected a file path");
+}
+
+void readTraining(const RawValues& raw, TrainConfig& t) {
+  t.epochs = raw.smallInteger("train.epochs", 0, 100000);
+  t.batch = raw.smallInteger("train.batch", 1, 1 << 20);
+  t.lr = raw.number("train.lr", 0.0, 1e6, true);
+  t.momentum = raw.number("train.momentum", 0.0, 1.0, false, true);
+  t.weightDecay = raw.number("train.weight_decay", 0.0, 1e6);
+}
+
+void readPartition(const RawValues& raw, PartitionConfig& p) {
+  p.scheme = raw.choice<PartitionScheme>("partition.scheme");
+  p.alpha = raw.number("partition.alpha", 0.0, 1e9, true);
+  p.shards = raw.smallInteger("partition.shards", 1, 100000000);
+  const std::string& perClient = raw.text("partition.shards_per_client");
+  const std::vector<int> range = parseIntList(perClient, "partition.shards_per_client");
+  if (range.empty() || range.size() > 2 || range.front() < 1 || range.back() < range.front())
+    throw ConfigError(fmt("partition.shards_per_client = ", perClient, ": expected N or min,max with 1 <= min <= max"));
+  p.shardsPerClientMin = range.front();
+  p.shardsPerClientMax = range.back();
+  p.file = raw.trimmed("partition.file");
+  if (p.scheme == PartitionScheme::File && p.file.empty())
+    throw ConfigError("partition.scheme = file needs partition.file (a .npy of client ids)");
+  p.samplesPerClient = raw.integer("partition.samples_per_client", 0, 1LL << 40);
+}
+
+std::vector<double> readSplit(const RawValues& raw) {
+  std::vector<double> split = parseDoubleList(raw.text("data.split"), "data.split");
+  double sum = 0.0;
+  bool ok = split.size() == 3;
+  for (double fraction : split) {
+    ok = ok && std::isfinite(fraction) && fraction >= 0.0;
+    sum += fraction;
+  }
+  if (!ok || std::fabs(sum - 1.0) > 1e-6 || split[0] <= 0.0)
+    throw ConfigError(fmt("data.split = ", raw.text("data.split"),
+                          ": expected three non-negative fractions train,val,test summing to 1 with train > 0"));
+  return split;
+}
+
+void readData(const RawValues& raw, DataConfig& d) {
+  d.dir = raw.trimmed("data.dir");
+  d.file = raw.trimmed("data.file");
+  d.split = readSplit(raw);
+  d.alpha = raw.number("data.alpha", 0.0, 1e6);
+  d.beta = raw.number("data.beta", 0.0, 1e6);
+  d.users = raw.smallInteger("data.users", 1, 1000000);
+  d.labelColumn = raw.trimmed("data.label_column");
+  d.clientColumn = raw.trimmed("data.client_column");
+  d.seqLength = raw.smallInteger("data.seq_length", 1, 100000);
+  d.vocabSize = raw.smallInteger("data.vocab_size", 4, 10000000);
+  d.samplesPerUser = raw.smallInteger("data.samples_per_user", 1, 10000000);
+  d.numClasses = raw.smallInteger("data.classes", 0, 100000);
+}
+
+void readModel(const RawValues& raw, ModelConfig& m) {
+  m.hidden = parseIntList(raw.text("model.hidden"), "model.hidden");
+  for (int width : m.hidden)
+    if (width < 1 || width > 1000000)
+      throw ConfigError(fmt("model.hidden = ", raw.text("model.hidden"), ": widths must be in [1, 1000000]"));
+  m.dropout = raw.number("model.dropout", 0.0, 1.0, false, true);
+  if (!raw.trimmed("model.loss").empty()) m.loss = raw.choice<LossKind>("model.loss");
+  m.focalGamma = raw.number("model.focal_gamma", 0.0, 100.0);
+  m.embedDim = raw.smallInteger("model.embed_dim", 1, 100000);
+  m.lstmHidden = raw.smallInteger("model.lstm_hidden", 1, 100000);
+  m.lstmLayers = raw.smallInteger("model.lstm_layers", 1, 16);
+}
+
+void readRun(const RawValues& raw, ExperimentConfig& c) {
+  c.fl.clientsPerRound = raw.smallInteger("fl.clients_per_round", 0, 1000000);
+  c.fl.dropout = raw.number("fl.dropout", 0.0, 1.0, false, true);
+  c.fl.skipDiverged = raw.boolean("fl.skip_diverged");
+  c.fl.placement = raw.choice<PlacementBalance>("fl.placement");
+  c.eval.every = raw.smallInteger("eval.every", 1, 100000000);
+  c.eval.batch = raw.smallInteger("eval.batch", 1, 1 << 20);
+  c.output.clientModels = raw.boolean("output.client_models");
+  c.checkpoint.every = raw.smallInteger("checkpoint.every", 0, 100000000);
+}
+
+// The algorithm's name and its own options: validated now, before any data is read.
+void readAlgorithm(const std::map<std::string, std::string>& values, ExperimentConfig& c) {
+  bool known = false;
+  for (const auto& e : algorithmRegistry()) known = known || c.algorithm == e.name;
+  if (!known) makeAlgorithm(c);  // throws the ConfigError listing the algorithms
+  for (const auto& o : allAlgorithmOptions()) c.algo.set(o.key, values.at(o.key));
+  // Options that name files are resolved here, at the application level, so that algorithms never do I/O.
+  resolveAlphaFedAvgReference(c.algo);
+  makeAlgorithm(c);  // every algorithm checks its own options
+}
+
+ExperimentConfig toConfig(const std::map<std::string, std::string>& values) {
+  const RawValues raw(values);
+  ExperimentConfig c;
+  readTopLevel(raw, c);
+  readTraining(raw, c.train);
+  readPartition(raw, c.partition);
+  readData(raw, c.data);
+  readModel(raw, c.model);
+  readRun(raw, c);
+  readAlgorithm(values, c);
+  return c;
+}
+
+// The fully resolved configuration as INI text: top-level keys, then one [section] per section.
+std::string resolvedIni(const std::map<std::string, std::string>& values) {
+  std::ostringstream os;
+  os << "# fedsilo " << FEDSILO_VERSION << " resolved configuration\n";
+  for (const auto& [key, value] : values)
+    if (sectionOf(key).empty()) os << key << " = " << value << "\n";
+  std::string current;
+  for (const auto& [key, value] : values) {
+    const std::string section = sectionOf(key);
+    if (section.empty()) continue;
+    if (section != current) {
+      os << "\n[" << section << "]\n";
+      current = section;
+    }
+    os << key.substr(section.size() + 1) << " = " << value << "\n";
+  }
+  return os.str();
+}
+
+// The options fedsilo accepts: generic (command line only) and the experiment's and algorithms'
+// (command line and INI file), with the default of each of the latter as text.
+struct OptionSet {
+  po::options_description generic{"Generic options"};
+  po::options_description experiment{"Experiment options (INI: top-level keys, or key = value under [section])"};
+  po::options_description algorithm{"Algorithm options"};
+  po::options_description all, inFile;
+  std::vector<std::pair<std::string, std::string>> defaults;
+
+  OptionSet() {
+    generic.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
+        "config,c", po::value<std::string>(), "INI configuration file")(
+        "resume", "continue from <output>.ckpt if it exists")(
+        "dry-run", "validate the configuration, print it fully resolved, and exit");
+    for (const auto& o : coreOptions()) add(experiment, o.key, o.def, o.help);
+    for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
+    all.add(generic).add(experiment).add(algorithm);
+    inFile.add(experiment).add(algorithm);
+  }
+
+ private:
+  void add(po::options_description& group, const std::string& key, const std::string& def, const std::string& help) {
+    group.add_options()(key.c_str(), po::value<std::string>()->default_value(def), helpText(key, def, help).c_str());
+    defaults.emplace_back(key, def);
+  }
+};
+
+std::string usageText(const OptionSet& options) {
+  std::ostringstream os;
+  os << "fedsilo " << FEDSILO_VERSION << ": cross-silo federated learning on MPI\n\n"
+     << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n\n"
+     << options.all << "\nAlgorithms:\n";
+  for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
+  os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors,\n"
+     << "75 interrupted by SIGTERM/SIGUSR1 after writing <output>.ckpt (run again with --resume).\n";
+  return os.str();
+}
+
+// Stores the command line into `vm`. A later occurrence of an option overrides an earlier one
+// (scripts append overrides); in the INI file a duplicated key stays an error.
+void storeCommandLine(int argc, const char* const* argv, const OptionSet& options, po::variables_map& vm) {
+  po::parsed_options parsed = po::command_line_parser(argc, argv)
+                                  .options(options.all)
+                                  .positional(po::positional_options_description())
+                                  .style(po::command_line_style::unix_style)
+                                  .run();
+  std::vector<po::option> lastOfEach;
+  for (auto it = parsed.options.rbegin(); it != parsed.options.rend(); ++it) {
+    bool seen = false;
+    for (const auto& kept : lastOfEach) seen = seen || kept.string_key == it->string_key;
+    if (!seen) lastOfEach.insert(lastOfEach.begin(), *it);
+  }
+  parsed.options = lastOfEach;
+  po::store(parsed, vm);
+}
+
+void storeConfigFile(const std::string& path, const OptionSet& options, po::variables_map& vm) {
+  if (std::filesystem::is_directory(path))
+    throw ConfigError(fmt("config = ", path, ": is a directory, expected an INI file"));
+  std::ifstream in(path);
+  if (!in) throw ConfigError(fmt("config = ", path, ": cannot open the configuration file"));
+  // A zero-byte file is what a failed or interrupted write leaves: refuse it rather than run every
+  // default (a file of comments only is a deliberate choice and is accepted).
+  if (in.peek() == std::ifstream::traits_type::eof())
+    throw ConfigError(fmt("config = ", path, ": the file is empty (0 bytes), expected an INI file"));
+  po::store(po::parse_config_file(in, options.inFile, false), vm);
+}
+
+// Every experiment and algorithm option as text, defaults filled in, data.dir resolved.
+std::map<std::string, std::string> resolvedValues(const OptionSet& options, const po::variables_map& vm) {
+  std::map<std::string, std::string> values;
+  for (const auto& [key, def] : options.defaults) values[key] = vm.count(key) ? vm[key].as<std::string>() : def;
+  // Fully resolved: an empty data.dir becomes the dataset's default directory (the one the loader
+  // reads), so the stored configuration and the --resume comparison name it. An unknown dataset is
+  // reported by toConfig.
+  if (trim(values["data.dir"]).empty())
+    if (const std::optional<DatasetKind> dataset = findEnum<DatasetKind>(values["dataset"]))
+      values["data.dir"] = defaultDataDir(*dataset);
+  return values;
+}
+
+}  // namespace
+
+ParseOutcome parseArguments(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"fedsilo"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parseCommandLine(static_cast<int>(argv.size()), argv.data());
+}
+
+ParseOutcome parseCommandLine(int argc, const char* const* argv) {
+  const OptionSet options;
+  ParseOutcome out;
+  po::variables_map vm;
+  try {
+    storeCommandLine(argc, argv, options, vm);
+    if (vm.count("help")) {
+      out.action = ParseOutcome::Action::Help;
+      out.text = usageText(options);
+      return out;
+    }
+    if (vm.count("version")) {
+      out.action = ParseOutcome::Action::Version;
+      out.text = std::string("fedsilo ") + FEDSILO_VERSION + "\n";
+      return out;
+    }
+    if (vm.count("config")) storeConfigFile(vm["config"].as<std::string>(), options, vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw ConfigError(fmt("command line/config: ", e.what()));
+  }
+  const std::map<std::string, std::string> values = resolvedValues(options, vm);
+  out.config = toConfig(values);
+  out.config.checkpoint.resume = vm.count("resume") != 0;
+  out.config.resolvedIni = resolvedIni(values);
+  if (vm.count("dry-run")) {
+    out.action = ParseOutcome::Action::DryRun;
+    out.text = out.config.resolvedIni;
+  }
+  return out;
+}
+
+}  // namespace fedsilo

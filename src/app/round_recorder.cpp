@@ -1,0 +1,103 @@
+#include "app/round_recorder.hpp"
+
+#include <sstream>
+#include <unordered_map>
+
+namespace fedsilo {
+
+void RoundRecorder::appendRoundScalar(const std::string& name, double value) {
+  note('s', name);
+  scalars_[name].push_back(value);
+  out().appendRoundScalar(name, value);
+}
+
+void RoundRecorder::appendRoundInt(const std::string& name, std::int64_t value) {
+  note('i', name);
+  scalars_[name].push_back(static_cast<double>(value));  // exact: round indices are far below 2^53
+  out().appendRoundInt(name, value);
+}
+
+void RoundRecorder::appendRoundClients(const std::string& name, const std::vector<double>& local) {
+  note('c', name);
+  clients_[name].push_back(local);
+  out().appendRoundClients(name, local);
+}
+
+void RoundRecorder::endRound() {
+  ++rows_;
+  out().endRound();
+}
+
+std::string RoundRecorder::names() const {
+  std::string s;
+  for (const auto& [kind, name] : order_) s += std::string(1, kind) + ":" + name + "\n";
+  return s;
+}
+
+void RoundRecorder::save(StateArchive& ar) {
+  const int first = placement_.first(comm_.rank()), mine = placement_.count(comm_.rank());
+  for (const auto& [kind, name] : order_) {
+    if (kind != 'c') {
+      ar.doubles("rounds/" + name, scalars_.at(name));
+      continue;
+    }
+    const auto& rows = clients_.at(name);
+    std::unordered_map<int, std::vector<double>> byClient;
+    for (int i = 0; i < mine; ++i) {
+      std::vector<double>& v = byClient[first + i];
+      for (const auto& row : rows) v.push_back(row.at(static_cast<std::size_t>(i)));
+    }
+    ar.clientDoubles("rounds/" + name, byClient);
+  }
+}
+
+void RoundRecorder::load(StateArchive& ar, const std::string& file, const std::string& names, std::uint64_t rows) {
+  const int first = placement_.first(comm_.rank()), mine = placement_.count(comm_.rank());
+  std::istringstream in(names);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.size() < 3 || line[1] != ':') continue;
+    const char kind = line[0];
+    const std::string name = line.substr(2);
+    order_.emplace_back(kind, name);
+    if (kind != 'c') {
+      std::vector<double>& v = scalars_[name];
+      ar.doubles("rounds/" + name, v);
+      if (v.size() != rows)
+        throw RuntimeError(
+            fmt("checkpoint ", file, ": array rounds/", name, " has ", v.size(), " rows, expected ", rows));
+      continue;
+    }
+    std::unordered_map<int, std::vector<double>> byClient;
+    ar.clientDoubles("rounds/" + name, byClient);
+    auto& out = clients_[name];
+    out.assign(rows, std::vector<double>(static_cast<std::size_t>(mine), 0.0));
+    for (int i = 0; i < mine; ++i) {
+      const auto it = byClient.find(first + i);
+      if (it == byClient.end() || it->second.size() != rows)
+        throw RuntimeError(
+            fmt("checkpoint ", file, ": array rounds/", name, " lacks ", rows, " rows of client ", first + i));
+      for (std::uint64_t t = 0; t < rows; ++t) out[t][static_cast<std::size_t>(i)] = it->second[t];
+    }
+  }
+  rows_ = rows;
+}
+
+void RoundRecorder::replay(RecordSink& out) const {
+  for (std::uint64_t t = 0; t < rows_; ++t) {
+    for (const auto& [kind, name] : order_) {
+      if (kind == 's') out.appendRoundScalar(name, scalars_.at(name).at(t));
+      else if (kind == 'i') out.appendRoundInt(name, static_cast<std::int64_t>(scalars_.at(name).at(t)));
+      else out.appendRoundClients(name, clients_.at(name).at(t));
+    }
+    out.endRound();
+  }
+}
+
+void RoundRecorder::note(char kind, const std::string& name) {
+  for (const auto& o : order_)
+    if (o.second == name) return;
+  order_.emplace_back(kind, name);
+}
+
+}  // namespace fedsilo

@@ -1,0 +1,419 @@
+#include "fl/round_driver.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+
+#include "core/timer.hpp"
+#include "fl/fairness.hpp"
+#include "fl/personal_store.hpp"
+
+namespace fedsilo {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Throws the NumericError of a diverged client if block `block` of `v` holds a NaN or Inf.
+void requireFiniteBlock(const float* v, const LayerBlock& block, int client, int round, const char* what) {
+  const float* p = v + block.offset;
+  for (Index i = 0; i < block.size; ++i)
+    if (!std::isfinite(p[i]))
+      throw NumericError(fmt("client ", client, " round ", round, ": ", what, " of layer ", block.name, " contains ",
+                             p[i], " (set fl.skip_diverged = true to drop such updates)"));
+}
+
+void loadParams(Model& model, const std::vector<float>& params) {
+  std::memcpy(model.params(), params.data(), params.size() * sizeof(float));
+}
+}  // namespace
+
+const RunHooks& noRunHooks() {
+  static const RunHooks none;
+  return none;
+}
+
+ClientFigures::ClientFigures(int localClients)
+    : accuracy(localClients, kNaN), f1(localClients, kNaN), loss(localClients, kNaN) {}
+
+RoundDriver::RoundDriver(const RoundParts& parts)
+    : p_(parts),
+      lastFigures_(numLocal()),
+      sensRound0_(static_cast<std::size_t>(numLocal()) * parts.model.blocks().size(), kNaN),
+      sensFinal_(sensRound0_) {}
+
+RoundSummary RoundDriver::runRound(int round, RecordSink& sink) {
+  Timer roundTimer;
+  RoundSummary summary;
+  summary.round = round;
+  const ReductionLayout layout = layoutReduction(round);
+  acc_.resize(layout.size());
+  Timer trainTimer;
+  runRankUpdate(round);
+  const LocalRound local = trainLocalClients(round, layout);
+  summary.trainSeconds = p_.comm.allreduceMax(trainTimer.seconds());
+  const std::vector<double> blockWeightSum = serverStepAndBroadcast(round, layout, local);
+  summary.participants = countParticipants(local);
+  const std::vector<double> shares = participantShares(layout, local, blockWeightSum);
+  ClientFigures figures(numLocal());
+  evaluateRound(round, summary, figures);
+  summary.seconds = p_.comm.allreduceMax(roundTimer.seconds());
+  recordRound(sink, summary, figures, local, shares);
+  roundSeconds_.push_back(summary.seconds);
+  nextRound_ = round + 1;
+  return summary;
+}
+
+RoundDriver::ReductionLayout RoundDriver::layoutReduction(int round) const {
+  ReductionLayout layout;
+  layout.numBlocks = p_.ctx.numBlocks();
+  layout.selected = p_.alg.selectClients(p_.ctx, round);
+  layout.reduced = p_.alg.reducedBlocks(p_.ctx, round);
+  FEDSILO_ASSERT(static_cast<int>(layout.reduced.size()) == layout.numBlocks);
+  layout.offset.assign(static_cast<std::size_t>(layout.numBlocks), -1);
+  for (int b = 0; b < layout.numBlocks; ++b)
+    if (layout.reduced[b]) {
+      layout.offset[b] = layout.vectorSize;
+      layout.vectorSize += p_.ctx.blocks[b].size;
+    }
+  layout.numSums = p_.alg.sumsSize();
+  layout.payloadSize = p_.alg.payloadSize();
+  return layout;
+}
+
+void RoundDriver::runRankUpdate(int round) {
+  if (!p_.alg.usesRankUpdate()) return;
+  coordinated(p_.comm, [&] {
+    RankContext rankContext{p_.ctx, round, p_.comm.rank(), p_.comm.size(),
+                            [this](ExactSum& sums) { p_.comm.allreduceExact(sums); }};
+    p_.alg.rankUpdate(rankContext);
+  });
+}
+
+RoundDriver::LocalRound RoundDriver::trainLocalClients(int round, const ReductionLayout& layout) {
+  LocalRound local(numLocal());
+  const FlConfig& fl = p_.cfg.fl;
+  coordinated(p_.comm, [&] {
+    for (int k : layout.selected) {
+      if (!p_.ctx.isLocal(k)) continue;
+      if (fl.dropout > 0.0 && Rng(p_.cfg.seed, k, round, Purpose::ClientDropout).bernoulli(fl.dropout))
+        continue;  // dropped out: sends nothing
+      trainClient(k, round, layout, local);
+    }
+  });
+  return local;
+}
+
+void RoundDriver::trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local) {
+  const int slot = localIndex(client);
+  loadParams(p_.model, p_.global);
+  p_.model.setRandomContext(p_.cfg.seed, client, round);
+  ClientContext clientContext{p_.ctx, p_.clients[client], round, p_.model, p_.trainer, p_.global};
+  clientContext.train = p_.hooks.training(round, p_.cfg.train);
+  ClientUpdate update;
+  if (!updateUnlessDiverged(clientContext, layout, update)) {
+    local.participated[slot] = -1.0;  // recorded as diverged
+    return;
+  }
+  accumulate(update, layout);
+  local.participated[slot] = 1.0;
+  local.blockWeight[slot] = update.blockWeight;
+  if (layout.payloadSize > 0) {
+    local.payloadRows.push_back(client);
+    local.payloadRows.insert(local.payloadRows.end(), update.payload.begin(), update.payload.end());
+  }
+  if (isFirst(round) || isLast(round)) recordSensitivity(client, round, local);
+}
+
+// The client's update, checked for NaN/Inf in what it sends and what it keeps. A diverged update is
+// an error, or with fl.skip_diverged dropped: the client's personal state is put back as it was
+// before the round (the dropped round leaves no trace) and the function returns false.
+bool RoundDriver::updateUnlessDiverged(ClientContext& clientContext, const ReductionLayout& layout,
+                                       ClientUpdate& update) {
+  const int client = clientContext.client.id;
+  const bool skipDiverged = p_.cfg.fl.skipDiverged;
+  PersonalStore* personal = p_.alg.personalStore();
+  std::optional<std::vector<float>> before;
+  if (personal && skipDiverged) before = personal->snapshot(client);
+  try {
+    p_.alg.clientUpdate(clientContext, update);
+    checkFinite(update, client, clientContext.round, layout);
+  } catch (const NumericError& e) {
+    if (!skipDiverged) throw;
+    if (personal) personal->restore(client, std::move(before));
+    std::fprintf(stderr, "fedsilo: warning: %s; update dropped (fl.skip_diverged)\n", e.what());
+    return false;
+  }
+  return true;
+}
+
+void RoundDriver::checkFinite(const ClientUpdate& update, int client, int round, const ReductionLayout& layout) const {
+  const int L = layout.numBlocks;
+  FEDSILO_ASSERT(static_cast<int>(update.blockWeight.size()) == L, "algorithm sent ", update.blockWeight.size(),
+                 " block weights");
+  FEDSILO_ASSERT(static_cast<int>(update.sums.size()) == layout.numSums &&
+                 static_cast<int>(update.payload.size()) == layout.payloadSize);
+  const float* sent = update.vector ? update.vector : p_.model.params();
+  for (int b = 0; b < L; ++b)
+    if (layout.reduced[b] && update.blockWeight[b] != 0.0)
+      requireFiniteBlock(sent, p_.ctx.blocks[b], client, round, "update");
+  // Every parameter the client keeps for later rounds (local layers too, which are never reduced).
+  const PersonalStore* personal = p_.alg.personalStore();
+  if (const std::vector<float>* kept = personal ? personal->find(client) : nullptr)
+    for (int b = 0; b < L; ++b) requireFiniteBlock(kept->data(), p_.ctx.blocks[b], client, round, "personal state");
+}
+
+void RoundDriver::accumulate(const ClientUpdate& update, const ReductionLayout& layout) {
+  const float* sent = update.vector ? update.vector : p_.model.params();
+  for (int b = 0; b < layout.numBlocks; ++b) {
+    const double w = update.blockWeight[b];
+    if (!layout.reduced[b] || w == 0.0) continue;
+    const LayerBlock& block = p_.ctx.blocks[b];
+    const auto at = static_cast<std::size_t>(layout.offset[b]);
+    acc_.addScaled(at, sent + block.offset, static_cast<std::size_t>(block.size), w);
+    acc_.add(layout.weightAt(b), w);
+  }
+  for (int s = 0; s < layout.numSums; ++s) acc_.add(layout.sumAt(s), update.sums[s]);
+}
+
+// Per-block sensitivity of the client after local training, in round 0 and the last round: kept for
+// /sensitivity and gathered for the server step.
+void RoundDriver::recordSensitivity(int client, int round, LocalRound& local) {
+  const std::vector<double> perBlock =
+      layerSensitivity(p_.model, p_.trainer, p_.clients[client].train, p_.cfg.train.batch, p_.cfg.seed, client, round,
+                       p_.alg.sensitivityIncludesBias());
+  const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(localIndex(client)) * p_.ctx.numBlocks();
+  if (isFirst(round)) std::copy(perBlock.begin(), perBlock.end(), sensRound0_.begin() + at);
+  if (isLast(round)) std::copy(perBlock.begin(), perBlock.end(), sensFinal_.begin() + at);
+  local.sensitivityRows.push_back(client);
+  local.sensitivityRows.insert(local.sensitivityRows.end(), perBlock.begin(), perBlock.end());
+}
+
+// Reduces and gathers the round's contributions to rank 0, runs the server step there, and
+// broadcasts the global parameters, the per-block weight sums (returned) and the server state.
+std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const ReductionLayout& layout,
+                                                        const LocalRound& local) {
+  const Communicator& comm = p_.comm;
+  comm.reduceExact(acc_, 0);
+  const std::vector<double> payloads = comm.gatherv(local.payloadRows, 0);
+  const bool sensitivityRound = isFirst(round) || isLast(round);
+  const std::vector<double> sensitivity =
+      sensitivityRound ? comm.gatherv(local.sensitivityRows, 0) : std::vector<double>{};
+  std::vector<double> blockWeightSum(static_cast<std::size_t>(layout.numBlocks), 0.0);
+  std::vector<double> state;
+  coordinated(comm, [&] {
+    if (!comm.isRoot()) return;
+    const ServerInput in = serverInput(round, layout, payloads, sensitivity);
+    blockWeightSum = in.blockWeightSum;
+    p_.alg.serverUpdate(p_.ctx, in, p_.global);
+    for (float v : p_.global)
+      if (!std::isfinite(v)) throw NumericError(fmt("round ", round, ": the aggregated global model contains ", v));
+    state = p_.alg.serverState();
+  });
+  comm.bcast(p_.global.data(), p_.global.size(), 0);
+  comm.bcast(blockWeightSum.data(), blockWeightSum.size(), 0);
+  comm.bcast(state, 0);
+  if (!comm.isRoot()) p_.alg.setServerState(state);
+  return blockWeightSum;
+}
+
+// What the server step sees: the reduced sums, and the gathered rows split into client ids and values.
+ServerInput RoundDriver::serverInput(int round, const ReductionLayout& layout, const std::vector<double>& payloads,
+                                     const std::vector<double>& sensitivity) const {
+  const int L = layout.numBlocks, G = layout.payloadSize;
+  ServerInput in;
+  in.round = round;
+  in.acc = &acc_;
+  in.accOffset = layout.offset;
+  for (int b = 0; b < L; ++b) in.blockWeightSum.push_back(acc_.value(layout.weightAt(b)));
+  for (int s = 0; s < layout.numSums; ++s) in.sums.push_back(acc_.value(layout.sumAt(s)));
+  for (std::size_t i = 0; i < payloads.size(); i += static_cast<std::size_t>(G) + 1) {
+    in.payloadClients.push_back(static_cast<int>(payloads[i]));
+    in.participants.push_back(static_cast<int>(payloads[i]));
+    const auto row = payloads.begin() + static_cast<std::ptrdiff_t>(i) + 1;
+    in.payloads.insert(in.payloads.end(), row, row + G);
+  }
+  for (std::size_t i = 0; i < sensitivity.size(); i += static_cast<std::size_t>(L) + 1) {
+    in.sensitivityClients.push_back(static_cast<int>(sensitivity[i]));
+    const auto row = sensitivity.begin() + static_cast<std::ptrdiff_t>(i) + 1;
+    in.sensitivity.insert(in.sensitivity.end(), row, row + L);
+  }
+  return in;
+}
+
+int RoundDriver::countParticipants(const LocalRound& local) const {
+  const auto sent = std::count(local.participated.begin(), local.participated.end(), 1.0);
+  return static_cast<int>(p_.comm.allreduceSum<std::int64_t>(static_cast<std::int64_t>(sent)));
+}
+
+// Each participant's share of the aggregate: its block weights, parameter-weighted over the reduced
+// blocks, relative to the sum over all participants.
+std::vector<double> RoundDriver::participantShares(const ReductionLayout& layout, const LocalRound& local,
+                                                   const std::vector<double>& blockWeightSum) const {
+  const auto blockSize = [&](int b) { return static_cast<double>(p_.ctx.blocks[b].size); };
+  double denom = 0.0;
+  for (int b = 0; b < layout.numBlocks; ++b)
+    if (layout.reduced[b]) denom += blockWeightSum[b] * blockSize(b);
+  std::vector<double> shares(local.blockWeight.size(), 0.0);
+  for (std::size_t i = 0; i < shares.size(); ++i) {
+    if (local.blockWeight[i].empty() || denom <= 0.0) continue;
+    double num = 0.0;
+    for (int b = 0; b < layout.numBlocks; ++b)
+      if (layout.reduced[b]) num += local.blockWeight[i][b] * blockSize(b);
+    shares[i] = num / denom;
+  }
+  return shares;
+}
+
+ClientFigures RoundDriver::evaluateClients() {
+  const int r = p_.comm.rank();
+  Model& model = p_.model;
+  ClientFigures figures(numLocal());
+  const std::vector<float> saved(model.params(), model.params() + model.numParams());
+  bool holdsGlobal = false;  // the model holds the global parameters (loaded once for all such clients)
+  for (int k = p_.placement.first(r), i = 0; k < p_.placement.end(r); ++k, ++i) {
+    const ClientData& c = p_.clients[k];
+    if (c.test.empty()) {
+      // nothing to evaluate: no parameters to load (EvalStats of no samples)
+    } else if (p_.alg.evalParams(p_.ctx, k, p_.global, model.params())) {
+      holdsGlobal = false;
+    } else if (!holdsGlobal) {
+      loadParams(model, p_.global);
+      holdsGlobal = true;
+    }
+    const Dataset& ds = c.testFromTestSet ? p_.data.test : p_.data.train;
+    const EvalStats stats = p_.trainer.evaluate(model, ds, c.test, p_.cfg.eval.batch);
+    figures.accuracy[i] = stats.accuracy();
+    figures.f1[i] = stats.macroF1();
+    figures.loss[i] = stats.meanLoss();
+  }
+  loadParams(model, saved);
+  return figures;
+}
+
+GlobalFigures RoundDriver::evaluateGlobal() {
+  const Dataset& test = p_.data.test;
+  if (!p_.alg.hasGlobalModel() || test.size() == 0) return {kNaN, kNaN};
+  loadParams(p_.model, p_.global);
+  const Index n = test.size(), chunk = p_.cfg.eval.batch;
+  std::int64_t correct = 0;
+  ExactSum lossSum(1);
+  IndexList samples;
+  for (Index start = 0, chunkIndex = 0; start < n; start += chunk, ++chunkIndex) {
+    if (chunkIndex % p_.comm.size() != p_.comm.rank()) continue;
+    samples.clear();
+    for (Index i = start; i < std::min(n, start + chunk); ++i) samples.push_back(i);
+    const EvalStats stats = p_.trainer.evaluate(p_.model, test, samples, p_.cfg.eval.batch);
+    correct += stats.correct;
+    lossSum.add(0, stats.lossSum);
+  }
+  correct = p_.comm.allreduceSum<std::int64_t>(correct);
+  p_.comm.allreduceExact(lossSum);
+  return {static_cast<double>(correct) / static_cast<double>(n), lossSum.value(0) / static_cast<double>(n)};
+}
+
+// When due (eval.every, and always the last round): every local client, the global model, and the
+// mean and worst-10% client accuracy (computed on rank 0, broadcast). Otherwise the figures stay NaN.
+void RoundDriver::evaluateRound(int round, RoundSummary& summary, ClientFigures& figures) {
+  const int every = p_.cfg.eval.every;
+  summary.evaluated = isLast(round) || (every > 0 && round % every == 0);
+  summary.globalAccuracy = summary.globalLoss = summary.meanClientAccuracy = summary.worst10 = kNaN;
+  if (!summary.evaluated) return;
+  coordinated(p_.comm, [&] {
+    figures = evaluateClients();
+    lastFigures_ = figures;
+  });
+  lastGlobal_ = evaluateGlobal();
+  summary.globalAccuracy = lastGlobal_.accuracy;
+  summary.globalLoss = lastGlobal_.loss;
+  finalGlobalEvaluated_ = isLast(round);
+  everEvaluated_ = true;
+  const std::vector<double> all = p_.comm.gatherv(figures.accuracy, 0);
+  double meanAccuracy = 0.0, worst10 = 0.0;
+  if (p_.comm.isRoot()) {
+    meanAccuracy = mean(all);
+    worst10 = worstFraction(all);
+  }
+  p_.comm.bcast(&meanAccuracy, 1, 0);
+  p_.comm.bcast(&worst10, 1, 0);
+  summary.meanClientAccuracy = meanAccuracy;
+  summary.worst10 = worst10;
+}
+
+// Every round appends one row; the evaluation entries of a round that was not evaluated are NaN.
+void RoundDriver::recordRound(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
+                              const LocalRound& local, const std::vector<double>& shares) const {
+  sink.appendRoundInt("round", summary.round);
+  sink.appendRoundScalar("global_accuracy", summary.globalAccuracy);
+  sink.appendRoundScalar("global_loss", summary.globalLoss);
+  sink.appendRoundClients("client_accuracy", figures.accuracy);
+  sink.appendRoundClients("client_f1", figures.f1);
+  sink.appendRoundClients("client_loss", figures.loss);
+  sink.appendRoundClients("weight", shares);
+  sink.appendRoundClients("participated", local.participated);
+  sink.appendRoundScalar("seconds", summary.seconds);
+  sink.appendRoundScalar("train_seconds", summary.trainSeconds);
+  sink.endRound();
+}
+
+void RoundDriver::finishTraining() {
+  const int rounds = p_.cfg.rounds, r = p_.comm.rank();
+  coordinated(p_.comm, [&] {
+    for (int k = p_.placement.first(r); k < p_.placement.end(r); ++k) {
+      loadParams(p_.model, p_.global);
+      p_.model.setRandomContext(p_.cfg.seed, k, rounds);
+      ClientContext clientContext{p_.ctx, p_.clients[k], rounds, p_.model, p_.trainer, p_.global};
+      clientContext.train = p_.hooks.training(rounds, p_.cfg.train);
+      p_.alg.finishClient(clientContext);
+    }
+    lastFigures_ = evaluateClients();
+  });
+}
+
+GlobalFigures RoundDriver::finalGlobal() { return finalGlobalEvaluated_ ? lastGlobal_ : evaluateGlobal(); }
+
+void RoundDriver::checkpoint(StateArchive& ar) {
+  const int first = p_.placement.first(p_.comm.rank()), mine = numLocal();
+  const std::size_t L = p_.model.blocks().size();
+  const auto row = [&](const std::vector<double>& table, int i) {
+    const auto at = table.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i) * L);
+    return std::vector<double>(at, at + static_cast<std::ptrdiff_t>(L));
+  };
+  std::vector<double> scalars{static_cast<double>(nextRound_), lastGlobal_.accuracy, everEvaluated_ ? 1.0 : 0.0};
+  std::unordered_map<int, std::vector<double>> figures, sens0, sensFinal;
+  if (ar.saving())
+    for (int i = 0; i < mine; ++i) {
+      figures[first + i] = {lastFigures_.accuracy[i], lastFigures_.f1[i], lastFigures_.loss[i]};
+      sens0[first + i] = row(sensRound0_, i);
+      sensFinal[first + i] = row(sensFinal_, i);
+    }
+  ar.doubles("driver/scalars", scalars);
+  ar.floats("driver/global", p_.global);
+  ar.doubles("driver/round_seconds", roundSeconds_);
+  ar.clientDoubles("driver/client_figures", figures);
+  ar.clientDoubles("driver/sensitivity_round0", sens0);
+  ar.clientDoubles("driver/sensitivity_final", sensFinal);
+  if (ar.saving()) return;
+  FEDSILO_ASSERT(scalars.size() == 3 && p_.global.size() == static_cast<std::size_t>(p_.model.numParams()),
+                 "checkpoint driver state does not fit this model");
+  nextRound_ = static_cast<int>(scalars[0]);
+  lastGlobal_.accuracy = scalars[1];
+  everEvaluated_ = scalars[2] != 0.0;
+  for (int i = 0; i < mine; ++i) {
+    const auto f = figures.find(first + i), s0 = sens0.find(first + i), sf = sensFinal.find(first + i);
+    FEDSILO_ASSERT(f != figures.end() && f->second.size() == 3 && s0 != sens0.end() && s0->second.size() == L &&
+                       sf != sensFinal.end() && sf->second.size() == L,
+                   "checkpoint lacks the driver state of client ", first + i);
+    lastFigures_.accuracy[i] = f->second[0];
+    lastFigures_.f1[i] = f->second[1];
+    lastFigures_.loss[i] = f->second[2];
+    const auto at = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i) * L);
+    std::copy(s0->second.begin(), s0->second.end(), sensRound0_.begin() + at);
+    std::copy(sf->second.begin(), sf->second.end(), sensFinal_.begin() + at);
+  }
+}
+
+}  // namespace fedsilo

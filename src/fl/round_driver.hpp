@@ -1,0 +1,167 @@
+// The round driver: one federated round as named steps, on every rank.
+//
+//   layoutReduction        which clients and blocks take part; where each sum goes in the one reduction
+//   trainLocalClients      every selected client of this rank trains (Algorithm::clientUpdate), its update
+//                          is checked for NaN/Inf and added to the exact accumulator
+//   serverStepAndBroadcast exact reduction and gathers to rank 0, Algorithm::serverUpdate there, broadcast
+//                          of the global parameters and the server state
+//   participantShares      each participant's share of the aggregate
+//   evaluateRound          every client with the parameters it would use, the global model on the test set
+//   recordRound            one /rounds row
+//
+// The driver names no algorithm: everything algorithm-specific goes through the Algorithm interface
+// (fl/algorithm.hpp). Experiment (fl/experiment.hpp) builds the pieces a round works on and owns them.
+#pragma once
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/placement.hpp"
+#include "core/config.hpp"
+#include "core/exact_sum.hpp"
+#include "core/record_sink.hpp"
+#include "core/state_archive.hpp"
+#include "data/dataset.hpp"
+#include "fl/algorithm.hpp"
+#include "fl/client.hpp"
+#include "fl/local_trainer.hpp"
+
+namespace fedsilo {
+
+// Per-round figures (replicated on every rank after the round).
+struct RoundSummary {
+  int round = 0;
+  bool evaluated = false;  // false (eval.every): the accuracy and loss figures are NaN
+  double globalAccuracy = 0.0, globalLoss = 0.0;
+  double meanClientAccuracy = 0.0, worst10 = 0.0;
+  double seconds = 0.0, trainSeconds = 0.0;
+  int participants = 0;
+};
+
+// The points where a test may make one rank misbehave (FEDSILO_FAULT, app/fault_injection). Production
+// runs use these defaults, which change nothing.
+class RunHooks {
+ public:
+  virtual ~RunHooks() = default;
+  // The data configuration this rank loads.
+  virtual DataConfig dataToLoad(const DataConfig& configured) const { return configured; }
+  // The training settings this rank's clients use in `round` (round = rounds: the end-of-training hooks).
+  virtual TrainConfig training(int round, const TrainConfig& configured) const {
+    (void)round;
+    return configured;
+  }
+  // Called on every rank after each round (run control).
+  virtual void afterRound(int round) const { (void)round; }
+};
+
+// The hooks of a production run.
+const RunHooks& noRunHooks();
+
+// Everything a round reads or updates. Experiment builds each piece once and owns it.
+struct RoundParts {
+  const ExperimentConfig& cfg;
+  const Communicator& comm;
+  const Placement& placement;
+  const DataBundle& data;
+  const std::vector<ClientData>& clients;  // all K clients
+  Model& model;                            // the working model of this rank
+  LocalTrainer& trainer;
+  Algorithm& alg;
+  const FlContext& ctx;
+  std::vector<float>& global;              // the global parameters, replicated
+  const RunHooks& hooks;
+};
+
+// The local clients' figures of one evaluation, in local-client order (NaN: not evaluated).
+struct ClientFigures {
+  std::vector<double> accuracy, f1, loss;
+  explicit ClientFigures(int localClients = 0);
+};
+
+// The global model's figures on the test set (NaN without a global model or test samples).
+struct GlobalFigures {
+  double accuracy = 0.0, loss = 0.0;
+};
+
+class RoundDriver {
+ public:
+  explicit RoundDriver(const RoundParts& parts);
+
+  // Runs round `round` (collective) and appends its /rounds row to `sink`.
+  RoundSummary runRound(int round, RecordSink& sink);
+  // After the last round: the algorithm's end-of-training client hooks (FedBABU's fine-tuning, ...),
+  // then every local client is evaluated again (collective).
+  void finishTraining();
+  // The global model on the test set: fixed chunks, chunk c on rank c % P, integer counts and exact
+  // loss sums, so the figures are the same at any rank count (collective).
+  GlobalFigures evaluateGlobal();
+  // The final global model's figures: the last round's evaluation when it ran in this process (the
+  // end-of-training hooks never change the global model), else a fresh one (collective).
+  GlobalFigures finalGlobal();
+  // Saves or restores (collective, symmetric) the driver's state between rounds: the round to run
+  // next, the global model, the local clients' last figures and sensitivity rows (by client id, so a
+  // checkpoint restores at any rank count) and the round times.
+  void checkpoint(StateArchive& ar);
+
+  int nextRound() const { return nextRound_; }
+  const ClientFigures& lastClientFigures() const { return lastFigures_; }
+  const std::vector<double>& sensitivityRound0() const { return sensRound0_; }  // local clients x blocks
+  const std::vector<double>& sensitivityFinal() const { return sensFinal_; }
+  const std::vector<double>& roundSeconds() const { return roundSeconds_; }
+
+ private:
+  // The one exact reduction of a round: [sum w v over the reduced blocks | sum w per block | sums].
+  struct ReductionLayout {
+    std::vector<int> selected;     // clients taking part (ascending, the same on every rank)
+    std::vector<char> reduced;     // per block: reduced this round
+    std::vector<Index> offset;     // per block: offset of its values in the accumulator (-1: not reduced)
+    Index vectorSize = 0;          // values of the reduced blocks
+    int numBlocks = 0, numSums = 0, payloadSize = 0;
+    std::size_t weightAt(int block) const { return static_cast<std::size_t>(vectorSize + block); }
+    std::size_t sumAt(int s) const { return static_cast<std::size_t>(vectorSize + numBlocks + s); }
+    std::size_t size() const { return static_cast<std::size_t>(vectorSize + numBlocks + numSums); }
+  };
+  // What this rank's clients sent in a round, in local-client order.
+  struct LocalRound {
+    std::vector<double> participated;              // 1 sent, -1 diverged and dropped, 0 neither
+    std::vector<std::vector<double>> blockWeight;  // empty: sent nothing
+    std::vector<double> payloadRows;               // rows [client id, payload...]
+    std::vector<double> sensitivityRows;           // rows [client id, per-block sensitivity...]
+    explicit LocalRound(int localClients) : participated(localClients, 0.0), blockWeight(localClients) {}
+  };
+
+  ReductionLayout layoutReduction(int round) const;
+  void runRankUpdate(int round);
+  LocalRound trainLocalClients(int round, const ReductionLayout& layout);
+  void trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local);
+  bool updateUnlessDiverged(ClientContext& clientContext, const ReductionLayout& layout, ClientUpdate& update);
+  void checkFinite(const ClientUpdate& update, int client, int round, const ReductionLayout& layout) const;
+  void accumulate(const ClientUpdate& update, const ReductionLayout& layout);
+  void recordSensitivity(int client, int round, LocalRound& local);
+  std::vector<double> serverStepAndBroadcast(int round, const ReductionLayout& layout, const LocalRound& local);
+  ServerInput serverInput(int round, const ReductionLayout& layout, const std::vector<double>& payloads,
+                          const std::vector<double>& sensitivity) const;
+  int countParticipants(const LocalRound& local) const;
+  std::vector<double> participantShares(const ReductionLayout& layout, const LocalRound& local,
+                                        const std::vector<double>& blockWeightSum) const;
+  ClientFigures evaluateClients();
+  void evaluateRound(int round, RoundSummary& summary, ClientFigures& figures);
+  void recordRound(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
+                   const LocalRound& local, const std::vector<double>& shares) const;
+
+  bool isFirst(int round) const { return round == 0; }
+  bool isLast(int round) const { return round == p_.cfg.rounds - 1; }
+  int localIndex(int client) const { return client - p_.placement.first(p_.comm.rank()); }
+  int numLocal() const { return p_.placement.count(p_.comm.rank()); }
+
+  RoundParts p_;
+  ExactSum acc_;
+  int nextRound_ = 0;
+  ClientFigures lastFigures_;                   // the local clients' last evaluation
+  std::vector<double> sensRound0_, sensFinal_;  // local clients x blocks
+  std::vector<double> roundSeconds_;
+  GlobalFigures lastGlobal_;                    // the last evaluated round's global figures
+  bool finalGlobalEvaluated_ = false;           // the last round was evaluated in this process
+  bool everEvaluated_ = false;
+};
+
+}  // namespace fedsilo

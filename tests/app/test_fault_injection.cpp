@@ -1,0 +1,100 @@
+// FEDSILO_FAULT's pieces without MPI: the plan parser, the hooks (FaultInjection) and the io fault's
+// sink decorator (FaultySink). The end-to-end behaviour is tests/integration/test_failures.sh's.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "app/fault_injection.hpp"
+#include "core/error.hpp"
+#include "support/null_sink.hpp"
+
+namespace fedsilo {
+namespace {
+
+DataConfig dataWithFile(const std::string& file) {
+  DataConfig d;
+  d.dir = "/data/here";
+  d.file = file;
+  return d;
+}
+
+TEST(FaultPlan, ParsesEachKindAndRejectsMalformedValues) {
+  EXPECT_EQ(parseFaultPlan("").kind, FaultPlan::Kind::None);
+  const FaultPlan nan = parseFaultPlan("nan:rank=1,round=3");
+  EXPECT_EQ(nan.kind, FaultPlan::Kind::Nan);
+  EXPECT_EQ(nan.rank, 1);
+  EXPECT_EQ(nan.round, 3);
+  EXPECT_EQ(parseFaultPlan("slow:rank=0,ms=300").ms, 300);
+  EXPECT_THROW(parseFaultPlan("melt:rank=0"), ConfigError);
+  EXPECT_THROW(parseFaultPlan("io:round=2"), ConfigError);  // no rank
+  EXPECT_THROW(parseFaultPlan("io:rank=0,when=2"), ConfigError);
+}
+
+TEST(FaultInjection, WithoutAFaultForThisRankEveryHookReturnsTheConfiguredValues) {
+  TrainConfig train;
+  train.lr = 0.25;
+  for (const char* plan : {"", "nan:rank=1,round=0", "data:rank=1", "io:rank=0,round=0"}) {
+    SCOPED_TRACE(plan);
+    const FaultInjection hooks(parseFaultPlan(plan), 0);
+    const DataConfig d = hooks.dataToLoad(dataWithFile("x.csv"));
+    EXPECT_EQ(d.dir, "/data/here");
+    EXPECT_EQ(d.file, "x.csv");
+    for (int round : {0, 1, 5}) EXPECT_EQ(hooks.training(round, train).lr, 0.25);
+  }
+}
+
+TEST(FaultInjection, DataFaultPointsTheLoaderAtAMissingDirectory) {
+  const FaultInjection hooks(parseFaultPlan("data:rank=2"), 2);
+  EXPECT_EQ(hooks.dataToLoad(dataWithFile("")).dir, "/nonexistent/fedsilo-fault-injection");
+  EXPECT_EQ(hooks.dataToLoad(dataWithFile("")).file, "");
+  EXPECT_EQ(hooks.dataToLoad(dataWithFile("x.csv")).file, "/nonexistent/fedsilo-fault-injection/data");
+}
+
+TEST(FaultInjection, NanAndInfFaultsChangeTheLearningRateFromTheirRoundOn) {
+  TrainConfig train;
+  train.lr = 0.05;
+  train.batch = 7;
+  const FaultInjection nan(parseFaultPlan("nan:rank=1,round=2"), 1);
+  EXPECT_EQ(nan.training(0, train).lr, 0.05);
+  EXPECT_EQ(nan.training(1, train).lr, 0.05);
+  EXPECT_EQ(nan.training(2, train).lr, 1e30);
+  EXPECT_EQ(nan.training(9, train).lr, 1e30);
+  EXPECT_EQ(nan.training(9, train).batch, 7);  // only the learning rate
+  const FaultInjection inf(parseFaultPlan("inf:rank=1,round=0"), 1);
+  EXPECT_TRUE(std::isinf(inf.training(0, train).lr));
+}
+
+// Appends one round's rows as the round driver does.
+void appendRound(RecordSink& sink, int round) {
+  sink.appendRoundInt("round", round);
+  sink.appendRoundScalar("global_accuracy", 0.5);
+  sink.appendRoundClients("client_accuracy", {0.25, 0.75});
+  sink.endRound();
+}
+
+TEST(FaultySink, ForwardsEverythingUntilItsRoundThenFailsTheClientRowOnItsRankOnly) {
+  test::MemorySink out;
+  FaultySink sink(out, parseFaultPlan("io:rank=1,round=2"), 1);
+  appendRound(sink, 0);
+  appendRound(sink, 1);
+  EXPECT_EQ(out.rows["client_accuracy"].size(), 2u);
+  EXPECT_EQ(out.scalars["round"], (std::vector<double>{0, 1}));
+  sink.appendRoundInt("round", 2);
+  try {
+    sink.appendRoundClients("client_accuracy", {0.25, 0.75});
+    FAIL() << "expected the injected write error";
+  } catch (const RuntimeError& e) {
+    EXPECT_STREQ(e.what(), "HDF5: write /rounds/client_accuracy failed (injected on rank 1 in round 2 by FEDSILO_FAULT)");
+  }
+  EXPECT_EQ(out.rows["client_accuracy"].size(), 2u);  // the failed row never reached the file
+  sink.writeScalar("/summary/mean", 0.5);              // whole datasets pass
+  EXPECT_EQ(out.values["/summary/mean"], std::vector<double>{0.5});
+
+  test::MemorySink other;
+  FaultySink elsewhere(other, parseFaultPlan("io:rank=1,round=0"), 0);
+  for (int round = 0; round < 3; ++round) appendRound(elsewhere, round);
+  EXPECT_EQ(other.rows["client_accuracy"].size(), 3u);
+}
+
+}  // namespace
+}  // namespace fedsilo
