@@ -288,8 +288,8 @@ struct OptionSet {
     generic.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
         "config,c", po::value<std::string>(), "INI configuration file")(
         "resume", "continue from <output>.ckpt if it exists")(
-        "quiet,q", "print nothing on standard output (no banner, round lines, progress or decisions); warnings and "
-                   "errors still go to standard error")(
+        "quiet,q", "print nothing on standard output (no start-up line, round lines, progress or decisions); warnings "
+                   "and errors still go to standard error")(
         "dry-run", "validate the configuration, print it fully resolved, and exit");
     for (const auto& o : coreOptions()) add(experiment, o.key, o.def, o.help);
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
@@ -310,6 +310,8 @@ std::string usageText(const OptionSet& options) {
      << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n\n"
      << options.all << "\nAlgorithms:\n";
   for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
+  os << "\nBoolean options take true/false, 1/0, yes/no or on/off in any case (the resolved configuration says true or\n"
+     << "false). The INI file must be text (UTF-8; a byte-order mark at its start is skipped).\n";
   os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors,\n"
      << "75 interrupted by SIGTERM/SIGUSR1 after writing <output>.ckpt (run again with --resume).\n";
   return os.str();
