@@ -311,8 +311,10 @@ ClientFigures RoundDriver::evaluateClients(int round) {
   bool holdsGlobal = false;  // the model holds the global parameters (loaded once for all such clients)
   for (int k = p_.placement.first(r), i = 0; k < p_.placement.end(r); ++k, ++i) {
     const ClientData& c = p_.clients[k];
-    if (c.test.empty()) {
-      // nothing to evaluate: no parameters to load (EvalStats of no samples)
+    ClientContext clientContext{p_.ctx, c, round, model, p_.trainer, p_.global};
+    std::optional<EvalStats> own = c.test.empty() ? std::nullopt : p_.alg.evaluateClient(clientContext);
+    if (own || c.test.empty()) {
+      holdsGlobal = holdsGlobal && !own;  // the algorithm's own evaluation may have used the model
     } else if (p_.alg.evalParams(p_.ctx, k, p_.global, model.params())) {
       holdsGlobal = false;
     } else if (!holdsGlobal) {
@@ -320,7 +322,7 @@ ClientFigures RoundDriver::evaluateClients(int round) {
       holdsGlobal = true;
     }
     const Dataset& ds = c.testFromTestSet ? p_.data.test : p_.data.train;
-    const EvalStats stats = p_.trainer.evaluate(model, ds, c.test, p_.cfg.eval.batch);
+    const EvalStats stats = own ? *own : p_.trainer.evaluate(model, ds, c.test, p_.cfg.eval.batch);
     figures.accuracy[i] = stats.accuracy();
     figures.f1[i] = stats.macroF1();
     figures.loss[i] = stats.meanLoss();

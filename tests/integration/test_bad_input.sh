@@ -58,6 +58,15 @@ printf 'clients = 4\n\001\002\003binary\n' >"$TMP/binary.ini"
 check_case config_binary 2 "binary.ini: byte 0x01 at offset 12 (line 2): not a text INI file" --config "$TMP/binary.ini"
 printf 'seed = 1\n\377\376 = 1\n' >"$TMP/high.ini"
 check_case config_high_bytes 2 "high.ini: unrecognised option '\\xff\\xfe'" --config "$TMP/high.ini"
+check_case bad_max_classes 2 "data.max_classes = 1" --data.max_classes 1
+# A CSV whose labels reach 4: with data.max_classes = 3 the label is a data error before anything is sized by it.
+"$PY" -c "
+import sys
+with open(sys.argv[1], 'w') as f:
+    f.write('a,b,label\n')
+    for i in range(400): f.write(f'{i % 7},{i % 3},{i % 5}\n')
+" "$TMP/labels.csv"
+check_case label_above_max_classes 3 "label 3" --dataset csv --data.file "$TMP/labels.csv" --model logreg --data.max_classes 3
 touch "$TMP/a_file"
 check_case output_parent_is_a_file 2 "a_file exists and is not a folder" --output "$TMP/a_file/sub/r.h5"
 
