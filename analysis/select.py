@@ -79,10 +79,15 @@ class Selection:
     best: Optional[Candidate] = None
 
 
+# The evaluation rules change the scores a run reports, so runs that differ in them are not compared.
+EVAL_RULES = ("eval.select", "eval.select_metric", "eval.point", "eval.client_weighting")
+
+
 def _signature(run: Run, params: Sequence[str]) -> S.Signature:
     items = [("dataset", run.dataset), ("model", run.model), ("clients", str(run.num_clients)),
              ("rounds", S._rounds(run))]
     items += sorted((k, v) for k, v in S._config_keys(run).items() if k not in params)
+    items += [(k, run.option(k)) for k in EVAL_RULES if run.option(k) is not None and k not in params]
     return tuple(items)
 
 

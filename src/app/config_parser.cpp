@@ -82,7 +82,8 @@ const std::vector<Opt>& coreOptions() {
       {"fl.server_momentum", "0.9", "fl.server_optimizer = momentum: beta in [0, 1) of m <- beta m + Delta"},
       {"fl.server_beta1", "0.9", "adam, yogi, adagrad: first-moment decay beta1 in [0, 1)"},
       {"fl.server_beta2", "0.99", "adam, yogi: second-moment decay beta2 in [0, 1)"},
-      {"fl.server_tau", "0.001", "adam, yogi, adagrad: adaptivity tau > 0 (step eta m / (sqrt(v) + tau), v from tau^2)"},
+      {"fl.server_tau", "0.001",
+       "adam, yogi, adagrad: adaptivity tau > 0 (step eta m / (sqrt(v) + tau), v from tau^2)"},
       {"eval.every", "1", "evaluate every N rounds (the last round always)"},
       {"eval.batch", "256", "evaluation batch size"},
       {"eval.select", "final",
@@ -249,7 +250,8 @@ void readEvalRules(const RawValues& raw, const DataConfig& data, EvalConfig& e) 
   e.point = raw.choice<EvalPoint>("eval.point");
   e.clientWeighting = raw.choice<ClientWeighting>("eval.client_weighting");
   if (e.select == EvalSelect::BestVal && !(data.split[1] > 0.0))
-    throw ConfigError(fmt("eval.select = best_val compares validation scores, but data.split = ", raw.text("data.split"),
+    throw ConfigError(fmt("eval.select = best_val compares validation scores, but data.split = ",
+                          raw.text("data.split"),
                           " gives the clients no validation samples (set a validation fraction, or eval.select = "
                           "final)"));
 }

@@ -12,7 +12,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kFigures = 6;  // checkpoint row: round, then the five figures
 }  // namespace
 
-ClientEvaluation::ClientEvaluation() : testAccuracy(kNaN), testF1(kNaN), testLoss(kNaN), valAccuracy(kNaN), valLoss(kNaN) {}
+ClientEvaluation::ClientEvaluation()
+    : testAccuracy(kNaN), testF1(kNaN), testLoss(kNaN), valAccuracy(kNaN), valLoss(kNaN) {}
 
 ClientSelection::ClientSelection(const EvalConfig& cfg, int firstClient, int localClients, bool keepParams)
     : select_(cfg.select),

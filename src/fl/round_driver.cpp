@@ -333,7 +333,8 @@ ClientFigures RoundDriver::evaluateClients(const std::vector<char>* done, int of
     }
     const ClientEvaluation e = evaluateLoadedModel(c);
     figures.set(i, e);
-    if (offerRound >= 0) selection_.offer(i, offerRound, e, model.params(), static_cast<std::size_t>(model.numParams()));
+    if (offerRound >= 0)
+      selection_.offer(i, offerRound, e, model.params(), static_cast<std::size_t>(model.numParams()));
   }
   loadParams(model, saved);
   return figures;

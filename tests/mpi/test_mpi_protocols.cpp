@@ -62,7 +62,8 @@ Outcome run(const ExperimentConfig& cfg, const Communicator& comm) {
       const std::vector<double> all = comm.allgatherv(values);
       o.gathered[row].insert(o.gathered[row].end(), all.begin(), all.end());
     }
-  if (sink.values.count("/model/clients")) o.gathered["/model/clients"] = comm.allgatherv(sink.values.at("/model/clients"));
+  if (sink.values.count("/model/clients"))
+    o.gathered["/model/clients"] = comm.allgatherv(sink.values.at("/model/clients"));
   o.mean = sink.values.at("/summary/mean");
   return o;
 }
