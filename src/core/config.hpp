@@ -134,6 +134,9 @@ struct DataConfig {
   int vocabSize = 50;
   int samplesPerUser = 200;
   int numClasses = 0;                // data.classes, sequence/synthetic: 0 = default
+  // Upper bound on the classes of a dataset read from files: every label must lie in [0, maxClasses),
+  // checked while the files are read, so that one stray label (say 2147483647) cannot size the model.
+  int maxClasses = 100000;
 };
 
 struct ModelConfig {

@@ -17,6 +17,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,13 @@ class Algorithm {
   // Whether finishClient changes the models the clients use: the end-of-training evaluation is then
   // a model of its own for eval.point = after_local (fl/eval_selection.hpp).
   virtual bool changesModelsAtEnd() const { return false; }
+  // The evaluation of client c on its test split when the model it would use is not one parameter
+  // vector of the working model (an ensemble's vote, GEMS' wider neuron-wise model), or nullopt (the
+  // default): the driver then evaluates the vector evalParams gives. c.model may be overwritten.
+  virtual std::optional<EvalStats> evaluateClient(ClientContext& c) {
+    (void)c;
+    return std::nullopt;
+  }
   // Saves or restores everything that persists across rounds (checkpoint/restart). Default: the
   // replicated serverState() as "server_state" and the personalStore() (when there is one) as
   // "personal". Algorithms with further state override, call Algorithm::checkpoint(ar) and add theirs.

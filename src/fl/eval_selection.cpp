@@ -39,7 +39,10 @@ void ClientSelection::offer(int i, int round, const ClientEvaluation& e, const f
   if (!replaces(i, e)) return;
   figures_[static_cast<std::size_t>(i)] = e;
   rounds_[static_cast<std::size_t>(i)] = round;
-  if (keepParams_) params_[i].assign(params, params + numParams);
+  if (keepParams_ && params)
+    params_[i].assign(params, params + numParams);
+  else
+    params_.erase(i);
 }
 
 const std::vector<float>* ClientSelection::params(int i) const {

@@ -34,7 +34,8 @@ class ClientSelection {
   ClientSelection(const EvalConfig& cfg, int firstClient, int localClients, bool keepParams);
 
   // Offers client (local index `i`) evaluated as `e` with the model of round `round` (`params`,
-  // `numParams` values; read only when keeping parameters).
+  // `numParams` values; read only when keeping parameters; null: a model that is not one parameter
+  // vector, whose parameters are not kept).
   void offer(int i, int round, const ClientEvaluation& e, const float* params, std::size_t numParams);
   // Whether `e` would replace client i's kept candidate.
   bool replaces(int i, const ClientEvaluation& e) const;

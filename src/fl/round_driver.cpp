@@ -29,6 +29,16 @@ void requireFiniteBlock(const float* v, const LayerBlock& block, int client, int
 void loadParams(Model& model, const std::vector<float>& params) {
   std::memcpy(model.params(), params.data(), params.size() * sizeof(float));
 }
+
+// An algorithm's own evaluation of a client (Algorithm::evaluateClient): its test split only; no
+// validation figures (NaN).
+ClientEvaluation testOnly(const EvalStats& test) {
+  ClientEvaluation e;
+  e.testAccuracy = test.accuracy();
+  e.testF1 = test.macroF1();
+  e.testLoss = test.meanLoss();
+  return e;
+}
 }  // namespace
 
 const RunHooks& noRunHooks() {
@@ -313,7 +323,7 @@ std::vector<double> RoundDriver::participantShares(const ReductionLayout& layout
   return shares;
 }
 
-ClientFigures RoundDriver::evaluateClients(const std::vector<char>* done, int offerRound) {
+ClientFigures RoundDriver::evaluateClients(int round, const std::vector<char>* done, int offerRound) {
   const int r = p_.comm.rank();
   Model& model = p_.model;
   ClientFigures figures(numLocal());
@@ -322,19 +332,21 @@ ClientFigures RoundDriver::evaluateClients(const std::vector<char>* done, int of
   for (int k = p_.placement.first(r), i = 0; k < p_.placement.end(r); ++k, ++i) {
     const ClientData& c = p_.clients[k];
     if (done && (*done)[static_cast<std::size_t>(i)]) continue;
-    const bool keep = offerRound >= 0 && selection_.keepsParams();
-    if (c.test.empty() && c.val.empty() && !keep) {
-      // nothing to evaluate: no parameters to load (EvalStats of no samples)
+    ClientContext clientContext{p_.ctx, c, round, model, p_.trainer, p_.global};
+    std::optional<EvalStats> own = c.test.empty() ? std::nullopt : p_.alg.evaluateClient(clientContext);
+    const bool keep = offerRound >= 0 && selection_.keepsParams() && !own;
+    if (own || (c.test.empty() && c.val.empty() && !keep)) {
+      holdsGlobal = holdsGlobal && !own;  // the algorithm's own evaluation may have used the model
     } else if (p_.alg.evalParams(p_.ctx, k, p_.global, model.params())) {
       holdsGlobal = false;
     } else if (!holdsGlobal) {
       loadParams(model, p_.global);
       holdsGlobal = true;
     }
-    const ClientEvaluation e = evaluateLoadedModel(c);
+    const ClientEvaluation e = own ? testOnly(*own) : evaluateLoadedModel(c);
     figures.set(i, e);
     if (offerRound >= 0)
-      selection_.offer(i, offerRound, e, model.params(), static_cast<std::size_t>(model.numParams()));
+      selection_.offer(i, offerRound, e, own ? nullptr : model.params(), static_cast<std::size_t>(model.numParams()));
   }
   loadParams(model, saved);
   return figures;
@@ -388,7 +400,7 @@ void RoundDriver::evaluateRound(int round, const LocalRound& local, RoundSummary
   summary.globalAccuracy = summary.globalLoss = summary.meanClientAccuracy = summary.worst10 = kNaN;
   if (!summary.evaluated) return;
   coordinated(p_.comm, [&] {
-    figures = evaluateClients(&local.evaluatedAfterLocal, round);
+    figures = evaluateClients(round, &local.evaluatedAfterLocal, round);
     for (int i = 0; i < numLocal(); ++i)
       if (local.evaluatedAfterLocal[static_cast<std::size_t>(i)]) figures.set(i, local.afterLocal.at(i));
     lastFigures_ = figures;
@@ -440,7 +452,7 @@ void RoundDriver::finishTraining() {
     }
     // The end-of-training evaluation: a candidate of the last round (fl/eval_selection.hpp).
     const bool candidate = p_.cfg.eval.point == EvalPoint::AfterAggregation || p_.alg.changesModelsAtEnd();
-    lastFigures_ = evaluateClients(nullptr, candidate ? rounds - 1 : -1);
+    lastFigures_ = evaluateClients(rounds, nullptr, candidate ? rounds - 1 : -1);
   });
 }
 

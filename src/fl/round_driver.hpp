@@ -157,9 +157,10 @@ class RoundDriver {
   int countParticipants(const LocalRound& local) const;
   std::vector<double> participantShares(const ReductionLayout& layout, const LocalRound& local,
                                         const std::vector<double>& blockWeightSum) const;
-  // Every local client not marked in `done` (null: none) with the parameters it would use now; with
-  // offerRound >= 0 each evaluation is offered to the selection as that round's model.
-  ClientFigures evaluateClients(const std::vector<char>* done = nullptr, int offerRound = -1);
+  // Every local client not marked in `done` (null: none) with the parameters it would use now (the
+  // ClientContext of its own evaluation is of round `round`); with offerRound >= 0 each evaluation is
+  // offered to the selection as that round's model.
+  ClientFigures evaluateClients(int round, const std::vector<char>* done = nullptr, int offerRound = -1);
   ClientEvaluation evaluateLoadedModel(const ClientData& c);
   void evaluateAfterLocal(int client, int round, LocalRound& local);
   bool evaluatedRound(int round) const;

@@ -16,7 +16,8 @@ FedBabuOptions FedBabuOptions::parse(const OptionValues& o) {
   FedBabuOptions f;
   f.finetune = parseChoice(o, "fedbabu.finetune", kFinetuneScopes);
   f.finetuneEpochs = static_cast<int>(o.getInt("fedbabu.finetune_epochs", 0, 100000));
-  const std::string head = trim(o.getString("fedbabu.head"));
+  // Absent (options set by hand, not through the parser) means the default, as the parser fills it.
+  const std::string head = o.has("fedbabu.head") ? trim(o.getString("fedbabu.head")) : std::string("last");
   if (head.empty()) throw ConfigError("fedbabu.head = '': expected last or a list of layer block names (fc1,fc2)");
   if (head == "last") return f;
   for (const std::string& name : splitList(head)) {
