@@ -16,6 +16,9 @@ class ServerMomentum : public fedsilo::FedAvg {
  public:
   ServerMomentum(double beta, double serverLr) : beta_(beta), serverLr_(serverLr) {}
   std::string name() const override { return "server_momentum"; }
+  // FedAvg accepts fedsilo's own server optimizers (fl.server_optimizer); this algorithm's server step is
+  // a momentum step of its own, so it refuses them (exit 2) instead of stepping twice.
+  bool acceptsServerOptimizer() const override { return false; }
   void setup(const fedsilo::FlContext& ctx, std::vector<float>& global) override;
   void serverUpdate(const fedsilo::FlContext& ctx, const fedsilo::ServerInput& in, std::vector<float>& global) override;
   // The default Algorithm::checkpoint saves and restores serverState() as "server_state".

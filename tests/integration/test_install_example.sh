@@ -11,8 +11,9 @@
 #   3. the prefix is moved elsewhere (the package must be relocatable) and examples/custom_algorithm is
 #      configured with find_package(fedsilo) against it and built (ccache, -j2);
 #   4. its algorithm `server_momentum` runs through the usual options: listed in --help, a bad option
-#      value is exit 2 naming it, identical results at 1 and 2 ranks, different from FedAvg's, and a run
-#      stopped by SIGTERM (exit 75) and resumed at another rank count equals the uninterrupted run;
+#      value is exit 2 naming it, fl.server_optimizer refused (exit 2), identical results at 1 and 2
+#      ranks, different from FedAvg's, and a run stopped by SIGTERM (exit 75) and resumed at another rank
+#      count equals the uninterrupted run;
 #   5. add_subdirectory: a parent project configures fedsilo as a subdirectory without its tests and
 #      benchmarks, with the fedsilo:: aliases, and builds fedsilo::core.
 # Prints the time of each part and of the whole test.
@@ -109,6 +110,12 @@ RC=0
 [ "$RC" = 2 ] && grep -q 'server_momentum.beta = 1: expected a value in \[0, 1)' "$WORK/bad.log" ||
   fail "server_momentum.beta = 1: exit $RC, expected 2 naming the value: $(tail -1 "$WORK/bad.log")"
 [ ! -e "$WORK/bad.h5" ] && [ ! -e "$WORK/bad.h5.partial" ] || fail "the refused run left a results file"
+# Its server step is its own momentum: fedsilo's server optimizers (which FedAvg, its base, accepts) are refused.
+RC=0
+"$CUSTOM" "${TINY[@]}" --algorithm server_momentum --fl.server_optimizer momentum --output "$WORK/bad.h5" \
+  >"$WORK/bad_opt.log" 2>&1 || RC=$?
+[ "$RC" = 2 ] && grep -q 'fl.server_optimizer = momentum: algorithm = server_momentum' "$WORK/bad_opt.log" ||
+  fail "server_momentum with fl.server_optimizer: exit $RC, expected 2 naming both: $(tail -1 "$WORK/bad_opt.log")"
 
 SM=("${TINY[@]}" --algorithm server_momentum --server_momentum.beta 0.5 --rounds 6)
 run() { # run LOG NP ARGS...: RC = exit code
