@@ -2,11 +2,41 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <string>
+#include <system_error>
 #include <unistd.h>
+#include <vector>
 
 namespace fedsilo::test {
+namespace {
+
+// The directories tempDir() made in this process, removed when the process exits normally (after
+// main() returns, so after MPI_Finalize in the MPI tests: no rank still reads them). A test that
+// crashes leaves its directory for the post-mortem.
+class TempDirs {
+ public:
+  ~TempDirs() {
+    std::error_code ignored;
+    for (const auto& d : dirs_) std::filesystem::remove_all(d, ignored);
+  }
+  void add(const std::filesystem::path& p) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    dirs_.push_back(p);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::filesystem::path> dirs_;
+};
+
+TempDirs& tempDirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+
+}  // namespace
 
 std::string tempDir(const std::string& tag) {
   namespace fs = std::filesystem;
@@ -15,6 +45,7 @@ std::string tempDir(const std::string& tag) {
   std::random_device rd;
   fs::path p = root / ("fedsilo_test_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
   fs::create_directories(p);
+  tempDirs().add(p);
   return p.string();
 }
 
