@@ -3,11 +3,9 @@
 // communicator (all clients local) must give the same split and bit-identical per-client accuracies.
 #include <gtest/gtest.h>
 
-#include "comm/communicator.hpp"
-#include "fl/experiment.hpp"
-#include "fl/algorithms/playerfl.hpp"
 #include "app/config_parser.hpp"
-#include "support/null_sink.hpp"
+#include "fl/algorithms/playerfl.hpp"
+#include "support/world_vs_single.hpp"
 
 namespace fedsilo {
 namespace {
@@ -19,36 +17,27 @@ ExperimentConfig tinyConfig(const std::string& algorithm) {
       .config;
 }
 
+// PLayer-FL's replicated state, which the records do not hold, goes into RunRecords::extra.
+void keepSplit(Experiment& exp, test::RunRecords& out) {
+  if (const auto* p = dynamic_cast<const PlayerFl*>(&exp.algorithm())) {
+    out.extra["split"] = {static_cast<double>(p->split())};
+    out.extra["playerfl_split"] = {static_cast<double>(p->playerFlSplit())};
+    out.extra["curve"] = p->curve();
+  }
+}
+
 class RankInvariance : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RankInvariance, SameSplitAndClientAccuraciesAsOneRank) {
-  const ExperimentConfig cfg = tinyConfig(GetParam());
-  Communicator world = Communicator::world();
-  Communicator single = Communicator::single();
-  test::NullSink sink;
-  Experiment w(cfg, world);
-  w.run(sink);
-  Experiment s(cfg, single);
-  s.run(sink);
-  // This rank's clients in the world run against the same clients of the all-local run.
-  const std::vector<double>& mine = w.lastClientAccuracy();
-  const std::vector<double>& all = s.lastClientAccuracy();
-  ASSERT_EQ(all.size(), 4u);
-  const int first = w.placement().first(world.rank());
-  ASSERT_EQ(static_cast<int>(mine.size()), w.placement().count(world.rank()));
-  for (std::size_t i = 0; i < mine.size(); ++i)
-    EXPECT_EQ(mine[i], all[static_cast<std::size_t>(first) + i]) << "client " << first + static_cast<int>(i);
-  EXPECT_EQ(w.global(), s.global());
-  if (auto* pw = dynamic_cast<PlayerFl*>(&w.algorithm())) {
-    auto& ps = dynamic_cast<PlayerFl&>(s.algorithm());
-    EXPECT_GE(pw->split(), 1);
-    EXPECT_EQ(pw->split(), ps.split());
-    EXPECT_EQ(pw->playerFlSplit(), ps.playerFlSplit());
-    EXPECT_EQ(pw->curve(), ps.curve());
+  const test::WorldAndSingle runs = test::runOnWorldAndAlone(tinyConfig(GetParam()), keepSplit);
+  // The per-client accuracies (gathered over the ranks), the global model, and PLayer-FL's split and
+  // sensitivity curve, bit for bit.
+  EXPECT_TRUE(test::identicalRecords(runs.world, runs.single));
+  ASSERT_EQ(runs.single.lastClientAccuracy.size(), 4u);
+  if (GetParam().rfind("playerfl", 0) == 0) {
+    ASSERT_EQ(runs.world.extra.count("split"), 1u);
+    EXPECT_GE(runs.world.extra.at("split").at(0), 1.0);
   }
-  // Every rank agrees on the split and the mean accuracy (replicated state).
-  std::vector<double> acc = world.allgatherv(mine);
-  ASSERT_EQ(acc, all);
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, RankInvariance,
