@@ -9,6 +9,9 @@
 #include <unistd.h>
 #include <vector>
 
+#include "app/config_parser.hpp"
+#include "fl/algorithm.hpp"
+
 namespace fedsilo::test {
 namespace {
 
@@ -52,6 +55,26 @@ std::string tempDir(const std::string& tag) {
 std::string sourceDir() {
   const char* s = std::getenv("FEDSILO_SOURCE_DIR");
   return s ? s : FEDSILO_TEST_SOURCE_DIR;
+}
+
+ExperimentConfig parseWithRegistryRounds(std::vector<std::string> args, int iterativeRounds) {
+  std::string name;
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--algorithm") name = args[i + 1];
+  const AlgorithmEntry* entry = findAlgorithm(name);
+  int rounds = iterativeRounds;
+  if (entry != nullptr && entry->oneShotRounds) {
+    // The parser asks the algorithm's factory, which refuses any but its own count; so read the
+    // count from a configuration that differs only in naming an iterative algorithm (the one-shot
+    // options are parsed whatever the algorithm).
+    std::vector<std::string> probe = args;
+    for (std::size_t i = 0; i + 1 < probe.size(); ++i)
+      if (probe[i] == "--algorithm") probe[i + 1] = "fedavg";
+    probe.insert(probe.end(), {"--rounds", "1"});
+    rounds = entry->oneShotRounds(parseArguments(probe).config);
+  }
+  args.insert(args.end(), {"--rounds", std::to_string(rounds)});
+  return parseArguments(args).config;
 }
 
 }  // namespace fedsilo::test
