@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "app/privacy_options.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "data/loaders.hpp"
@@ -244,6 +245,7 @@ ExperimentConfig toConfig(const std::map<std::string, std::string>& values) {
   readModel(raw, c.model);
   readRun(raw, c);
   readAlgorithm(values, c);
+  c.privacy = readPrivacy(values, c);
   return c;
 }
 
@@ -272,6 +274,7 @@ struct OptionSet {
   po::options_description generic{"Generic options"};
   po::options_description experiment{"Experiment options (INI: top-level keys, or key = value under [section])"};
   po::options_description algorithm{"Algorithm options"};
+  po::options_description privacy{"Privacy options (docs/privacy.md)"};
   po::options_description all, inFile;
   std::vector<std::pair<std::string, std::string>> defaults;
 
@@ -282,8 +285,9 @@ struct OptionSet {
         "dry-run", "validate the configuration, print it fully resolved, and exit");
     for (const auto& o : coreOptions()) add(experiment, o.key, o.def, o.help);
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
-    all.add(generic).add(experiment).add(algorithm);
-    inFile.add(experiment).add(algorithm);
+    for (const auto& o : privacyOptions()) add(privacy, o.key, o.defaultValue, o.help);
+    all.add(generic).add(experiment).add(algorithm).add(privacy);
+    inFile.add(experiment).add(algorithm).add(privacy);
   }
 
  private:

@@ -212,7 +212,10 @@ void RunControl::printBanner() const {
     std::printf("resuming from %s at round %lld (written at %lld ranks; results: %s)\n", ckptPath_.c_str(),
                 static_cast<long long>(resumed_.nextRound), static_cast<long long>(resumed_.numRanks),
                 reopen_ ? "partial file re-opened" : "partial file rebuilt from the checkpoint");
-  std::printf("%6s %10s %10s %10s %9s %9s\n", "round", "global_acc", "client_acc", "worst10", "train_s", "round_s");
+  const std::string privacy = exp_->privacyDescription();
+  if (!privacy.empty()) std::printf("%s\n", privacy.c_str());
+  std::printf("%6s %10s %10s %10s %9s %9s%s\n", "round", "global_acc", "client_acc", "worst10", "train_s", "round_s",
+              cfg_.privacy.level != PrivacyLevel::None ? "    epsilon" : "");
   std::fflush(stdout);
 }
 
@@ -220,10 +223,11 @@ void RunControl::printBanner() const {
 // a periodic checkpoint. Returns false to stop the run.
 bool RunControl::afterRound(const RoundSummary& summary) {
   if (comm_.isRoot()) {
-    std::printf("%6d %10s %10s %10s %9.3f %9.3f\n", summary.round,
-                fmtAcc(summary.globalAccuracy, summary.evaluated).c_str(),
+    std::printf("%6d %10s %10s %10s %9.3f %9.3f", summary.round, fmtAcc(summary.globalAccuracy, summary.evaluated).c_str(),
                 fmtAcc(summary.meanClientAccuracy, summary.evaluated).c_str(),
                 fmtAcc(summary.worst10, summary.evaluated).c_str(), summary.trainSeconds, summary.seconds);
+    if (cfg_.privacy.level != PrivacyLevel::None) std::printf(" %10.4g", summary.epsilon);
+    std::printf("\n");
     std::fflush(stdout);
   }
   faults_.afterRound(summary.round);

@@ -58,6 +58,25 @@ const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>() {
   return names;
 }
 
+template <>
+const std::vector<EnumName<PrivacyLevel>>& enumNames<PrivacyLevel>() {
+  static const std::vector<EnumName<PrivacyLevel>> names = {
+      {PrivacyLevel::None, "none", "off"},
+      {PrivacyLevel::Client, "client", "DP-FedAvg: a client's whole data"},
+      {PrivacyLevel::Sample, "sample", "DP-SGD inside each silo: one record"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<NoisePlacement>>& enumNames<NoisePlacement>() {
+  static const std::vector<EnumName<NoisePlacement>> names = {
+      {NoisePlacement::Server, "server", "central DP"},
+      {NoisePlacement::Clients, "clients", "each client adds its share: distributed DP"},
+  };
+  return names;
+}
+
 template <typename E>
 std::optional<E> findEnum(const std::string& text) {
   const std::string name = trim(text);
@@ -81,6 +100,8 @@ FEDSILO_ENUM_FUNCTIONS(PartitionScheme)
 FEDSILO_ENUM_FUNCTIONS(ModelPreset)
 FEDSILO_ENUM_FUNCTIONS(LossKind)
 FEDSILO_ENUM_FUNCTIONS(PlacementBalance)
+FEDSILO_ENUM_FUNCTIONS(PrivacyLevel)
+FEDSILO_ENUM_FUNCTIONS(NoisePlacement)
 #undef FEDSILO_ENUM_FUNCTIONS
 
 const std::string& OptionValues::raw(const std::string& key) const {

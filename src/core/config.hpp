@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/privacy_config.hpp"
+
 namespace fedsilo {
 
 // Enumerated options (dataset, partition.scheme, model, model.loss, fl.placement), converted from their
@@ -43,6 +45,10 @@ template <>
 const std::vector<EnumName<LossKind>>& enumNames<LossKind>();
 template <>
 const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>();
+template <>
+const std::vector<EnumName<PrivacyLevel>>& enumNames<PrivacyLevel>();
+template <>
+const std::vector<EnumName<NoisePlacement>>& enumNames<NoisePlacement>();
 
 // The name of a value ("dirichlet").
 template <typename E>
@@ -77,6 +83,8 @@ std::ostream& operator<<(std::ostream& os, PartitionScheme value);
 std::ostream& operator<<(std::ostream& os, ModelPreset value);
 std::ostream& operator<<(std::ostream& os, LossKind value);
 std::ostream& operator<<(std::ostream& os, PlacementBalance value);
+std::ostream& operator<<(std::ostream& os, PrivacyLevel value);
+std::ostream& operator<<(std::ostream& os, NoisePlacement value);
 
 struct TrainConfig {
   int epochs = 1;
@@ -185,6 +193,7 @@ struct ExperimentConfig {
   EvalConfig eval;
   OutputConfig output;
   CheckpointConfig checkpoint;
+  PrivacyConfig privacy;      // privacy.* (core/privacy_config.hpp)
   OptionValues algo;          // every declared algorithm option, defaults filled in
   std::string resolvedIni;    // the fully resolved configuration as INI text
 };

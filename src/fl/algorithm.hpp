@@ -102,6 +102,10 @@ struct ServerInput {
   // of sensitivityClients), present in round 0 and the last round, else empty.
   std::vector<int> sensitivityClients;
   std::vector<double> sensitivity;  // rows of L values
+  // Client-level DP (fl/client_privacy.hpp): acc holds the noised mean of each reduced block, whose
+  // blockWeightSum is 1, and sums are not released (zeros). Server steps other than a weighted mean
+  // (q-FFL, FedFa) read this flag.
+  bool privateMean = false;
 };
 
 class Algorithm {

@@ -135,6 +135,7 @@ void Experiment::writeFinal(RecordSink& sink) {
   writeSensitivity(sink);
   if (!data_.vocabulary.empty()) sink.writeStrings("/data/vocabulary", data_.vocabulary);
   alg_->record(*ctx_, sink);
+  driver_->recordPrivacy(sink);
 }
 
 // The final client figures and their summary (replicated: computed on root, broadcast), and the final
