@@ -4,8 +4,7 @@
 // arXiv:2009.03106, and Li, Tramer, Liang and Hashimoto 2022, arXiv:2110.05679, for the second
 // backward pass).
 //
-// For a Dense layer z = W a + b, sample i's own gradient is g_i(W) = d_i a_i^T and g_i(b) = d_i with
-// d_i = dL_i/dz_i, so ||g_i||^2 = ||d_i||^2 (||a_i||^2 + 1): O(in + out) per sample. The norms pass
+// For a Dense layer ||g_i||^2 = ||d_i||^2 (||a_i||^2 + 1) (nn/per_example.hpp). The norms pass
 // walks the layers backward like backward() but forms no weight gradient (the dominant GEMM of a
 // backward step); it only propagates dL/da = W^T d, which the first layer does not need either.
 #include <algorithm>
@@ -14,21 +13,9 @@
 #include "core/error.hpp"
 #include "nn/dense.hpp"
 #include "nn/model.hpp"
+#include "nn/per_example.hpp"
 
 namespace fedsilo {
-
-namespace {
-
-// norms2[i] += ||dz_i||^2 (||a_i||^2 + 1): sample i's squared gradient norm of a Dense layer with input a.
-template <typename T>
-void addDenseNorms(const CMapT<T>& a, const CMapT<T>& dz, double* norms2) {
-  const auto a2 = a.colwise().squaredNorm();
-  const auto d2 = dz.colwise().squaredNorm();
-  for (Index i = 0; i < a.cols(); ++i)
-    norms2[i] += static_cast<double>(d2(i)) * (static_cast<double>(a2(i)) + 1.0);
-}
-
-}  // namespace
 
 template <typename T>
 void ModelT<T>::ghostNormsSquared(const T* dLogits, int batch, double* norms2) {
@@ -59,7 +46,7 @@ void ModelT<T>::ghostNormsSquared(const T* dLogits, int batch, double* norms2) {
         dz = ghostDz_.data();
       }
       CMapT<T> dzMap(dz, dense->out(), batch);
-      addDenseNorms<T>(a, dzMap, norms2);
+      addDenseGradNormsSquared<T>(a, dzMap, norms2);
       if (first > 0) {
         CMapRMT<T> w(params_.data() + layerParamOffset_[first], dense->out(), dense->in());
         dx.noalias() = w.transpose() * dzMap;
