@@ -93,12 +93,15 @@ void ClientLevelDp::privatizeServerInput(int round, const ExactSum& acc, const s
 
 double ClientLevelDp::endRound(int round, double clippedCount, int survivors, int roundClients, bool discarded) {
   clipUsed_.push_back(clip());
-  // With the noise at the clients only the survivors' shares are in the sum.
+  // With the noise at the clients only the survivors' shares are in the sum (none at all when every
+  // sampled client dropped: the accountant then reports epsilon = inf). A round nobody was sampled in
+  // is charged z: a client that had been sampled would have added the whole noise itself; so is a
+  // round whose sum secure aggregation discarded (no client's data reaches the server step).
   double z = cfg_.privacy.noiseMultiplier;
-  if (cfg_.privacy.noisePlacement == NoisePlacement::Clients && roundClients > 0)
+  if (cfg_.privacy.noisePlacement == NoisePlacement::Clients && roundClients > 0 && !discarded)
     z *= std::sqrt(static_cast<double>(survivors) / roundClients);
-  if (!discarded) accountant_.compose(q_, z);
-  charged_.push_back(discarded ? std::nan("") : z);
+  accountant_.compose(q_, z);
+  charged_.push_back(z);
   if (adaptive_ && !discarded)
     adaptive_->update(static_cast<int>(std::lround(clippedCount)), survivors, expected_, cfg_.seed, round);
   epsilon_.push_back(accountant_.spent(cfg_.privacy.delta).epsilon);

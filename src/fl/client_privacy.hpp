@@ -54,9 +54,10 @@ class ClientLevelDp {
   // acc then points into this object). `count` is the adaptive count's sum (ignored without it).
   void privatizeServerInput(int round, const ExactSum& acc, const std::vector<float>& global, ServerInput& in);
 
-  // Every rank, after the round (replicated arguments): charges the accountant (unless the round's
-  // sum was discarded) and moves the adaptive clip. Returns the run's epsilon so far.
-  double endRound(int round, double clippedCount, int survivors, int roundClients, bool discarded);
+  // Every rank, after the round (replicated arguments): charges the accountant one step and moves the
+  // adaptive clip (not after a round whose sum secure aggregation discarded). Returns the run's
+  // epsilon so far.
+  double endRound(int round, double clippedCount, int survivors, int roundClients, bool discarded = false);
 
   double clip() const { return adaptive_ ? adaptive_->clip() : cfg_.privacy.clip; }
   double samplingRate() const { return q_; }

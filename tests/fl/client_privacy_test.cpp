@@ -111,13 +111,18 @@ TEST(ClientLevelDp, FedLpBlocksAreAveragedOverTheirExpectedSenders) {
 TEST(ClientLevelDp, ChargesOneStepPerRoundAndOnlyTheSurvivingShares) {
   const std::vector<LayerBlock> blocks = twoBlocks();
   ClientLevelDp central(config({}), blocks);
-  EXPECT_NEAR(central.endRound(0, 0, 3, 4, false), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
-  EXPECT_NEAR(central.endRound(1, 0, 4, 4, false), sgmEpsilon(0.25, 1.5, 2, 1e-5).epsilon, 1e-12);
-  // Noise at the clients: 3 of 4 shares in the sum; a discarded round is not charged.
+  EXPECT_NEAR(central.endRound(0, 0, 3, 4), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
+  EXPECT_NEAR(central.endRound(1, 0, 4, 4), sgmEpsilon(0.25, 1.5, 2, 1e-5).epsilon, 1e-12);
+  // Noise at the clients: 3 of 4 shares in the sum; none when every sampled client dropped.
   ClientLevelDp distributed(config({"--privacy.noise_placement", "clients"}), blocks);
-  const double eps = distributed.endRound(0, 0, 3, 4, false);
-  EXPECT_NEAR(eps, sgmEpsilon(0.25, 1.5 * std::sqrt(0.75), 1, 1e-5).epsilon, 1e-12);
-  EXPECT_EQ(distributed.endRound(1, 0, 0, 4, true), eps);
+  EXPECT_NEAR(distributed.endRound(0, 0, 3, 4), sgmEpsilon(0.25, 1.5 * std::sqrt(0.75), 1, 1e-5).epsilon, 1e-12);
+  EXPECT_TRUE(std::isinf(distributed.endRound(1, 0, 0, 4)));
+  // Nobody sampled: charged as a whole share.
+  ClientLevelDp empty(config({"--privacy.noise_placement", "clients"}), blocks);
+  EXPECT_NEAR(empty.endRound(0, 0, 0, 0), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
+  // A round secure aggregation discarded: no client's data reached the server, charged as z.
+  ClientLevelDp aborted(config({"--privacy.noise_placement", "clients"}), blocks);
+  EXPECT_NEAR(aborted.endRound(0, 0, 1, 4, true), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
 }
 
 TEST(ClientLevelDp, AdaptiveClippingMovesTheClipAsAndrewEtAl) {
@@ -127,7 +132,7 @@ TEST(ClientLevelDp, AdaptiveClippingMovesTheClipAsAndrewEtAl) {
   ClientLevelDp dp(cfg, blocks);
   EXPECT_EQ(dp.numSums(), 1);
   AdaptiveClip reference({0.5, 0.5, 0.2, 1.0});
-  dp.endRound(0, 3.0, 4, 4, false);  // 3 of 4 at or below C
+  dp.endRound(0, 3.0, 4, 4);  // 3 of 4 at or below C
   reference.update(3, 4, 5.0, 3, 0);
   EXPECT_EQ(dp.clip(), reference.clip());
   EXPECT_NE(dp.clip(), 0.5);
@@ -147,14 +152,14 @@ TEST(ClientLevelDp, ACheckpointRestoresTheAccountantClipAndHistory) {
       config({"--privacy.adaptive_clip", "true", "--privacy.noise_multiplier", "0.5", "--privacy.clip_count_std", "1"});
   const std::vector<LayerBlock> blocks = twoBlocks();
   ClientLevelDp a(cfg, blocks), b(cfg, blocks);
-  a.endRound(0, 1.0, 4, 4, false);
-  a.endRound(1, 4.0, 4, 4, false);
+  a.endRound(0, 1.0, 4, 4);
+  a.endRound(1, 4.0, 4, 4);
   test::MemoryArchive ar;
   a.checkpoint(ar);
   ar.startLoading();
   b.checkpoint(ar);
   EXPECT_EQ(b.clip(), a.clip());
-  EXPECT_EQ(b.endRound(2, 2.0, 4, 4, false), a.endRound(2, 2.0, 4, 4, false));
+  EXPECT_EQ(b.endRound(2, 2.0, 4, 4), a.endRound(2, 2.0, 4, 4));
   EXPECT_EQ(b.clip(), a.clip());
 }
 
