@@ -71,8 +71,12 @@ void checkCombinations(const PrivacyConfig& p) {
 
 void calibrateClientLevel(const ExperimentConfig& cfg, PrivacyConfig& p) {
   if (!p.clientLevel() || !(p.targetEpsilon > 0.0)) return;
-  p.noiseMultiplier =
-      calibrateNoiseMultiplier(clientSamplingRate(cfg), cfg.rounds, p.delta, p.targetEpsilon).noiseMultiplier;
+  try {
+    p.noiseMultiplier =
+        calibrateNoiseMultiplier(clientSamplingRate(cfg), cfg.rounds, p.delta, p.targetEpsilon).noiseMultiplier;
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt("privacy.target_epsilon = ", p.targetEpsilon, " over ", cfg.rounds, " rounds: ", e.what()));
+  }
 }
 
 // The clipped-count release of adaptive clipping must leave room for the update's noise

@@ -65,8 +65,11 @@ Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm, co
   coordinated(comm_, [&] { clients_ = makeClients(data_, cfg_); });
   placeClients();
   coordinated(comm_, [&] { buildModelAndAlgorithm(); });
-  driver_ = std::make_unique<RoundDriver>(
-      RoundParts{cfg_, comm_, placement_, data_, clients_, *model_, *trainer_, *alg_, *ctx_, global_, hooks_});
+  // (The driver calibrates a sample-level privacy target from the clients' sizes: it can fail.)
+  coordinated(comm_, [&] {
+    driver_ = std::make_unique<RoundDriver>(
+        RoundParts{cfg_, comm_, placement_, data_, clients_, *model_, *trainer_, *alg_, *ctx_, global_, hooks_});
+  });
 }
 
 Experiment::~Experiment() = default;

@@ -37,7 +37,12 @@ double sampleLevelNoiseMultiplier(const ExperimentConfig& cfg, const std::vector
     const std::int64_t steps = plannedSteps(cfg, n);
     if (steps == 0) continue;
     if (z > 0.0 && sgmEpsilon(q, z, steps, p.delta).epsilon <= p.targetEpsilon) continue;
-    z = std::max(z, calibrateNoiseMultiplier(q, steps, p.delta, p.targetEpsilon).noiseMultiplier);
+    try {
+      z = std::max(z, calibrateNoiseMultiplier(q, steps, p.delta, p.targetEpsilon).noiseMultiplier);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt("privacy.target_epsilon = ", p.targetEpsilon, " for a client of ", n, " samples (", steps,
+                            " DP-SGD steps): ", e.what()));
+    }
   }
   if (!(z > 0.0))
     throw ConfigError(fmt("privacy.target_epsilon = ", p.targetEpsilon, ": no client plans a DP-SGD step (train.epochs = ",
