@@ -300,7 +300,9 @@ struct OptionSet {
 std::string usageText(const OptionSet& options) {
   std::ostringstream os;
   os << "fedsilo " << FEDSILO_VERSION << ": cross-silo federated learning on MPI\n\n"
-     << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n\n"
+     << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n"
+     << "       fedsilo epsilon --sample_rate Q --noise_multiplier Z --steps T --delta D   (the privacy accountant\n"
+     << "       alone: no MPI, no training; fedsilo epsilon --help)\n\n"
      << options.all << "\nAlgorithms:\n";
   for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
   os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors,\n"
