@@ -85,19 +85,27 @@ same "$WORK/plain.h5" "$WORK/clients_secagg1.h5" && log "secure aggregation: the
   fail "secure aggregation changed the results (above)"
 
 # ---- kill and resume -------------------------------------------------------------------------------
-RESUME=("${BASE[@]}" --rounds 6 --privacy.level client --privacy.noise_multiplier 0.8 --privacy.adaptive_clip true
-  --privacy.clip_count_std 1 --privacy.secure_aggregation true)
-run_to "$WORK/ref.log" 2 "${RESUME[@]}" --output "$WORK/ref.h5"
-FEDSILO_FAULT=slow:rank=0,ms=300 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${RESUME[@]}" --output "$WORK/run.h5" >"$WORK/int.log" 2>&1 &
-pid=$!
-if wait_for_line '^ +2 ' "$WORK/int.log" 120 "$pid"; then signal_ranks TERM "$pid" || true; fi
-RC=0
-wait "$pid" || RC=$?
-[ "$RC" = 75 ] && [ -f "$WORK/run.h5.ckpt" ] || fail "interrupted private run: exit $RC (expected 75) or no checkpoint"
-run_to "$WORK/res.log" 3 "${RESUME[@]}" --output "$WORK/run.h5" --resume
-[ "$RC" = 0 ] && grep -q '^resuming from' "$WORK/res.log" || { fail "resumed private run exited $RC"; tail -5 "$WORK/res.log" >&2; }
-same "$WORK/ref.h5" "$WORK/run.h5" && log "kill and resume: identical to the uninterrupted run" ||
-  fail "the resumed private run differs from the uninterrupted one"
+# resume_case NAME ARGS...: uninterrupted at 2 ranks; stopped by SIGTERM after round 2 (exit 75); resumed
+# at 3 ranks; the finished file must equal the uninterrupted one.
+resume_case() {
+  local name=$1 pid
+  shift
+  run_to "$WORK/${name}_ref.log" 2 "$@" --output "$WORK/${name}_ref.h5"
+  FEDSILO_FAULT=slow:rank=0,ms=300 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$WORK/$name.h5" >"$WORK/${name}_int.log" 2>&1 &
+  pid=$!
+  if wait_for_line '^ +2 ' "$WORK/${name}_int.log" 120 "$pid"; then signal_ranks TERM "$pid" || true; fi
+  RC=0
+  wait "$pid" || RC=$?
+  [ "$RC" = 75 ] && [ -f "$WORK/$name.h5.ckpt" ] || fail "$name: interrupted run exited $RC (expected 75) or left no checkpoint"
+  run_to "$WORK/${name}_res.log" 3 "$@" --output "$WORK/$name.h5" --resume
+  [ "$RC" = 0 ] && grep -q '^resuming from' "$WORK/${name}_res.log" ||
+    { fail "$name: resumed run exited $RC"; tail -5 "$WORK/${name}_res.log" >&2; }
+  same "$WORK/${name}_ref.h5" "$WORK/$name.h5" && log "$name: kill and resume identical to the uninterrupted run" ||
+    fail "$name: the resumed run differs from the uninterrupted one"
+}
+resume_case client_adaptive_secagg "${BASE[@]}" --rounds 6 --privacy.level client --privacy.noise_multiplier 0.8 \
+  --privacy.adaptive_clip true --privacy.clip_count_std 1 --privacy.secure_aggregation true
+resume_case sample "${BASE[@]}" --rounds 6 --privacy.level sample --privacy.target_epsilon 5
 
 # ---- bad input -------------------------------------------------------------------------------------
 check_bad() {  # NAME TEXT ARGS...
