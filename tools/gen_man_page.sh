@@ -40,8 +40,13 @@ NR == 1 {
   sub(/^usage: /, "")
   print ".SH SYNOPSIS"
   print esc($0)
-  print ".br"
-  print "fedsilo epsilon \\-\\-help"
+  mode = "usage"
+  next
+}
+# The usage block goes on until the first empty line (the line of the epsilon subcommand, its note).
+mode == "usage" && NF > 0 { line = $0; sub(/^ +/, "", line); print ".br"; print esc(line); next }
+mode == "usage" {
+  mode = ""
   print ".SH DESCRIPTION"
   print "Every experiment option can be given in the INI file named by \\fB\\-\\-config\\fR (top\\-level"
   print "\\fIkey = value\\fR, or \\fIkey = value\\fR under \\fI[section]\\fR) or on the command line as"

@@ -4,8 +4,8 @@
 # fedsilo as an installed package (docs/extending.md):
 #   1. `cmake --install` of the build under test into a temporary prefix: the tree holds the executable,
 #      the analysis wrapper, the nine static libraries, the CMake package, the public headers (every
-#      `#include "X/..."` in them resolves inside the installed tree; none includes mpi.h or HDF5; io,
-#      privacy and comm's MPI internals are not installed) and no path of the source or build tree;
+#      `#include "X/..."` in them resolves inside the installed tree; none includes mpi.h or HDF5; io and
+#      comm's MPI internals are not installed) and no path of the source or build tree;
 #   2. the installed man page renders without groff warnings and names every option and algorithm of
 #      `fedsilo --help`;
 #   3. the prefix is moved elsewhere (the package must be relocatable) and examples/custom_algorithm is
@@ -44,10 +44,10 @@ for f in fedsiloConfig.cmake fedsiloConfigVersion.cmake fedsiloTargets.cmake; do
 done
 INC=$P/include/fedsilo
 for h in fl/algorithm.hpp fl/algorithms/fedavg.hpp fl/aggregation.hpp app/run_main.hpp comm/communicator.hpp \
-  core/config.hpp nn/model.hpp optim/sgd.hpp data/dataset.hpp; do
+  core/config.hpp nn/model.hpp optim/sgd.hpp data/dataset.hpp privacy/rdp_accountant.hpp; do
   [ -f "$INC/$h" ] || fail "install: public header $h missing"
 done
-for gone in io privacy comm/mpi_handle.hpp comm/h5_mpio.hpp core/h5_handle.hpp core/malloc_counter.hpp \
+for gone in io comm/mpi_handle.hpp comm/h5_mpio.hpp core/h5_handle.hpp core/malloc_counter.hpp \
   app/run_control.hpp app/config_parser.hpp; do
   [ ! -e "$INC/$gone" ] || fail "install: $gone is installed but is not public"
 done
