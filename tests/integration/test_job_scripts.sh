@@ -14,9 +14,11 @@ make_workdir
 SRC=$FEDSILO_SOURCE_DIR
 
 # ---- the scripts' headers -----------------------------------------------------------------------------
-# logs/ is made by jobs/setup.sh (SLURM does not create an --output folder) and ignored by git.
-grep -qx '/logs/' "$SRC/.gitignore" || fail ".gitignore does not ignore logs/ (the jobs' logs)"
-grep -q 'mkdir -p "$ROOT/logs"' "$SRC/jobs/setup.sh" || fail "jobs/setup.sh does not make logs/"
+# logs/ comes with the clone (SLURM does not create an --output folder); what the jobs write there is
+# ignored by git.
+git -C "$SRC" ls-files --error-unmatch logs/.gitignore >/dev/null 2>&1 ||
+  fail "logs/.gitignore is not in the repository (a fresh clone has no logs/ folder for the jobs)"
+git -C "$SRC" check-ignore -q logs/fedsilo-1.out || fail "git does not ignore the jobs' logs in logs/"
 for s in "$SRC"/jobs/*.sbatch; do
   n=$(basename "$s")
   grep -qE '^#SBATCH +(--account|-A|--partition|-p)\b' "$s" && fail "$n hard-codes an account or partition"
