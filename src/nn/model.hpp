@@ -14,6 +14,8 @@ namespace fedsilo {
 
 template <typename T>
 class DenseT;
+template <typename T>
+class ReluFusableT;
 
 struct ParamTensor {
   std::string name;  // "fc1.weight"
@@ -78,10 +80,16 @@ class ModelT {
   // Backward from a given dL/dlogits (after forward(training=true) on the same batch); fills grads().
   // When dInput != nullptr, also writes dL/dx (inputSize x batch).
   void backward(const T* dLogits, int batch, T* dInput = nullptr);
+  // One plain-SGD training step: lossAndGradient() then p -= lr * g over every parameter, with Dense
+  // layers updating their weights inside the weight-gradient kernel (DenseT::backwardSgd: their
+  // weight gradients are never stored, grads() is stale there afterwards). For optimisers without
+  // state: no momentum, weight decay or gradient hook. p - lr * g is rounded once (fma), as
+  // Sgd::step in builds with FMA, where both give the same bits. Returns the mean batch loss.
+  double sgdStep(const T* x, const std::int32_t* labels, int batch, T lr);
 
-  // Every Dense layer directly followed by a ReLU layer runs as one fused pass
-  // (DenseT::forwardRelu/backwardRelu: bias and activation applied while the output is written once,
-  // pre-activation never stored). On by default; results are bit-identical either way.
+  // Every Dense or Conv2D layer directly followed by a ReLU layer runs as one fused pass
+  // (ReluFusableT::forwardRelu/backwardRelu: bias and activation applied while the output is written
+  // once, pre-activation never stored). On by default; results are bit-identical either way.
   void setFusion(bool on) { fusion_ = on; }
   bool fusion() const { return fusion_; }
 
@@ -97,14 +105,22 @@ class ModelT {
   AlignedVector<T> params_, grads_;
   std::vector<LayerBlock> blocks_;
   std::vector<Index> layerParamOffset_;
-  // fusedDense_[i]: layer i as a DenseT when layer i + 1 is a ReLU (fused pair), else nullptr.
-  std::vector<DenseT<T>*> fusedDense_;
+  // fused_[i]: layer i when layer i + 1 is a ReLU it can fuse with, else nullptr; dense_[i]: layer i
+  // as a DenseT (the SGD step's fused update), else nullptr.
+  std::vector<ReluFusableT<T>*> fused_;
+  std::vector<DenseT<T>*> dense_;
   bool fusion_ = true;
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
   std::vector<AlignedVector<T>> acts_;
   AlignedVector<T> gradA_, gradB_, dlogits_;
   const T* lastInput_ = nullptr;
   int lastBatch_ = 0;
+
+  // backward(); with sgdLr, the SGD step of sgdStep() as well.
+  void backwardImpl(const T* dLogits, int batch, T* dInput, const T* sgdLr);
+  // One layer's (or fused pair's) backward from its input x, output y and dL/dy.
+  void backwardLayer(std::size_t first, std::size_t last, const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy,
+                     MapT<T>* dx, const T* sgdLr);
 };
 
 using Model = ModelT<float>;
