@@ -10,7 +10,6 @@ namespace fedsilo {
 namespace {
 
 const kernels::KernelTable* gActive = nullptr;
-bool gBf16 = false;
 
 const kernels::KernelTable& tableFor(Isa isa) {
   switch (isa) {
@@ -48,11 +47,6 @@ Isa cpuIsa() {
   return Isa::Generic;
 }
 
-bool cpuHasBf16() {
-  __builtin_cpu_init();
-  return cpuIsa() == Isa::Avx512 && __builtin_cpu_supports("avx512bf16");
-}
-
 Isa requestedIsa() {
   const Isa best = cpuIsa();
   const char* env = std::getenv("FEDSILO_ISA");
@@ -64,23 +58,9 @@ Isa requestedIsa() {
   return *asked;
 }
 
-void selectIsa(Isa isa) {
-  gActive = &tableFor(isa);
-  if (gBf16 && !bf16Supported()) gBf16 = false;
-}
+void selectIsa(Isa isa) { gActive = &tableFor(isa); }
 
 Isa activeIsa() { return kernels::active().isa; }
-
-bool bf16Supported() { return activeIsa() == Isa::Avx512 && cpuHasBf16(); }
-
-void setBf16(bool on) {
-  if (on && !bf16Supported())
-    throw ConfigError(fmt("train.precision = bf16 needs the avx512 kernels on a CPU with AVX512-BF16; this run uses the ",
-                          isaName(activeIsa()), " kernels", cpuHasBf16() ? " (FEDSILO_ISA)" : " and the CPU has no AVX512-BF16"));
-  gBf16 = on;
-}
-
-bool bf16Active() { return gBf16; }
 
 namespace kernels {
 

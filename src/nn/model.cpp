@@ -1,5 +1,6 @@
 #include "nn/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <type_traits>
@@ -102,6 +103,13 @@ void ModelT<T>::reserve(int maxBatch) {
 }
 
 template <typename T>
+int ModelT<T>::reserveBatch(int trainBatch, int evalBatch) {
+  constexpr int kChunk = 32;
+  const int b = std::max(trainBatch, std::min(evalBatch, kChunk));
+  return b <= kChunk ? b : (b + kChunk - 1) / kChunk * kChunk;
+}
+
+template <typename T>
 void ModelT<T>::setRandomContext(std::uint64_t seed, std::int64_t client, std::int64_t round) {
   for (std::size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->setRandomContext(seed, client, round, static_cast<int>(i));
@@ -147,7 +155,7 @@ void ModelT<T>::backwardLayer(std::size_t first, std::size_t last, const CMapT<T
     fused_[first]->backwardRelu(x, y, dy, dx);
   else
     layers_[last]->backward(x, y, dy, dx);
-  if (sgdLr && first == last && !layerBlock_[first].empty()) {  // a parameterised layer without a fused update
+  if (sgdLr && !layerBlock_[first].empty()) {  // a parameterised layer without a fused update
     const Index off = layerParamOffset_[first];
     const Index n = (first + 1 < layers_.size() ? layerParamOffset_[first + 1] : numParams()) - off;
     if constexpr (std::is_same<T, float>::value) {
@@ -211,15 +219,20 @@ double ModelT<T>::sgdStep(const T* x, const std::int32_t* labels, int batch, T l
 
 template <typename T>
 double ModelT<T>::evaluate(const T* x, const std::int32_t* labels, int batch, std::int32_t* predictions) {
-  CMapT<T> logits = forward(x, batch, false);
-  if (predictions) {
-    for (int j = 0; j < batch; ++j) {
-      Index arg = 0;
-      logits.col(j).maxCoeff(&arg);
-      predictions[j] = static_cast<std::int32_t>(arg);
+  double total = 0.0;
+  for (int b0 = 0; b0 < batch; b0 += maxBatch_) {
+    const int n = std::min(maxBatch_, batch - b0);
+    CMapT<T> logits = forward(x + static_cast<Index>(b0) * input_.size(), n, false);
+    if (predictions) {
+      for (int j = 0; j < n; ++j) {
+        Index arg = 0;
+        logits.col(j).maxCoeff(&arg);
+        predictions[b0 + j] = static_cast<std::int32_t>(arg);
+      }
     }
+    total = loss_->lossSum(logits, labels + b0, total);
   }
-  return loss_->lossSum(logits, labels);
+  return total;
 }
 
 template <typename T>

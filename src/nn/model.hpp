@@ -47,8 +47,14 @@ class ModelT {
   void finalize();
   // Initialises all parameters from `rng` (one stream for the whole model, layers in order).
   void initialize(Rng& rng);
-  // Preallocates activation/gradient workspaces for batches up to maxBatch.
+  // Preallocates activation/gradient workspaces for batches up to maxBatch (forward, training).
   void reserve(int maxBatch);
+  // The batch to reserve for training batches of trainBatch and evaluation batches of evalBatch:
+  // evaluate() runs larger batches in chunks, so the workspaces need not grow with the evaluation
+  // batch (W2's backward workspaces alone were 200 MB at evaluation batch 1000). At least 32 and a
+  // multiple of 32 (when above 32), the Dense forward's sample chunk, so that chunking changes no
+  // result (a sample's logits depend only on its place in a 32-sample chunk, docs/performance.md).
+  static int reserveBatch(int trainBatch, int evalBatch);
   void setRandomContext(std::uint64_t seed, std::int64_t client, std::int64_t round);
 
   // --- layout -------------------------------------------------------------------------------
@@ -75,7 +81,9 @@ class ModelT {
   CMapT<T> forward(const T* x, int batch, bool training);
   // Forward (training mode) + loss + backward: fills grads(), returns the mean batch loss.
   double lossAndGradient(const T* x, const std::int32_t* labels, int batch);
-  // Evaluation-mode forward; writes argmax predictions, returns the summed loss.
+  // Evaluation-mode forward; writes argmax predictions, returns the summed loss. Any batch: one
+  // larger than maxBatch() runs in chunks of maxBatch() samples, with the same results as one pass
+  // when maxBatch() is a multiple of 32 (reserveBatch()).
   double evaluate(const T* x, const std::int32_t* labels, int batch, std::int32_t* predictions);
   // Backward from a given dL/dlogits (after forward(training=true) on the same batch); fills grads().
   // When dInput != nullptr, also writes dL/dx (inputSize x batch).
