@@ -17,6 +17,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "core/record_sink.hpp"
 #include "core/state_archive.hpp"
 #include "data/dataset.hpp"
+#include "fl/announcer.hpp"
 #include "fl/client.hpp"
 #include "fl/local_trainer.hpp"
 #include "fl/personal_store.hpp"
@@ -44,7 +46,9 @@ struct FlContext {
   std::vector<LayerBlock> blocks;
   Index numParams = 0;
   InputSpec input;
+  Announcer* announcer = nullptr;  // where decisions and progress go (nullptr: nowhere)
   bool isLocal(int client) const { return placement.owner(client) == rank; }
+  Announcer& announce() const { return announcer ? *announcer : silentAnnouncer(); }
   int numBlocks() const { return static_cast<int>(blocks.size()); }
   // The dataset a client's test indices point into (its own test files for natural partitions).
   const Dataset& testSet(const ClientData& c) const { return c.testFromTestSet ? data.test : data.train; }
@@ -155,6 +159,13 @@ class Algorithm {
   const PersonalStore* personalStore() const { return const_cast<Algorithm*>(this)->personalStore(); }
   // After the last round, for every local client (FedBABU's head fine-tuning, ...).
   virtual void finishClient(ClientContext& c) { (void)c; }
+  // The evaluation of client c on its test split when the model it would use is not one parameter
+  // vector of the working model (an ensemble's vote, GEMS' wider neuron-wise model), or nullopt (the
+  // default): the driver then evaluates the vector evalParams gives. c.model may be overwritten.
+  virtual std::optional<EvalStats> evaluateClient(ClientContext& c) {
+    (void)c;
+    return std::nullopt;
+  }
   // Saves or restores everything that persists across rounds (checkpoint/restart). Default: the
   // replicated serverState() as "server_state" and the personalStore() (when there is one) as
   // "personal". Algorithms with further state override, call Algorithm::checkpoint(ar) and add theirs.

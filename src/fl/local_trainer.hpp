@@ -30,6 +30,9 @@ struct EvalStats {
   Index correct = 0;
   double lossSum = 0.0;
   std::vector<Index> truePos, predCount, labelCount;  // per class, for macro-F1
+  explicit EvalStats(int numClasses = 0)
+      : truePos(static_cast<std::size_t>(numClasses)), predCount(truePos), labelCount(truePos) {}
+  void count(std::int32_t predicted, std::int32_t label);  // one sample
   double accuracy() const;
   double meanLoss() const;
   double macroF1() const;  // over classes present in labels or predictions
@@ -60,6 +63,10 @@ struct DataParallel {
   std::function<void(ExactSum&)> allreduceExact;
 };
 
+// The statistics of predicted labels `pred` (one per entry of `idx`) against data's labels, for models
+// that are not one parameter vector (an ensemble's vote): no loss (NaN), counts and F1 as evaluate().
+EvalStats predictionStats(const std::vector<std::int32_t>& pred, const Dataset& data, const IndexList& idx);
+
 class LocalTrainer {
  public:
   LocalTrainer(const Dataset& train, int maxBatch);
@@ -79,6 +86,8 @@ class LocalTrainer {
   const float* gatherBatch(const Dataset& data, const Index* idx, int count);
   const std::int32_t* gatherLabels(const Dataset& data, const Index* idx, int count);
   const Dataset& trainSet() const { return train_; }
+  // Samples this trainer has trained on so far, over every call of train() (the progress line's rate).
+  std::int64_t samplesTrained() const { return samplesTrained_; }
 
  private:
   const Dataset& train_;
@@ -88,6 +97,7 @@ class LocalTrainer {
   IndexList order_;
   AlignedVector<float> gradAcc_;
   ExactSum shardSum_;  // data-parallel: the batch's shard gradients and loss, summed across ranks
+  std::int64_t samplesTrained_ = 0;
 
   // The batch gradient (into model.grads()) and mean loss of the `count` samples at idx, computed
   // data-parallel; `shard0` numbers the batch's first shard for the dropout key.

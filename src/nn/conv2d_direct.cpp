@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "nn/kernel_table.hpp"
 
 namespace fedsilo {
@@ -45,13 +46,17 @@ void ConvDirect::reserve(int maxBatch) {
   const Index hw = static_cast<Index>(h_) * w_;
   const Index perSample = (in_.perSample() + ohw_ * ldw_ + grad_.perSample() + hw * ldwD_) * Index(sizeof(float));
   chunk_ = static_cast<int>(std::clamp<Index>(kChunkBytes / perSample, 1, maxBatch));
-  in_.data.assign(static_cast<std::size_t>(chunk_ * in_.perSample()), 0.0f);
-  grad_.data.assign(static_cast<std::size_t>(chunk_ * grad_.perSample()), 0.0f);
-  z_.assign(static_cast<std::size_t>(chunk_ * ohw_ * ldw_), 0.0f);
-  zD_.assign(static_cast<std::size_t>(chunk_ * hw * ldwD_), 0.0f);
-  wt_.assign(static_cast<std::size_t>(kdim_ * ldw_), 0.0f);
-  dwt_.assign(static_cast<std::size_t>(kdim_ * ldw_), 0.0f);
-  wtD_.assign(static_cast<std::size_t>(Index(outC_) * k_ * k_ * ldwD_), 0.0f);
+  const Index weights = 2 * kdim_ * ldw_ + Index(outC_) * k_ * k_ * ldwD_;
+  allocateOrFail(fmt("the conv2d ", inC_, "x", h_, "x", w_, " -> ", outC_, " workspace for ", chunk_, " samples"),
+                 static_cast<std::uint64_t>(chunk_ * perSample + weights * Index(sizeof(float))), [&] {
+                   in_.data.assign(static_cast<std::size_t>(chunk_ * in_.perSample()), 0.0f);
+                   grad_.data.assign(static_cast<std::size_t>(chunk_ * grad_.perSample()), 0.0f);
+                   z_.assign(static_cast<std::size_t>(chunk_ * ohw_ * ldw_), 0.0f);
+                   zD_.assign(static_cast<std::size_t>(chunk_ * hw * ldwD_), 0.0f);
+                   wt_.assign(static_cast<std::size_t>(kdim_ * ldw_), 0.0f);
+                   dwt_.assign(static_cast<std::size_t>(kdim_ * ldw_), 0.0f);
+                   wtD_.assign(static_cast<std::size_t>(Index(outC_) * k_ * k_ * ldwD_), 0.0f);
+                 });
   FEDSILO_ASSERT(chunk_ * std::max(in_.perSample(), grad_.perSample()) < (Index(1) << 31), "conv2d: plane too large");
   // Gather tables: positions of the chunk, taps of the kernel.
   auto tables = [&](Plane& p, int outRows, int outCols, int step) {

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 #include "nn/kernel_table.hpp"
 
@@ -58,7 +59,9 @@ void DenseT<T>::bind(T* params, T* grads) {
 template <typename T>
 void DenseT<T>::reserve(int maxBatch) {
   const std::size_t need = static_cast<std::size_t>(out_) * static_cast<std::size_t>(std::max(maxBatch, 1));
-  if (dz_.size() < need) dz_.assign(need, T(0));
+  if (dz_.size() < need)
+    allocateOrFail(fmt("the dense ", in_, " -> ", out_, " workspace for batches of ", maxBatch, " samples"),
+                   bytesOf<T>(need), [&] { dz_.assign(need, T(0)); });
   if constexpr (kFast<T>) scratch();
 }
 

@@ -44,10 +44,13 @@ class ModelT {
   LayerT<T>& add(std::unique_ptr<LayerT<T>> layer, const std::string& blockName = "");
   void setLoss(std::unique_ptr<LossT<T>> loss);
   // Allocates the flat buffers and binds every layer. No layer can be added afterwards.
+  // OutOfMemoryError (core/memory.hpp) names the parameter count and size when they do not fit.
   void finalize();
   // Initialises all parameters from `rng` (one stream for the whole model, layers in order).
   void initialize(Rng& rng);
   // Preallocates activation/gradient workspaces for batches up to maxBatch (forward, training).
+  // OutOfMemoryError names the buffer (the model's activations or one layer's workspace), the batch
+  // size and the bytes.
   void reserve(int maxBatch);
   // The batch to reserve for training batches of trainBatch and evaluation batches of evalBatch:
   // evaluate() runs larger batches in chunks, so the workspaces need not grow with the evaluation
