@@ -24,6 +24,12 @@ set_source_files_properties(${PROJECT_SOURCE_DIR}/src/nn/kernels_generic.cpp PRO
 # Portable build (FEDSILO_NATIVE=OFF): everything but the kernels targets x86-64-v2 (SSE4.2, POPCNT:
 # every x86-64 server CPU since 2009), so the binary runs on any cluster node; the kernels still run
 # the best set the node has.
+# Why FEDSILO_NATIVE stays ON by default (measured, docs/performance.md "Kernel sets chosen at run
+# time"): the portable build trained W1 at 1.02x and W2 at 0.90x the native build's samples/s, back
+# to back on an AVX-512 machine. It is good enough for a cluster whose nodes differ (build it there),
+# but not faster anywhere, what it loses on W2 lies outside the kernels (pooling, the padded-input copy,
+# Eigen's loss and the exact aggregation, compiled for SSE4.2), and switching the default would change
+# the bits of every result against earlier runs (Eigen's reductions follow the build's vector width).
 if(NOT FEDSILO_NATIVE)
   target_compile_options(fedsilo_options INTERFACE -march=x86-64-v2)
 endif()
