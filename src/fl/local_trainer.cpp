@@ -100,9 +100,9 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
   const std::size_t P = static_cast<std::size_t>(model.numParams());
   double lossSum = 0.0;
   std::int64_t shards = 0;  // data-parallel: shards so far (the dropout key)
-  // Plain SGD (no momentum, weight decay, hook or data parallelism) runs as one Model::sgdStep: the
-  // update is fused into the Dense weight-gradient kernel, with the same rounding as Sgd::step.
-  const bool fusedSgd = !dp && !hook && opt.momentum == 0.0 && opt.weightDecay == 0.0;
+  // Plain SGD (no momentum, weight decay, hook, data parallelism or DP-SGD) runs as one Model::sgdStep:
+  // the update is fused into the Dense weight-gradient kernel, with the same rounding as Sgd::step.
+  const bool fusedSgd = !dp && !private_ && !hook && opt.momentum == 0.0 && opt.weightDecay == 0.0;
   for (int e = 0; e < opt.epochs; ++e) {
     // A fresh permutation of the client's samples each epoch, restarting from the sorted list so
     // that the permutation depends only on (seed, client, round, epoch draws), not on history.
@@ -114,6 +114,8 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
       if (dp) {
         loss = dataParallelGradient(model, order_.data() + b, cnt, *dp, client, round, shards);
         shards += (cnt + std::max(dp->shardSamples, 1) - 1) / std::max(dp->shardSamples, 1);
+      } else if (private_) {
+        loss = privateGradient(model, indices, opt);  // DP-SGD: a Poisson batch instead of this slice
       } else {
         const float* x = gatherBatch(train_, order_.data() + b, cnt);
         const std::int32_t* y = gatherLabels(train_, order_.data() + b, cnt);
