@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# fedsilo against its PyTorch reference (bench/torch_reference.py) on the benchmark workloads W1 and
-# W2 (docs/performance.md), back to back in one run: per repetition fedsilo, PyTorch as installed,
+# fedsilo against its PyTorch reference (bench/torch_reference.py) on the benchmark workloads W1, W2
+# and PFL (PLayer-FL's CNN, cnn_playerfl, at batch 128; docs/performance.md), back to back in one run:
+# per repetition fedsilo (and the other builds and kernel sets asked for), PyTorch as installed,
 # PyTorch tuned, alternating, so that the ratios are measured under the same machine load. Before and
 # after the runs it measures the machine's FP32 FMA peak (bench/fma_peak.c, built here with
 # gcc -O3 -march=native) and prints every throughput also as a fraction of the peak of the cores the
 # program used. A benchmark, not a test: prints figures.
 #
-#   bash bench/compare_torch.sh                 # full: 3 repetitions, W1 20 rounds, W2 3 rounds
-#   bash bench/compare_torch.sh --quick         # 1 repetition, W1 5 rounds, W2 1 round
+#   bash bench/compare_torch.sh                 # full: 3 repetitions, W1 20 rounds, W2 3, PFL 1 (2000/client)
+#   bash bench/compare_torch.sh --quick         # 1 repetition, W1 5 rounds, W2 1 round, PFL 1 (300/client)
 #   options: --build DIR (default build)  --ranks N (default 2)  --reps N  --w1-rounds N  --w2-rounds N
-#            --only w1|w2  --out DIR (default out/bench/compare-<time>)
+#            --pfl-rounds N  --pfl-samples N (training samples per client, PLayer-FL's cap is 2000)
+#            --only w1|w2|pfl  --out DIR (default out/bench/compare-<time>)
+#            --isa SET (repeatable): also run this build with FEDSILO_ISA=SET (avx2, generic)
+#            --also LABEL=DIR (repeatable): also run the fedsilo of build DIR, e.g. a FEDSILO_NATIVE=OFF
+#            build (portable) or main's build (before); their samples/s are compared with this build's
+#            --no-torch: the fedsilo variants only; --no-tuned: PyTorch as installed only
 #
 # Per workload it prints seconds per round (median over all rounds of all repetitions), training
 # samples/s (60000 / median training seconds; fedsilo: /rounds/train_seconds, the slowest rank's
@@ -36,31 +42,53 @@ RANKS=2
 REPS=3
 W1_ROUNDS=20
 W2_ROUNDS=3
+PFL_ROUNDS=1
+PFL_SAMPLES=2000
 ONLY=""
 OUT=""
+ISAS=()
+ALSO=()
+TORCH_RUNS=1
+TUNED=1
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) REPS=1; W1_ROUNDS=5; W2_ROUNDS=1 ;;
+    --quick) REPS=1; W1_ROUNDS=5; W2_ROUNDS=1; PFL_ROUNDS=1; PFL_SAMPLES=300 ;;
     --build) BUILD=$2; shift ;;
     --ranks) RANKS=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --w1-rounds) W1_ROUNDS=$2; shift ;;
     --w2-rounds) W2_ROUNDS=$2; shift ;;
+    --pfl-rounds) PFL_ROUNDS=$2; shift ;;
+    --pfl-samples) PFL_SAMPLES=$2; shift ;;
+    --isa) ISAS+=("$2"); shift ;;
+    --also) ALSO+=("$2"); shift ;;
     --only) ONLY=$2; shift ;;
+    --no-torch) TORCH_RUNS=0 ;;
+    --no-tuned) TUNED=0 ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "compare_torch.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
-case "$ONLY" in "" | w1 | w2) ;; *) echo "compare_torch.sh: --only w1|w2, got '$ONLY'" >&2; exit 2 ;; esac
-for v in RANKS REPS W1_ROUNDS W2_ROUNDS; do
+case "$ONLY" in "" | w1 | w2 | pfl) ;; *) echo "compare_torch.sh: --only w1|w2|pfl, got '$ONLY'" >&2; exit 2 ;; esac
+for isa in "${ISAS[@]}"; do
+  case "$isa" in avx512 | avx2 | generic) ;; *) echo "compare_torch.sh: --isa avx512|avx2|generic, got '$isa'" >&2; exit 2 ;; esac
+done
+for v in RANKS REPS W1_ROUNDS W2_ROUNDS PFL_ROUNDS PFL_SAMPLES; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] ||
     { echo "compare_torch.sh: ${v,,} must be a positive integer, got '${!v}'" >&2; exit 2; }
 done
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 use_build
+# The fedsilo variants of each repetition: "label|executable|FEDSILO_ISA" (this build first).
+VARIANTS=("this build|$EXE|")
+for isa in "${ISAS[@]}"; do VARIANTS+=("this build, FEDSILO_ISA=$isa|$EXE|$isa"); done
+for also in "${ALSO[@]}"; do
+  [ -x "${also#*=}/fedsilo" ] || { echo "compare_torch.sh: --also $also: no fedsilo in ${also#*=}" >&2; exit 2; }
+  VARIANTS+=("${also%%=*}|$(cd "${also#*=}" && pwd)/fedsilo|")
+done
 TORCH=$ROOT/bench/torch_reference.py
 PART=$ROOT/data/partitions/fmnist_c10_dirichlet0.5_seed0.npy
 CONFIG=$ROOT/configs/w1_fedavg_fmnist.ini
@@ -85,7 +113,8 @@ measure_peak() { # thread counts the programs use: fedsilo's ranks, PyTorch's 1 
 }
 plural() { [ "$1" = 1 ] && echo "$1 $2" || echo "$1 ${2}s"; }
 echo "# fedsilo $EXE at $(plural "$RANKS" rank) vs bench/torch_reference.py; $(plural "$REPS" repetition);" \
-  "W1 $(plural "$W1_ROUNDS" round), W2 $(plural "$W2_ROUNDS" round)"
+  "W1 $(plural "$W1_ROUNDS" round), W2 $(plural "$W2_ROUNDS" round), PFL $(plural "$PFL_ROUNDS" round) of" \
+  "$PFL_SAMPLES samples per client"
 echo "# $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), load average" \
   "$(cut -d' ' -f1-3 /proc/loadavg); raw output in $OUT"
 echo "FMA peak before the runs:"
@@ -96,19 +125,23 @@ torch_env() {
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u OPENBLAS_VERBOSE -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$@"
 }
 
-run_fedsilo() { # workload label rep args...
-  local wl=$1 label=$2 rep=$3
+run_fedsilo() { # workload variant rep args...
+  local wl=$1 label exe isa rep=$3
+  IFS='|' read -r label exe isa <<<"$2"
+  label="fedsilo $label ($(plural "$RANKS" rank))"
   shift 3
-  local tag=$OUT/${wl}_fedsilo_$rep
+  local tag=$OUT/${wl}_fedsilo_${label//[^A-Za-z0-9]/_}_$rep
   # every rank under /usr/bin/time: per-rank peak RSS and CPU seconds
-  mpirun -n "$RANKS" sh -c 'exec /usr/bin/time -f "%M %U %S %e" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$tag.usage" \
-    "$EXE" --config "$CONFIG" --partition.file "$PART" --output "$tag.h5" "$@" >"$tag.log" 2>&1 ||
+  env ${isa:+FEDSILO_ISA=$isa} mpirun -n "$RANKS" \
+    sh -c 'exec /usr/bin/time -f "%M %U %S %e" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$tag.usage" "$exe" --config "$CONFIG" --partition.file "$PART" --output "$tag.h5" "$@" >"$tag.log" 2>&1 ||
     { echo "fedsilo failed, see $tag.log" >&2; tail -5 "$tag.log" >&2; exit 1; }
   $PY "$ROOT/bench/perf_tools.py" fedsilo-run "$tag.h5" "$tag.usage" "$label" "$wl" "$RANKS" >>"$RUNS"
   echo "  $wl rep $rep $label: $(grep -E '^done' "$tag.log" || tail -1 "$tag.log")"
 }
 
 run_torch() { # workload label rep coretype args...
+  [ "$TORCH_RUNS" = 1 ] || return 0
+  [ "$TUNED" = 1 ] || [ -z "$4" ] || return 0
   local wl=$1 label=$2 rep=$3 core=$4
   shift 4
   local tag=$OUT/${wl}_torch_${label//[^A-Za-z0-9]/_}_$rep
@@ -124,17 +157,26 @@ run_torch() { # workload label rep coretype args...
 }
 
 for rep in $(seq 1 "$REPS"); do
-  if [ "$ONLY" != w2 ]; then
+  if [ -z "$ONLY" ] || [ "$ONLY" = w1 ]; then
     echo "W1 (mlp, FedAvg, 10 clients, $(plural "$W1_ROUNDS" round)), repetition $rep"
-    run_fedsilo w1 "fedsilo ($(plural "$RANKS" rank))" "$rep" --rounds "$W1_ROUNDS"
+    for v in "${VARIANTS[@]}"; do run_fedsilo w1 "$v" "$rep" --rounds "$W1_ROUNDS"; done
     run_torch w1 "torch as installed (t1)" "$rep" "" --threads 1 --rounds "$W1_ROUNDS"
     run_torch w1 "torch tuned (SkylakeX, t1)" "$rep" SkylakeX --threads 1 --rounds "$W1_ROUNDS"
   fi
-  if [ "$ONLY" != w1 ]; then
+  if [ -z "$ONLY" ] || [ "$ONLY" = w2 ]; then
     echo "W2 (cnn_mcmahan, FedAvg, 10 clients, $(plural "$W2_ROUNDS" round)), repetition $rep"
-    run_fedsilo w2 "fedsilo ($(plural "$RANKS" rank))" "$rep" --model cnn_mcmahan --rounds "$W2_ROUNDS"
+    for v in "${VARIANTS[@]}"; do run_fedsilo w2 "$v" "$rep" --model cnn_mcmahan --rounds "$W2_ROUNDS"; done
     run_torch w2 "torch as installed (t2)" "$rep" "" --threads 2 --rounds "$W2_ROUNDS"
     run_torch w2 "torch tuned (SkylakeX, t2, blas1)" "$rep" SkylakeX --threads 2 --blas-threads 1 --rounds "$W2_ROUNDS"
+  fi
+  if [ -z "$ONLY" ] || [ "$ONLY" = pfl ]; then
+    echo "PFL (cnn_playerfl, batch 128, FedAvg, 10 clients of at most $PFL_SAMPLES samples, $(plural "$PFL_ROUNDS" round)), repetition $rep"
+    pfl=(--rounds "$PFL_ROUNDS" --train.batch 128 --partition.samples_per_client "$PFL_SAMPLES")
+    for v in "${VARIANTS[@]}"; do run_fedsilo pfl "$v" "$rep" --model cnn_playerfl "${pfl[@]}"; done
+    # PyTorch evaluates on the first 2,000 test images only (its evaluation is not part of the samples/s)
+    pt=(--rounds "$PFL_ROUNDS" --client-samples "$PFL_SAMPLES" --test-samples 2000)
+    run_torch pfl "torch as installed (t2)" "$rep" "" --threads 2 "${pt[@]}"
+    run_torch pfl "torch tuned (SkylakeX, t2, blas1)" "$rep" SkylakeX --threads 2 --blas-threads 1 "${pt[@]}"
   fi
 done
 

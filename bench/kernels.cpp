@@ -44,6 +44,7 @@
 #include "fl/local_trainer.hpp"
 #include "io/results_writer.hpp"
 #include "nn/dense.hpp"
+#include "nn/kernel_table.hpp"
 #include "nn/model.hpp"
 #include "nn/presets.hpp"
 #include "optim/sgd.hpp"
@@ -254,6 +255,29 @@ void BM_Conv2D(benchmark::State& st) {
   const double fwd = 2.0 * outC * inC * 25.0 * hw * hw * batch;
   setFlops(st, op == 0 ? fwd : (op == 1 ? 2.0 * fwd : fwd));
 }
+// The gather GEMM alone (nn/kernel_table.hpp) on a conv2-like shape: positions x taps x channels
+// from L2-resident buffers. Args: positions, taps (channels x 25), out channels.
+void BM_ConvGemm(benchmark::State& st) {
+  const int n = static_cast<int>(st.range(0)), inC = static_cast<int>(st.range(1)), C = static_cast<int>(st.range(2));
+  const int side = 14, pad = 2, wp = side + 2 * pad, plane = wp * wp, K = inC * 25;
+  const int samples = (n + side * side - 1) / (side * side);
+  std::vector<float> x = randomFloats(static_cast<std::size_t>(samples) * inC * plane, 1);
+  std::vector<float> wt = randomFloats(static_cast<std::size_t>(K) * C, 2), z(static_cast<std::size_t>(n) * C);
+  std::vector<std::int32_t> rowBase(n), tap(K);
+  for (int i = 0; i < n; ++i) {
+    const int b = i / (side * side), p = i % (side * side);
+    rowBase[i] = b * inC * plane + (p / side) * wp + p % side;
+  }
+  for (int k = 0; k < K; ++k) tap[k] = (k / 25) * plane + (k % 25 / 5) * wp + k % 5;
+  const auto& kc = kernels::active().conv;
+  for (auto _ : st) {
+    kc.gemm(x.data(), rowBase.data(), n, tap.data(), K, wt.data(), C, C, z.data(), C);
+    benchmark::ClobberMemory();
+  }
+  setFlops(st, 2.0 * n * K * C);
+}
+BENCHMARK(BM_ConvGemm)->Name("ConvGemm")->ArgNames({"n", "inC", "outC"})->Args({588, 32, 64})->Args({392, 64, 128})->Args({147, 128, 256})->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(BM_Conv2D)
     ->Name("Conv2D")
     ->ArgNames({"inC", "hw", "outC", "batch", "op", "chunk"})
@@ -273,11 +297,17 @@ BENCHMARK(BM_Conv2D)
 #endif
 
 // ---------------------------------------------------------------------------------------------
-// A whole training step: forward, loss, backward, SGD. Arg: preset (0 mlp W1, 1 cnn_mcmahan W2),
-// fused (1 default; 0 runs Dense and ReLU as separate layers).
+// A whole training step: forward, loss, backward, SGD. Args: model (0 mlp = W1, 1 cnn_mcmahan = W2,
+// 2 cnn_playerfl), batch, fused (1 default; 0 runs Dense/Conv2D and ReLU as separate layers), sgd (0
+// lossAndGradient + Sgd::step, 1 Model::sgdStep: the SGD update fused into the Dense weight gradient,
+// what LocalTrainer runs for plain SGD).
 void BM_TrainStep(benchmark::State& st) {
-  const bool cnn = st.range(0) != 0;
-  const std::string name = cnn ? "cnn_mcmahan" : "mlp";
+  static const char* const kNames[] = {"mlp", "cnn_mcmahan", "cnn_playerfl"};
+  // exact training FLOPs per sample: forward + weight gradients + input gradients of every layer but the
+  // first, 2 FLOPs per multiply-add (docs/performance.md, "FLOPs per sample")
+  static const double kFlops[] = {879200.0, 72384512.0, 486866800.0};
+  const int which = static_cast<int>(st.range(0)), batch = static_cast<int>(st.range(1));
+  const std::string name = kNames[which];
   bool known = false;
   for (const auto& n : modelPresetNames()) known = known || n == name;
   if (!known) {
@@ -291,11 +321,13 @@ void BM_TrainStep(benchmark::State& st) {
   auto m = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});
   Rng init(0, -1, -1, Purpose::Init);
   m->initialize(init);
-  m->reserve(32);
+  m->reserve(batch);
 #ifndef FEDSILO_BENCH_BASELINE
-  m->setFusion(st.range(1) != 0);
+  m->setFusion(st.range(2) != 0);
+  const bool fusedSgd = st.range(3) != 0;
+#else
+  const bool fusedSgd = false;
 #endif
-  const int batch = 32;
   std::vector<float> x = randomFloats(784u * batch, 4, 0.0f, 1.0f);
   std::vector<std::int32_t> y(batch);
   for (int j = 0; j < batch; ++j) y[j] = j % 10;
@@ -303,21 +335,29 @@ void BM_TrainStep(benchmark::State& st) {
   m->lossAndGradient(x.data(), y.data(), batch);  // warm-up
   AllocCounter count;
   for (auto _ : st) {
+#ifndef FEDSILO_BENCH_BASELINE
+    if (fusedSgd) {
+      benchmark::DoNotOptimize(m->sgdStep(x.data(), y.data(), batch, 0.01f));
+      continue;
+    }
+#endif
     benchmark::DoNotOptimize(m->lossAndGradient(x.data(), y.data(), batch));
     sgd.step(m->params(), m->grads(), static_cast<std::size_t>(m->numParams()));
   }
+  (void)fusedSgd;
   st.counters["mallocs/step"] = static_cast<double>(count.stop()) / static_cast<double>(st.iterations());
   st.counters["samples/s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
-  // exact training FLOPs per sample: forward + weight gradients + input gradients of every layer but the
-  // first, 2 FLOPs per multiply-add (docs/performance.md, "FLOPs per sample")
-  setFlops(st, (cnn ? 72384512.0 : 879200.0) * batch);
+  setFlops(st, kFlops[which] * batch);
 }
 BENCHMARK(BM_TrainStep)
     ->Name("Step")
-    ->ArgNames({"cnn", "fused"})
-    ->Args({0, 1})
-    ->Args({0, 0})
-    ->Args({1, 1})
+    ->ArgNames({"model", "batch", "fused", "sgd"})
+    ->Args({0, 32, 1, 0})
+    ->Args({0, 32, 1, 1})
+    ->Args({0, 32, 0, 0})
+    ->Args({1, 32, 1, 0})
+    ->Args({1, 32, 1, 1})
+    ->Args({2, 128, 1, 1})
     ->Unit(benchmark::kMicrosecond);
 
 // A synthetic FashionMNIST-shaped u8 dataset (contents do not matter for speed).

@@ -16,7 +16,7 @@ import numpy as np
 
 # Exact training FLOPs per sample (2 per multiply-add: forward, weight gradients, input gradients of
 # every layer but the first), as bench/torch_reference.py and docs/performance.md count them.
-TRAIN_FLOPS = {"w1": 879_200, "w2": 72_384_512}
+TRAIN_FLOPS = {"w1": 879_200, "w2": 72_384_512, "pfl": 486_866_800}
 
 
 def rank_usage(prefix):
@@ -46,9 +46,10 @@ def fedsilo_run(h5path, rssprefix, label, workload, num_ranks):
         train = [float(x) for x in f["/rounds/train_seconds"][:]]
         acc = [float(x) for x in f["/rounds/global_accuracy"][:]]
         spr = float(f["/summary/seconds_per_round"][()])
+        samples = int(f["/clients/num_train"][:].sum())  # every client trains one epoch per round here
     ranks = rank_usage(rssprefix)
     row = dict(program="fedsilo", label=label, workload=workload, cores=int(num_ranks), round_s=sec, train_s=train,
-               rounds=len(sec),
+               rounds=len(sec), samples=samples,
                final_acc=acc[-1] if acc else float("nan"), median_round_s_all=spr,
                rss_mb=[r["rss_mb"] for r in ranks], cpu_s=[r["user_s"] + r["sys_s"] for r in ranks])
     print(json.dumps(row))
@@ -64,7 +65,7 @@ def torch_run(jsonpath, label, workload, usageprefix):
                           round_s=[r["round_s"] for r in rows],
                           train_s=[r["train_s"] for r in rows], final_acc=t["final_test_acc"],
                           rss_mb=t["peak_rss_mb"], threads=t["threads"], blas_threads=t["openblas_threads"],
-                          coretype=t["openblas_coretype"], rounds=len(rows),
+                          coretype=t["openblas_coretype"], rounds=len(rows), samples=t.get("samples_per_round", 60000),
                           cpu_s=[u["user_s"] + u["sys_s"] for u in usage])))
 
 
@@ -112,7 +113,7 @@ def compare(path, peak_path=None):
             key = r["label"]
             if key not in rows:
                 rows[key] = dict(round_s=[], train_s=[], acc=[], rss=[], cpu=[], reps=0, program=r["program"],
-                                 cores=int(r.get("cores", 1)))
+                                 cores=int(r.get("cores", 1)), samples=float(r.get("samples", 60000)))
                 order.append(key)
             d = rows[key]
             d["round_s"] += r["round_s"]
@@ -123,19 +124,18 @@ def compare(path, peak_path=None):
             if r.get("cpu_s"):
                 d["cpu"].append(sum(r["cpu_s"]) / max(1, r.get("rounds", len(r["round_s"]))))
             d["reps"] += 1
-        n = 60000.0
         flops = TRAIN_FLOPS.get(wl, float("nan"))
         print(f"\n== {wl}: medians over all rounds of all repetitions ==")
-        print(f"{'program':<34} {'reps':>4} {'s/round':>8} {'train s':>8} {'samples/s':>10} {'GFLOP/s':>8} "
+        print(f"{'program':<46} {'reps':>4} {'s/round':>8} {'train s':>8} {'samples/s':>10} {'GFLOP/s':>8} "
               f"{'% peak':>6} {'final acc':>9} {'peak RSS MB':>14} {'CPU s/round':>11}")
         for key in order:
             d = rows[key]
             rss = d["rss_per_rank"]
             rss_txt = "/".join(f"{x:.0f}" for x in rss) if isinstance(rss, list) else f"{rss:.0f}"
-            sps = n / med(d["train_s"])
+            sps = d["samples"] / med(d["train_s"])
             gflops = sps * flops / 1e9
             share = 100.0 * gflops / peak_for(peaks, d["cores"]) if peaks else float("nan")
-            print(f"{key:<34} {d['reps']:>4} {med(d['round_s']):>8.3f} {med(d['train_s']):>8.3f} "
+            print(f"{key:<46} {d['reps']:>4} {med(d['round_s']):>8.3f} {med(d['train_s']):>8.3f} "
                   f"{sps:>10.0f} {gflops:>8.1f} {share:>5.0f}% {med(d['acc']):>9.4f} {rss_txt:>14} "
                   f"{med(d['cpu']):>11.3f}")
         if peaks:
@@ -146,13 +146,18 @@ def compare(path, peak_path=None):
         for f in fed:
             for t in ref:
                 a, b = rows[f], rows[t]
-                sp = (n / med(a["train_s"])) / (n / med(b["train_s"]))
+                sp = (a["samples"] / med(a["train_s"])) / (b["samples"] / med(b["train_s"]))
                 rr = med(b["round_s"]) / med(a["round_s"])
                 mem = max(a["rss"]) / max(b["rss"])
                 cpu = med(b["cpu"]) / med(a["cpu"]) if a["cpu"] and b["cpu"] else float("nan")
                 print(f"  {f} vs {t}: samples/s x{sp:.1f}, s/round x{rr:.1f} faster, "
                       f"accuracy {med(a['acc']) - med(b['acc']):+.4f}, peak RSS per process x{mem:.2f}, "
                       f"CPU per round x{cpu:.1f} less")
+        # the other fedsilo builds and kernel sets against the first (this build, native, its best set)
+        for f in fed[1:]:
+            a, b = rows[f], rows[fed[0]]
+            sp = (a["samples"] / med(a["train_s"])) / (b["samples"] / med(b["train_s"]))
+            print(f"  {f} vs {fed[0]}: samples/s x{sp:.2f}")
 
 
 def scaling_row(mode, ranks, clients, h5path, over="0"):
@@ -160,6 +165,7 @@ def scaling_row(mode, ranks, clients, h5path, over="0"):
 
     with h5py.File(h5path, "r") as f:
         spr = float(f["/summary/seconds_per_round"][()])
+        samples = int(f["/clients/num_train"][:].sum())  # every client trains one epoch per round here
     print(f"{mode},{ranks},{clients},{spr:.6f},{over}")
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch reference for fedsilo's benchmark workloads W1 and W2 (docs/performance.md).
+"""PyTorch reference for fedsilo's benchmark workloads W1, W2 and PFL (docs/performance.md).
 
 FedAvg written the way a typical single-process Python FL simulator writes it: the clients train one
 after the other in one process, each from the global model, and the server averages their state
@@ -8,7 +8,11 @@ dicts weighted by sample count. bench/compare_torch.sh runs it back to back with
   W1 (--workload w1): MLP 784-200-200-10 with ReLU, FashionMNIST as 784 floats in [0, 1].
   W2 (--workload w2): McMahan et al.'s CNN: conv 5x5 1->32 'same', ReLU, max-pool 2; conv 5x5 32->64
                       'same', ReLU, max-pool 2; dense 3136->512, ReLU; dense 512->10.
-  Both: 10 clients from the stored partition (data/partitions/README.md), one local epoch of plain
+  PFL (--workload pfl): PLayer-FL's FashionMNIST CNN (fedsilo's cnn_playerfl): three blocks of conv
+                      5x5 'same' + ReLU + max-pool 2 (1->64, 64->128, 128->256), global average pool,
+                      dense 256->100, ReLU, dense 100->10; batch 128 and --client-samples (each
+                      client's first N samples; fedsilo keeps a seeded random N, the same count).
+  All: 10 clients from the stored partition (data/partitions/README.md), one local epoch of plain
   SGD (lr 0.05, batch 32, a fresh permutation per epoch, the last partial batch kept), softmax
   cross-entropy, FedAvg weights n_k / n, the global model evaluated on the 10,000 test images after
   every round (batch 1000). PyTorch's default initialisation, torch.manual_seed(seed).
@@ -34,20 +38,23 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_PARTITION = os.path.join(ROOT, "data", "partitions", "fmnist_c10_dirichlet0.5_seed0.npy")
 DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
-DEFAULT_ROUNDS = {"w1": 20, "w2": 3}
+DEFAULT_ROUNDS = {"w1": 20, "w2": 3, "pfl": 1}
+DEFAULT_BATCH = {"w1": 32, "w2": 32, "pfl": 128}
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    p.add_argument("--workload", choices=["w1", "w2"], default="w1")
-    p.add_argument("--rounds", type=int, help="default: 20 for w1, 3 for w2")
+    p.add_argument("--workload", choices=["w1", "w2", "pfl"], default="w1")
+    p.add_argument("--rounds", type=int, help="default: 20 for w1, 3 for w2, 1 for pfl")
     p.add_argument("--partition", default=DEFAULT_PARTITION, help=".npy of one client id per training image")
     p.add_argument("--data-dir", default=DEFAULT_DATA, help="FashionMNIST IDX files (.gz)")
     p.add_argument("--epochs", type=int, default=1)
-    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--batch", type=int, help="default: 32 for w1 and w2, 128 for pfl")
+    p.add_argument("--client-samples", type=int, default=0, help="train on each client's first N samples (0: all)")
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--eval-batch", type=int, default=1000)
+    p.add_argument("--test-samples", type=int, default=0, help="evaluate on the first N test images (0: all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch intra-op and OpenMP threads")
     p.add_argument("--blas-threads", type=int, help="OpenBLAS threads (default: --threads)")
@@ -55,6 +62,10 @@ def parse_args(argv=None):
     a = p.parse_args(argv)
     if a.rounds is None:
         a.rounds = DEFAULT_ROUNDS[a.workload]
+    if a.batch is None:
+        a.batch = DEFAULT_BATCH[a.workload]
+    if a.client_samples < 0:
+        p.error(f"--client-samples must be >= 0, got {a.client_samples}")
     for name in ("rounds", "epochs", "batch", "eval_batch", "threads"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
@@ -91,11 +102,12 @@ def load_split(data_dir, prefix, shape):
     return images, torch.from_numpy(y.astype(np.int64))
 
 
-def client_slices(owner, images, labels):
-    """Per client id 0..max: its images and labels, in training-file order."""
+def client_slices(owner, images, labels, cap):
+    """Per client id 0..max: its images and labels, in training-file order (the first `cap` if > 0)."""
     out = []
     for k in range(int(owner.max()) + 1):
-        rows = torch.from_numpy(np.flatnonzero(owner == k))
+        rows = np.flatnonzero(owner == k)
+        rows = torch.from_numpy(rows[:cap] if cap > 0 else rows)
         out.append((images[rows].contiguous(), labels[rows].contiguous()))
     return out
 
@@ -104,6 +116,10 @@ def client_slices(owner, images, labels):
 def make_model(workload):
     if workload == "w1":
         return nn.Sequential(nn.Linear(784, 200), nn.ReLU(), nn.Linear(200, 200), nn.ReLU(), nn.Linear(200, 10))
+    if workload == "pfl":
+        block = lambda i, o: [nn.Conv2d(i, o, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2)]  # noqa: E731
+        return nn.Sequential(*block(1, 64), *block(64, 128), *block(128, 256), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                             nn.Linear(256, 100), nn.ReLU(), nn.Linear(100, 10))
     return nn.Sequential(
         nn.Conv2d(1, 32, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(32, 64, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
@@ -112,7 +128,7 @@ def make_model(workload):
 
 # Training FLOPs per sample, 2 per multiply-add, counted exactly: forward, weight gradients, and input
 # gradients of every layer but the first (docs/performance.md, "FLOPs per sample").
-TRAIN_FLOPS = {"w1": 879_200, "w2": 72_384_512}
+TRAIN_FLOPS = {"w1": 879_200, "w2": 72_384_512, "pfl": 486_866_800}
 
 
 # -------------------------------------------------------------------------------------------- FL
@@ -169,10 +185,12 @@ def main(a):
     shape = (-1, 784) if a.workload == "w1" else (-1, 1, 28, 28)
     train_x, train_y = load_split(a.data_dir, "train", shape)
     test_x, test_y = load_split(a.data_dir, "t10k", shape)
+    if a.test_samples > 0:
+        test_x, test_y = test_x[:a.test_samples], test_y[:a.test_samples]
     owner = np.load(a.partition)
     if owner.ndim != 1 or owner.shape[0] != train_x.shape[0]:
         sys.exit(f"torch_reference.py: {a.partition}: {owner.shape} ids for {train_x.shape[0]} training images")
-    clients = client_slices(owner, train_x, train_y)
+    clients = client_slices(owner, train_x, train_y, a.client_samples)
     torch.manual_seed(a.seed)
     generator = torch.Generator().manual_seed(a.seed)
     global_model, worker = make_model(a.workload), make_model(a.workload)
@@ -198,7 +216,8 @@ def main(a):
               f"{acc:>8.4f} {loss:>9.4f}", flush=True)
 
     median = lambda key: float(np.median([row[key] for row in rows]))  # noqa: E731
-    result = dict(program="torch_reference", workload=a.workload, rounds=a.rounds, seed=a.seed,
+    result = dict(program="torch_reference", workload=a.workload, rounds=a.rounds, seed=a.seed, batch=a.batch,
+                  samples_per_round=sum(x.shape[0] for x, _ in clients) * a.epochs,
                   threads=a.threads, openblas_threads=int(os.environ["OPENBLAS_NUM_THREADS"]),
                   openblas_coretype=coretype, torch_version=torch.__version__, setup_s=setup_s,
                   median_round_s=median("round_s"), median_train_s=median("train_s"),

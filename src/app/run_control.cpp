@@ -10,6 +10,7 @@
 #include "app/console.hpp"
 #include "app/fault_injection.hpp"
 #include "app/jsonl_stream.hpp"
+#include "app/kernel_choice.hpp"
 #include "app/output_paths.hpp"
 #include "app/round_recorder.hpp"
 #include "app/signals.hpp"
@@ -17,6 +18,7 @@
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
 #include "io/results_writer.hpp"
+#include "nn/kernels.hpp"
 
 namespace fedsilo {
 
@@ -33,6 +35,7 @@ void writeRootAttributes(ResultsWriter& w, const ExperimentConfig& cfg, const Co
   w.writeRootAttribute("num_clients", static_cast<std::int64_t>(cfg.clients));
   w.writeRootAttribute("num_ranks", static_cast<std::int64_t>(comm.size()));
   w.writeRootAttribute("num_rounds", static_cast<std::int64_t>(cfg.rounds));
+  w.writeRootAttribute("kernels", std::string(isaName(activeIsa())));
 }
 
 // A figure of the round line: "-" in a round that was not evaluated (eval.every), "n/a" where the
@@ -170,6 +173,7 @@ int RunControl::run() {
   prepareOutputFolder(cfg_.output.path, comm_);  // the checkpoint lives beside the results file
   findCheckpoint();
   if (resume_) openCheckpoint();  // before loading any data: a mismatch fails fast
+  agreeKernelSet(comm_);
   exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_, console_);
   recorder_ = std::make_unique<RoundRecorder>(comm_, exp_->placement());
   if (from_) restoreFromCheckpoint();
@@ -253,6 +257,7 @@ void RunControl::printBanner() {
                    nameOf(cfg_.model.name), " (", counted(exp_->context().numParams, "parameter"), "), ",
                    counted(cfg_.clients, "client"), " on ", counted(comm_.size(), "rank"), ", ",
                    counted(cfg_.rounds, "round")));
+  console_.say(fmt("kernels: ", isaName(activeIsa()), " (the lowest set of all ranks; FEDSILO_ISA selects a lower one)"));
   if (resume_)
     console_.say(fmt("resuming from ", ckptPath_, " at round ", resumed_.nextRound, " (written at ",
                      counted(resumed_.numRanks, "rank"), "; results: ",

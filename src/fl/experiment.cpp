@@ -87,9 +87,9 @@ void Experiment::placeClients() {
 void Experiment::buildModelAndAlgorithm() {
   InputSpec in{data_.train.shape, data_.train.numClasses, data_.vocabSize};
   model_ = buildModel<float>(cfg_.model, in);
-  const int maxBatch = std::max(cfg_.train.batch, cfg_.eval.batch);
-  model_->reserve(maxBatch);
-  trainer_ = std::make_unique<LocalTrainer>(data_.train, maxBatch);
+  // Workspaces for the training batch; evaluation batches run in chunks (Model::evaluate).
+  model_->reserve(Model::reserveBatch(cfg_.train.batch, cfg_.eval.batch));
+  trainer_ = std::make_unique<LocalTrainer>(data_.train, std::max(cfg_.train.batch, cfg_.eval.batch));
   // The shared initial model: one stream keyed by the experiment seed only.
   Rng init(cfg_.seed, -1, -1, Purpose::Init);
   model_->initialize(init);

@@ -100,6 +100,9 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
   const std::size_t P = static_cast<std::size_t>(model.numParams());
   double lossSum = 0.0;
   std::int64_t shards = 0;  // data-parallel: shards so far (the dropout key)
+  // Plain SGD (no momentum, weight decay, hook, data parallelism or DP-SGD) runs as one Model::sgdStep:
+  // the update is fused into the Dense weight-gradient kernel, with the same rounding as Sgd::step.
+  const bool fusedSgd = !dp && !private_ && !hook && opt.momentum == 0.0 && opt.weightDecay == 0.0;
   for (int e = 0; e < opt.epochs; ++e) {
     // A fresh permutation of the client's samples each epoch, restarting from the sorted list so
     // that the permutation depends only on (seed, client, round, epoch draws), not on history.
@@ -116,14 +119,16 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
       } else {
         const float* x = gatherBatch(train_, order_.data() + b, cnt);
         const std::int32_t* y = gatherLabels(train_, order_.data() + b, cnt);
-        loss = model.lossAndGradient(x, y, cnt);
+        loss = fusedSgd ? model.sgdStep(x, y, cnt, static_cast<float>(opt.lr)) : model.lossAndGradient(x, y, cnt);
       }
       // With dp the loss is the reduced one, the same on every rank: all ranks throw together.
       if (!std::isfinite(loss))
         throw NumericError(fmt("client ", client, " round ", round, ": training loss became ", loss, " at step ",
                                st.steps, " (lr = ", opt.lr, "; try a smaller train.lr)"));
-      if (hook) (*hook)(model.params(), model.grads(), P);
-      sgd.step(model.params(), model.grads(), P);
+      if (!fusedSgd) {
+        if (hook) (*hook)(model.params(), model.grads(), P);
+        sgd.step(model.params(), model.grads(), P);
+      }
       lossSum += loss;
       ++st.steps;
       st.samples += cnt;

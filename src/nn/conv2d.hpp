@@ -1,5 +1,9 @@
-// 2-D convolution (cross-correlation, as PyTorch's nn.Conv2d) by im2col + one GEMM per chunk of
-// the batch.
+// 2-D convolution (cross-correlation, as PyTorch's nn.Conv2d).
+//
+// float (the default build) runs ConvDirect (nn/conv2d_direct.*): a gather GEMM over the zero-padded
+// input, vectorised along channels, with the ReLU that follows fused in (ReluFusableT). The rest of
+// this comment describes the im2col path that double (the gradient tests' reference),
+// FEDSILO_GEMM=openblas builds and convolutions padded by more than k - 1 run.
 //
 // Layout: a sample's input column is C x H x W contiguous (row index (c*H + h)*W + w), the same
 // order as PyTorch's flatten, and so is its output (outC x outH x outW). Parameters: weight in
@@ -17,13 +21,18 @@
 // and evaluation batches of 1000 do not need gigabytes of im2col. Backward redoes the im2col of
 // every chunk except the last one forward left in the buffer (a copy, cheap next to the GEMMs).
 #pragma once
+#include <memory>
+
 #include "nn/gemm.hpp"
 #include "nn/layer.hpp"
+#include "nn/relu_fusable.hpp"
 
 namespace fedsilo {
 
+class ConvDirect;
+
 template <typename T>
-class Conv2DT : public LayerT<T> {
+class Conv2DT : public LayerT<T>, public ReluFusableT<T> {
  public:
   // Default upper bound on the im2col chunk (values; 2 MiB of float, about one core's L2 here); a
   // chunk holds at least one sample. Measured on the W2 conv2 (32->64, 14x14, batch 32):
@@ -32,6 +41,7 @@ class Conv2DT : public LayerT<T> {
   static constexpr Index kChunkElems = Index(1) << 19;
 
   Conv2DT(int inC, int h, int w, int outC, int k, int stride = 1, int pad = 0);
+  ~Conv2DT() override;
   std::string kind() const override { return "conv2d"; }
   Shape outputShape() const override { return Shape{outC_, oh_, ow_}; }
   std::vector<ParamSpec> paramSpecs() const override;
@@ -39,17 +49,21 @@ class Conv2DT : public LayerT<T> {
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  void forwardRelu(const CMapT<T>& x, MapT<T>& y) override;
+  void backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
 
   int inChannels() const { return inC_; }
   int outChannels() const { return outC_; }
   int kernel() const { return k_; }
-  // Samples per im2col chunk for a batch of `batch` (chunks are balanced).
+  // Samples per im2col chunk for a batch of `batch` (chunks are balanced; the im2col path).
   int chunkSamples(int batch) const;
   // Overrides kChunkElems (tests use it to exercise several chunks on small shapes). Call before
   // reserve().
   void setMaxChunkElems(Index elems);
 
  private:
+  void forwardAct(const CMapT<T>& x, MapT<T>& y, bool relu);
+  void backwardIm2col(const CMapT<T>& x, const CMapT<T>& dy, MapT<T>* dx);
   void im2col(const T* x, int b0, int nb);           // x: the whole batch; fills cols_ for samples [b0, b0+nb)
   void col2im(T* dx, int b0, int nb);                // scatter-adds cols_ (as dP) into dx columns [b0, b0+nb)
 
@@ -63,7 +77,8 @@ class Conv2DT : public LayerT<T> {
   int maxBatch_ = 0, maxChunk_ = 0;
   AlignedVector<T> cols_;  // P (or dP) for one chunk: (nb*ohw) x kdim
   AlignedVector<T> z_;     // Z (or dZ) for one chunk: (nb*ohw) x outC
-  AlignedVector<T> zt_;    // dZ transposed, (nb*ohw) rows of outC channels (float AVX-512 weight gradient)
+  AlignedVector<T> dz_;    // backwardRelu on the im2col path: dL/d(pre-activation), outSize x batch
+  std::unique_ptr<ConvDirect> direct_;  // the float path (null: im2col)
   // Which chunk P currently holds (first sample, count); -1 when overwritten by dP.
   int cachedB0_ = -1, cachedNb_ = 0;
   const T* cachedX_ = nullptr;

@@ -1,24 +1,25 @@
 // Fully connected layer y = W x + b, W stored row-major [out][in] (PyTorch order), then b[out].
 //
-// Float builds with AVX-512 run hand-written register-blocked kernels (dense.cpp) instead of
-// Eigen's GEMM: at batch 32 Eigen repacks both operands on every call, zero-fills the output and
-// allocates its packing buffers once they exceed 128 KiB (the fc1 forward of W1, W2's fc1), which together
-// cost about as much as the arithmetic (docs/performance.md). Forward transposes each chunk of 32
-// input columns once (16x16 in-register transposes) and accumulates 12 outputs x 32 samples in
-// registers, then adds the bias (and ReLU) on a transposed store; the weight and input gradients
-// read dL/dy, x and W in place. Every output is written exactly once, nothing is allocated after
-// reserve(), and every output element is computed by the same sequence of operations whatever its
-// position in the batch or in the tile grid, so a sample's result does not depend on the batch it
-// is in (except for forward chunks of fewer than 4 samples, which use dot products instead of a
-// mostly empty 32-sample tile), nor on buffer addresses. double (the gradient tests), builds without AVX-512 and
-// FEDSILO_GEMM=openblas builds use Eigen products.
+// float runs the hand-written register-blocked kernels of the active kernel set (nn/kernels.hpp,
+// nn/dense_kernels.hpp) instead of Eigen's GEMM: at batch 32 Eigen repacks both operands on every
+// call, zero-fills the output and allocates its packing buffers once they exceed 128 KiB (the fc1
+// forward of W1, W2's fc1), which together cost about as much as the arithmetic
+// (docs/performance.md). Forward transposes each chunk of 32 input columns once and accumulates a
+// tile of outputs x samples in registers, then adds the bias (and ReLU) on a transposed store; the
+// weight and input gradients read dL/dy, x and W in place. Every output is written exactly once,
+// nothing is allocated after reserve(), and every output element is computed by the same sequence of
+// operations whatever its position in the batch or in the tile grid, so a sample's result does not
+// depend on the batch it is in (except for forward chunks of fewer than 4 samples, which use dot
+// products instead of a mostly empty 32-sample tile), nor on buffer addresses, nor on the kernel
+// set. double (the gradient tests) and FEDSILO_GEMM=openblas builds use Eigen products.
 #pragma once
 #include "nn/layer.hpp"
+#include "nn/relu_fusable.hpp"
 
 namespace fedsilo {
 
 template <typename T>
-class DenseT : public LayerT<T> {
+class DenseT : public LayerT<T>, public ReluFusableT<T> {
  public:
   DenseT(int in, int out);
   std::string kind() const override { return "dense"; }
@@ -35,11 +36,20 @@ class DenseT : public LayerT<T> {
   // y = max(0, W x + b), written once, and the backward pass from the ReLU's output y and dL/dy.
   // Bit-identical to forward() + ReluT::forward() and to ReluT::backward() + backward(); the
   // pre-activation is never stored. backwardRelu needs reserve(batch) first (no allocation then).
-  void forwardRelu(const CMapT<T>& x, MapT<T>& y);
-  void backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx);
+  void forwardRelu(const CMapT<T>& x, MapT<T>& y) override;
+  void backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+
+  // backward() (reluY == nullptr) or backwardRelu() (reluY: the ReLU's output) followed by the plain
+  // SGD step W -= lr dW, b -= lr db, with the weights updated inside the weight-gradient kernel: dW
+  // is never stored (the gradient buffer's weight slice is left stale; the bias gradient is written).
+  // p - lr * g is rounded once, as Sgd::step in builds with FMA. Used by ModelT::sgdStep.
+  void backwardSgd(const CMapT<T>& x, const CMapT<T>* reluY, const CMapT<T>& dy, MapT<T>* dx, T lr);
 
  private:
+  void forwardAct(const CMapT<T>& x, MapT<T>& y, bool relu);
   void backwardFrom(const CMapT<T>& x, const T* dz, int batch, MapT<T>* dx);
+  void sgdFrom(const CMapT<T>& x, const T* dz, int batch, MapT<T>* dx, T lr);
+  const T* maskedGradient(const CMapT<T>& y, const CMapT<T>& dy);  // dz_ = y > 0 ? dy : 0
   T* scratch();  // the forward kernel's transposed input chunk (in x 32)
 
   int in_, out_;
@@ -48,7 +58,7 @@ class DenseT : public LayerT<T> {
   T* dw_ = nullptr;
   T* db_ = nullptr;
   AlignedVector<T> dz_;  // fused backward: dL/d(W x + b), out x maxBatch
-  AlignedVector<T> xt_;  // forward: a chunk of 32 samples of x, transposed (float AVX-512 kernels)
+  AlignedVector<T> xt_;  // forward: a chunk of 32 samples of x, transposed (float kernels)
 };
 
 // Elementwise max(0, x).

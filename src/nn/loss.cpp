@@ -27,9 +27,8 @@ double SoftmaxCrossEntropyT<T>::forwardBackward(const CMapT<T>& logits, const st
 }
 
 template <typename T>
-double SoftmaxCrossEntropyT<T>::lossSum(const CMapT<T>& logits, const std::int32_t* labels) {
+double SoftmaxCrossEntropyT<T>::lossSum(const CMapT<T>& logits, const std::int32_t* labels, double total) {
   const Index B = logits.cols();
-  double total = 0.0;
   for (Index j = 0; j < B; ++j) {
     const T m = logits.col(j).maxCoeff();
     const T s = (logits.col(j).array() - m).exp().sum();
@@ -66,9 +65,8 @@ double MulticlassHingeT<T>::forwardBackward(const CMapT<T>& logits, const std::i
 }
 
 template <typename T>
-double MulticlassHingeT<T>::lossSum(const CMapT<T>& logits, const std::int32_t* labels) {
+double MulticlassHingeT<T>::lossSum(const CMapT<T>& logits, const std::int32_t* labels, double total) {
   const Index C = logits.rows(), B = logits.cols();
-  double total = 0.0;
   for (Index j = 0; j < B; ++j) {
     const int y = labels[j];
     FEDSILO_ASSERT(y >= 0 && y < C, "label ", y, " outside [0, ", C, ")");
@@ -132,9 +130,8 @@ double FocalLossT<T>::forwardBackward(const CMapT<T>& logits, const std::int32_t
 }
 
 template <typename T>
-double FocalLossT<T>::lossSum(const CMapT<T>& logits, const std::int32_t* labels) {
+double FocalLossT<T>::lossSum(const CMapT<T>& logits, const std::int32_t* labels, double total) {
   const Index C = logits.rows(), B = logits.cols();
-  double total = 0.0;
   for (Index j = 0; j < B; ++j) {
     const int y = labels[j];
     FEDSILO_ASSERT(y >= 0 && y < C, "label ", y, " outside [0, ", C, ")");

@@ -17,8 +17,10 @@ class LossT {
   virtual std::string kind() const = 0;
   // Mean loss over the batch; writes dL/dlogits (including the 1/B of the mean) into grad.
   virtual double forwardBackward(const CMapT<T>& logits, const std::int32_t* labels, MapT<T>& grad) = 0;
-  // Sum of per-sample losses (no gradient), for evaluation.
-  virtual double lossSum(const CMapT<T>& logits, const std::int32_t* labels) = 0;
+  // total + the per-sample losses (no gradient), added one by one in sample order, for evaluation:
+  // a batch evaluated in chunks, each chunk's call continuing from the previous total, gives the same
+  // sum as one call.
+  virtual double lossSum(const CMapT<T>& logits, const std::int32_t* labels, double total = 0.0) = 0;
 };
 
 // Softmax cross-entropy (numerically stable log-sum-exp).
@@ -27,7 +29,7 @@ class SoftmaxCrossEntropyT : public LossT<T> {
  public:
   std::string kind() const override { return "cross_entropy"; }
   double forwardBackward(const CMapT<T>& logits, const std::int32_t* labels, MapT<T>& grad) override;
-  double lossSum(const CMapT<T>& logits, const std::int32_t* labels) override;
+  double lossSum(const CMapT<T>& logits, const std::int32_t* labels, double total = 0.0) override;
 };
 
 // Multiclass hinge loss, Weston-Watkins form with margin 1, normalised by the number of classes C
@@ -41,7 +43,7 @@ class MulticlassHingeT : public LossT<T> {
  public:
   std::string kind() const override { return "hinge"; }
   double forwardBackward(const CMapT<T>& logits, const std::int32_t* labels, MapT<T>& grad) override;
-  double lossSum(const CMapT<T>& logits, const std::int32_t* labels) override;
+  double lossSum(const CMapT<T>& logits, const std::int32_t* labels, double total = 0.0) override;
 };
 
 // Multiclass focal loss (Lin et al. 2017) with alpha = 1: l = -(1 - p_y)^gamma log p_y, p = softmax.
@@ -53,7 +55,7 @@ class FocalLossT : public LossT<T> {
   explicit FocalLossT(double gamma);
   std::string kind() const override { return "focal"; }
   double forwardBackward(const CMapT<T>& logits, const std::int32_t* labels, MapT<T>& grad) override;
-  double lossSum(const CMapT<T>& logits, const std::int32_t* labels) override;
+  double lossSum(const CMapT<T>& logits, const std::int32_t* labels, double total = 0.0) override;
   double gamma() const { return gamma_; }
 
  private:

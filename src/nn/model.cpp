@@ -1,11 +1,15 @@
 #include "nn/model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
 #include "nn/dense.hpp"
+#include "nn/kernel_table.hpp"
+#include "nn/relu_fusable.hpp"
 
 namespace fedsilo {
 
@@ -68,10 +72,13 @@ void ModelT<T>::finalize() {
                  });
   for (std::size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->bind(params_.data() + layerParamOffset_[i], grads_.data() + layerParamOffset_[i]);
-  fusedDense_.assign(layers_.size(), nullptr);
-  for (std::size_t i = 0; i + 1 < layers_.size(); ++i)
-    if (dynamic_cast<ReluT<T>*>(layers_[i + 1].get()) != nullptr)
-      fusedDense_[i] = dynamic_cast<DenseT<T>*>(layers_[i].get());
+  fused_.assign(layers_.size(), nullptr);
+  dense_.assign(layers_.size(), nullptr);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    dense_[i] = dynamic_cast<DenseT<T>*>(layers_[i].get());
+    if (i + 1 < layers_.size() && dynamic_cast<ReluT<T>*>(layers_[i + 1].get()) != nullptr)
+      fused_[i] = dynamic_cast<ReluFusableT<T>*>(layers_[i].get());
+  }
   finalized_ = true;
 }
 
@@ -108,6 +115,13 @@ void ModelT<T>::reserve(int maxBatch) {
 }
 
 template <typename T>
+int ModelT<T>::reserveBatch(int trainBatch, int evalBatch) {
+  constexpr int kChunk = 32;
+  const int b = std::max(trainBatch, std::min(evalBatch, kChunk));
+  return b <= kChunk ? b : (b + kChunk - 1) / kChunk * kChunk;
+}
+
+template <typename T>
 void ModelT<T>::setRandomContext(std::uint64_t seed, std::int64_t client, std::int64_t round) {
   for (std::size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->setRandomContext(seed, client, round, static_cast<int>(i));
@@ -122,10 +136,10 @@ CMapT<T> ModelT<T>::forward(const T* x, int batch, bool training) {
   int inRows = input_.size();
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     CMapT<T> xin(in, inRows, batch);
-    if (fusion_ && fusedDense_[i]) {  // Dense + ReLU: the ReLU's output directly, acts_[i] unused
+    if (fusion_ && fused_[i]) {  // layer + ReLU: the ReLU's output directly, acts_[i] unused
       ++i;
       MapT<T> y(acts_[i].data(), outShapes_[i].size(), batch);
-      fusedDense_[i - 1]->forwardRelu(xin, y);
+      fused_[i - 1]->forwardRelu(xin, y);
     } else {
       MapT<T> y(acts_[i].data(), outShapes_[i].size(), batch);
       layers_[i]->forward(xin, y, training);
@@ -138,36 +152,58 @@ CMapT<T> ModelT<T>::forward(const T* x, int batch, bool training) {
 
 template <typename T>
 void ModelT<T>::backward(const T* dLogits, int batch, T* dInput) {
+  backwardImpl(dLogits, batch, dInput, nullptr);
+}
+
+template <typename T>
+void ModelT<T>::backwardLayer(std::size_t first, std::size_t last, const CMapT<T>& x, const CMapT<T>& y,
+                              const CMapT<T>& dy, MapT<T>* dx, const T* sgdLr) {
+  const bool fused = first != last;
+  if (sgdLr && dense_[first]) {
+    dense_[first]->backwardSgd(x, fused ? &y : nullptr, dy, dx, *sgdLr);
+    return;
+  }
+  if (fused)
+    fused_[first]->backwardRelu(x, y, dy, dx);
+  else
+    layers_[last]->backward(x, y, dy, dx);
+  if (sgdLr && !layerBlock_[first].empty()) {  // a parameterised layer without a fused update
+    const Index off = layerParamOffset_[first];
+    const Index n = (first + 1 < layers_.size() ? layerParamOffset_[first + 1] : numParams()) - off;
+    if constexpr (std::is_same<T, float>::value) {
+      kernels::active().dense.sgd(params_.data() + off, grads_.data() + off, n, *sgdLr);
+    } else {
+      for (Index i = off; i < off + n; ++i) params_[i] = std::fma(-*sgdLr, grads_[i], params_[i]);
+    }
+  }
+}
+
+template <typename T>
+void ModelT<T>::backwardImpl(const T* dLogits, int batch, T* dInput, const T* sgdLr) {
   FEDSILO_ASSERT(batch == lastBatch_ && lastInput_ != nullptr, "backward without matching forward");
   const T* dy = dLogits;
   T* bufs[2] = {gradA_.data(), gradB_.data()};
   int which = 0;
   for (std::size_t ii = layers_.size(); ii-- > 0;) {
-    // A fused pair (Dense at ii - 1, ReLU at ii) is one step: from the ReLU's output and dL/dy to
-    // the Dense layer's input gradient.
-    const bool fused = fusion_ && ii > 0 && fusedDense_[ii - 1] != nullptr;
+    // A fused pair (layer at ii - 1, ReLU at ii) is one step: from the ReLU's output and dL/dy to
+    // the first layer's input gradient.
+    const bool fused = fusion_ && ii > 0 && fused_[ii - 1] != nullptr;
     const std::size_t first = fused ? ii - 1 : ii;  // the layer whose input we differentiate into
     const int inRows = first == 0 ? input_.size() : outShapes_[first - 1].size();
     const T* xin = first == 0 ? lastInput_ : acts_[first - 1].data();
     CMapT<T> x(xin, inRows, batch);
     CMapT<T> y(acts_[ii].data(), outShapes_[ii].size(), batch);
     CMapT<T> dyMap(dy, outShapes_[ii].size(), batch);
-    auto run = [&](MapT<T>* dx) {
-      if (fused)
-        fusedDense_[first]->backwardRelu(x, y, dyMap, dx);
-      else
-        layers_[ii]->backward(x, y, dyMap, dx);
-    };
     if (first == 0) {
       if (dInput) {
         MapT<T> dx(dInput, inRows, batch);
-        run(&dx);
+        backwardLayer(first, ii, x, y, dyMap, &dx, sgdLr);
       } else {
-        run(nullptr);
+        backwardLayer(first, ii, x, y, dyMap, nullptr, sgdLr);
       }
     } else {
       MapT<T> dx(bufs[which], inRows, batch);
-      run(&dx);
+      backwardLayer(first, ii, x, y, dyMap, &dx, sgdLr);
       dy = bufs[which];
       which ^= 1;
     }
@@ -185,16 +221,30 @@ double ModelT<T>::lossAndGradient(const T* x, const std::int32_t* labels, int ba
 }
 
 template <typename T>
+double ModelT<T>::sgdStep(const T* x, const std::int32_t* labels, int batch, T lr) {
+  CMapT<T> logits = forward(x, batch, true);
+  MapT<T> dl(dlogits_.data(), classes_, batch);
+  const double loss = loss_->forwardBackward(logits, labels, dl);
+  backwardImpl(dlogits_.data(), batch, nullptr, &lr);
+  return loss;
+}
+
+template <typename T>
 double ModelT<T>::evaluate(const T* x, const std::int32_t* labels, int batch, std::int32_t* predictions) {
-  CMapT<T> logits = forward(x, batch, false);
-  if (predictions) {
-    for (int j = 0; j < batch; ++j) {
-      Index arg = 0;
-      logits.col(j).maxCoeff(&arg);
-      predictions[j] = static_cast<std::int32_t>(arg);
+  double total = 0.0;
+  for (int b0 = 0; b0 < batch; b0 += maxBatch_) {
+    const int n = std::min(maxBatch_, batch - b0);
+    CMapT<T> logits = forward(x + static_cast<Index>(b0) * input_.size(), n, false);
+    if (predictions) {
+      for (int j = 0; j < n; ++j) {
+        Index arg = 0;
+        logits.col(j).maxCoeff(&arg);
+        predictions[b0 + j] = static_cast<std::int32_t>(arg);
+      }
     }
+    total = loss_->lossSum(logits, labels + b0, total);
   }
-  return loss_->lossSum(logits, labels);
+  return total;
 }
 
 template <typename T>

@@ -14,6 +14,8 @@ namespace fedsilo {
 
 template <typename T>
 class DenseT;
+template <typename T>
+class ReluFusableT;
 
 struct ParamTensor {
   std::string name;  // "fc1.weight"
@@ -46,9 +48,16 @@ class ModelT {
   void finalize();
   // Initialises all parameters from `rng` (one stream for the whole model, layers in order).
   void initialize(Rng& rng);
-  // Preallocates activation/gradient workspaces for batches up to maxBatch. OutOfMemoryError names
-  // the buffer (the model's activations or one layer's workspace), the batch size and the bytes.
+  // Preallocates activation/gradient workspaces for batches up to maxBatch (forward, training).
+  // OutOfMemoryError names the buffer (the model's activations or one layer's workspace), the batch
+  // size and the bytes.
   void reserve(int maxBatch);
+  // The batch to reserve for training batches of trainBatch and evaluation batches of evalBatch:
+  // evaluate() runs larger batches in chunks, so the workspaces need not grow with the evaluation
+  // batch (W2's backward workspaces alone were 200 MB at evaluation batch 1000). At least 32 and a
+  // multiple of 32 (when above 32), the Dense forward's sample chunk, so that chunking changes no
+  // result (a sample's logits depend only on its place in a 32-sample chunk, docs/performance.md).
+  static int reserveBatch(int trainBatch, int evalBatch);
   void setRandomContext(std::uint64_t seed, std::int64_t client, std::int64_t round);
 
   // --- layout -------------------------------------------------------------------------------
@@ -75,11 +84,19 @@ class ModelT {
   CMapT<T> forward(const T* x, int batch, bool training);
   // Forward (training mode) + loss + backward: fills grads(), returns the mean batch loss.
   double lossAndGradient(const T* x, const std::int32_t* labels, int batch);
-  // Evaluation-mode forward; writes argmax predictions, returns the summed loss.
+  // Evaluation-mode forward; writes argmax predictions, returns the summed loss. Any batch: one
+  // larger than maxBatch() runs in chunks of maxBatch() samples, with the same results as one pass
+  // when maxBatch() is a multiple of 32 (reserveBatch()).
   double evaluate(const T* x, const std::int32_t* labels, int batch, std::int32_t* predictions);
   // Backward from a given dL/dlogits (after forward(training=true) on the same batch); fills grads().
   // When dInput != nullptr, also writes dL/dx (inputSize x batch).
   void backward(const T* dLogits, int batch, T* dInput = nullptr);
+  // One plain-SGD training step: lossAndGradient() then p -= lr * g over every parameter, with Dense
+  // layers updating their weights inside the weight-gradient kernel (DenseT::backwardSgd: their
+  // weight gradients are never stored, grads() is stale there afterwards). For optimisers without
+  // state: no momentum, weight decay or gradient hook. p - lr * g is rounded once (fma), as
+  // Sgd::step in builds with FMA, where both give the same bits. Returns the mean batch loss.
+  double sgdStep(const T* x, const std::int32_t* labels, int batch, T lr);
   // DP-SGD (nn/model_clipped.cpp, "ghost clipping"): forward (training mode) and loss, then grads() =
   // sum_i min(1, clip / ||g_i||) g_i, g_i the gradient of sample i's own loss; returns the mean batch
   // loss. The per-sample norms come from a backward pass that forms no parameter gradient; scaling
@@ -89,9 +106,9 @@ class ModelT {
   double lossAndClippedGradient(const T* x, const std::int32_t* labels, int batch, double clip,
                                 double* norms = nullptr);
 
-  // Every Dense layer directly followed by a ReLU layer runs as one fused pass
-  // (DenseT::forwardRelu/backwardRelu: bias and activation applied while the output is written once,
-  // pre-activation never stored). On by default; results are bit-identical either way.
+  // Every Dense or Conv2D layer directly followed by a ReLU layer runs as one fused pass
+  // (ReluFusableT::forwardRelu/backwardRelu: bias and activation applied while the output is written
+  // once, pre-activation never stored). On by default; results are bit-identical either way.
   void setFusion(bool on) { fusion_ = on; }
   bool fusion() const { return fusion_; }
 
@@ -110,8 +127,10 @@ class ModelT {
   AlignedVector<T> params_, grads_;
   std::vector<LayerBlock> blocks_;
   std::vector<Index> layerParamOffset_;
-  // fusedDense_[i]: layer i as a DenseT when layer i + 1 is a ReLU (fused pair), else nullptr.
-  std::vector<DenseT<T>*> fusedDense_;
+  // fused_[i]: layer i when layer i + 1 is a ReLU it can fuse with, else nullptr; dense_[i]: layer i
+  // as a DenseT (the SGD step's fused update), else nullptr.
+  std::vector<ReluFusableT<T>*> fused_;
+  std::vector<DenseT<T>*> dense_;
   bool fusion_ = true;
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
   std::vector<AlignedVector<T>> acts_;
@@ -120,6 +139,12 @@ class ModelT {
   std::vector<double> ghostNorms2_;  // DP-SGD's norms pass: ||g_i||^2 per sample
   const T* lastInput_ = nullptr;
   int lastBatch_ = 0;
+
+  // backward(); with sgdLr, the SGD step of sgdStep() as well.
+  void backwardImpl(const T* dLogits, int batch, T* dInput, const T* sgdLr);
+  // One layer's (or fused pair's) backward from its input x, output y and dL/dy.
+  void backwardLayer(std::size_t first, std::size_t last, const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy,
+                     MapT<T>* dx, const T* sgdLr);
 };
 
 using Model = ModelT<float>;

@@ -33,7 +33,7 @@ void ModelT<T>::ghostNormsSquared(const T* dLogits, int batch, double* norms2) {
   for (std::size_t ii = layers_.size(); ii-- > 0;) {
     // A fused pair (Dense at ii - 1, ReLU at ii): the Dense output was never stored, and the ReLU's
     // backward reads only its output and dL/dy.
-    const bool fused = fusion_ && ii > 0 && fusedDense_[ii - 1] != nullptr;
+    const bool fused = fusion_ && ii > 0 && fused_[ii - 1] != nullptr;
     const std::size_t first = fused ? ii - 1 : ii;
     const int inRows = first == 0 ? input_.size() : outShapes_[first - 1].size();
     const T* xin = first == 0 ? lastInput_ : acts_[first - 1].data();

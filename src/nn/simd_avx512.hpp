@@ -1,46 +1,59 @@
-// AVX-512 helpers shared by the hand-written float kernels of DenseT (dense.cpp) and Conv2DT
-// (conv2d.cpp). Internal to src/nn: include it only under FEDSILO_NN_AVX512 (defined here when the
-// compiler targets AVX-512F and the build keeps the default FEDSILO_GEMM=eigen; FEDSILO_GEMM=openblas
-// builds route every product through the configured BLAS so that the backends can be compared whole).
+// SIMD traits for the AVX-512 kernel set: 16 float lanes in a zmm register, __mmask16 masks.
+// Included only by kernels_avx512.cpp, which cmake/kernels.cmake compiles
+// with the AVX-512 flags whatever the rest of the build targets: the kernels are chosen at run time
+// (nn/kernels.hpp). Everything here is internal to the including translation unit.
 #pragma once
-
-#if defined(__AVX512F__) && !defined(FEDSILO_GEMM_OPENBLAS)
-#define FEDSILO_NN_AVX512 1
 #include <immintrin.h>
-
-// GCC 12's avx512fintrin.h initialises its "undefined" vectors from themselves, which -Wall reports
-// as (maybe-)uninitialised in every function that inlines a shuffle (GCC bug 105593, fixed in GCC 13).
-// Silenced for the two kernel files that include this header; nothing here reads uninitialised data.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 #include <cstdint>
 
 namespace fedsilo::simd {
+namespace {
 
-// The first min(rem, 16) lanes.
-inline __mmask16 maskFor(std::int64_t rem) {
-  return rem >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << static_cast<unsigned>(rem)) - 1u);
-}
+struct Avx512 {
+  static constexpr int kLanes = 16;
+  using V = __m512;
+  using M = __mmask16;
+  // Register blocking of the kernels (nn/dense_kernels.hpp, nn/conv_kernels.hpp): 32 zmm registers.
+  static constexpr int kDenseRows = 12;    // dense forward: outputs x 2 vectors of samples
+  static constexpr int kWgradRows = 4;    // dense weight gradient: output rows x kWgradVecs vectors of inputs (6 x 4
+                                         // measured 5-15% slower: dW is written to memory, 6 row streams)
+  static constexpr int kWgradVecs = 4;
+  static constexpr int kDgradVecs = 3;     // dense input gradient: this many vectors x kDgradSamples
+  static constexpr int kDgradSamples = 8;
+  static constexpr int kConvVecs = 4;      // convolution: channel vectors x kConvRows positions (or taps)
+  static constexpr int kConvRows = 6;
 
-// A loaded vector kept in a register: GCC otherwise folds the load into every FMA that uses it
-// (one load per use instead of one per vector), which makes the tiles load-port bound.
-inline __m512 loadInRegister(const float* p) {
-  __m512 v = _mm512_loadu_ps(p);
-  asm("" : "+v"(v));
-  return v;
-}
-inline __m512 loadInRegister(__mmask16 m, const float* p) {
-  __m512 v = _mm512_maskz_loadu_ps(m, p);
-  asm("" : "+v"(v));
-  return v;
-}
+  static M mask(std::int64_t n) {
+    return n >= 16 ? M(0xFFFF) : M((1u << static_cast<unsigned>(n > 0 ? n : 0)) - 1u);
+  }
+  static M full() { return M(0xFFFF); }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V load(M m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static void store(float* p, M m, V v) { _mm512_mask_storeu_ps(p, m, v); }
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V bcast(const float* p) { return _mm512_set1_ps(*p); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a * b, one rounding
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V max0(V v) { return _mm512_max_ps(_mm512_setzero_ps(), v); }  // max(0, NaN) = NaN, max(0, -0) = -0
+  // v where positive, else 0 (the ReLU's backward rule y > 0 ? dy : 0).
+  static V selectPositive(V y, V dy) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_GT_OQ), dy); }
+  // A loaded vector kept in a register: GCC otherwise folds the load into every FMA that uses it
+  // (one load per use instead of one per vector), which makes the tiles load-port bound.
+  static V pin(V v) {
+    asm("" : "+v"(v));
+    return v;
+  }
+  static void lanes(float* out, V v) { _mm512_storeu_ps(out, v); }
+  // In-register transpose of a 16 x 16 block: r[i] = row i on entry, column i on exit (64 shuffles).
+  static void transpose(V (&r)[16]);
+};
 
-// In-register transpose of a 16 x 16 block: r[i] = row i on entry, column i on exit (64 shuffles).
-inline void transpose16(__m512 (&r)[16]) {
-  __m512 t[16];
+inline void Avx512::transpose(V (&r)[16]) {
+  V t[16];
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
@@ -72,5 +85,5 @@ inline void transpose16(__m512 (&r)[16]) {
   }
 }
 
+}  // namespace
 }  // namespace fedsilo::simd
-#endif

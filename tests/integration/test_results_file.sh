@@ -9,7 +9,7 @@ out=$TMP/r.h5
 [ -f "$out" ] && pass "results file exists" || fail "no results file"
 [ ! -e "$out.partial" ] && pass "no .partial left" || fail ".partial left behind"
 h5dump -A "$out" >"$TMP/attrs" 2>&1 || fail "h5dump -A failed"
-for a in config algorithm dataset model seed num_clients num_ranks version format; do
+for a in config algorithm dataset model seed num_clients num_ranks version format kernels; do
   grep -q "ATTRIBUTE \"$a\"" "$TMP/attrs" && pass "h5dump shows attribute $a" || fail "attribute $a missing in h5dump"
 done
 h5dump -H -d /rounds/client_accuracy "$out" | grep -q "( 3, 4 ) / ( H5S_UNLIMITED, 4 )" \
@@ -27,6 +27,7 @@ check(int(a["num_clients"]) == K and int(a["num_ranks"]) == 2 and int(a["seed"])
 check("[train]" in a["config"].decode() and "clients = 4" in a["config"].decode(), "resolved config text")
 check("\ndir = /usr/share/datasets/fashion-mnist\n" in a["config"].decode(), "config names the default data.dir read")
 check(a["format"].decode().startswith("fedsilo-results"), "format")
+check(a["kernels"].decode() in ("avx512", "avx2", "generic"), "kernels names a kernel set")
 for n in ("rank", "num_train", "num_val", "num_test"):
     check(f["clients/" + n].shape == (K,), "/clients/" + n)
 check(list(f["clients/rank"][:]) == [0, 0, 1, 1], "block placement of 4 clients on 2 ranks")

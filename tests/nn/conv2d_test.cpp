@@ -1,9 +1,10 @@
-// Conv2D against a naive direct convolution (forward, weight/bias/input gradients), in float and
-// double, on random geometries, with one and several im2col chunks.
+// Conv2D against a naive direct convolution (forward, weight/bias/input gradients), in float (on
+// every kernel set this CPU runs) and double, on random geometries, with one and several chunks.
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
 #include "grad_check.hpp"
+#include "isa_scope.hpp"
 #include "nn/conv2d.hpp"
 
 namespace fedsilo::test {
@@ -123,10 +124,14 @@ TEST(Conv2DNaive, RandomShapesDouble) {
 }
 
 TEST(Conv2DNaive, RandomShapesFloat) {
-  std::uint64_t seed = 200;
-  for (const auto& g : randomGeometries(25, 8)) {
-    SCOPED_TRACE(describe(g));
-    compareWithNaive<float>(g, 4, 0, seed += 3, 2e-5);
+  for (Isa isa : runnableIsas()) {
+    SCOPED_TRACE(isaName(isa));
+    IsaScope scope(isa);
+    std::uint64_t seed = 200;
+    for (const auto& g : randomGeometries(25, 8)) {
+      SCOPED_TRACE(describe(g));
+      compareWithNaive<float>(g, 4, 0, seed += 3, 2e-5);
+    }
   }
 }
 
@@ -142,9 +147,15 @@ TEST(Conv2DNaive, SeveralChunks) {
 }
 
 TEST(Conv2DNaive, McMahanShapes) {
-  // The W2 layers at a small batch: 1x28x28 -> 32 (k5 p2), 32x14x14 -> 64 (k5 p2).
-  compareWithNaive<float>(Geometry{1, 28, 28, 32, 5, 1, 2}, 2, 0, 400, 2e-5);
-  compareWithNaive<float>(Geometry{32, 14, 14, 64, 5, 1, 2}, 2, 0, 401, 5e-5);
+  // The W2 layers at a small batch: 1x28x28 -> 32 (k5 p2), 32x14x14 -> 64 (k5 p2); and PLayer-FL's
+  // third layer, 128x7x7 -> 256, on every kernel set.
+  for (Isa isa : runnableIsas()) {
+    SCOPED_TRACE(isaName(isa));
+    IsaScope scope(isa);
+    compareWithNaive<float>(Geometry{1, 28, 28, 32, 5, 1, 2}, 2, 0, 400, 2e-5);
+    compareWithNaive<float>(Geometry{32, 14, 14, 64, 5, 1, 2}, 2, 0, 401, 5e-5);
+    compareWithNaive<float>(Geometry{128, 7, 7, 256, 5, 1, 2}, 2, 0, 402, 1e-4);
+  }
 }
 
 TEST(Conv2D, ChunkSizesAreBalancedAndBounded) {

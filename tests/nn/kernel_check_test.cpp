@@ -1,8 +1,9 @@
-// Correctness of DenseT<float>'s kernels (hand-written AVX-512 when built with it, Eigen otherwise)
-// and of ExactSum's vector path. Each check prints a FAIL line with the shape and the error, and
-// each test fails when any of its checks did:
+// Correctness of DenseT<float>'s kernels (every kernel set this CPU runs: avx512, avx2, generic) and of
+// ExactSum's vector path. Each check prints a FAIL line with the shape and the error, and each test
+// fails when any of its checks did:
 //  1. forward / forwardRelu / backward / backwardRelu against DenseT<double> (Eigen) on the same
-//     data, for the W1 and W2 shapes and for odd shapes that exercise every tile edge and mask;
+//     data, for the W1 and W2 shapes and for odd shapes that exercise every tile edge and mask, on
+//     every kernel set;
 //  2. fused (Dense+ReLU in one pass) and unfused Models give bit-identical logits and gradients;
 //  3. a sample's forward output does not depend on the batch it is in (per-element operation order;
 //     chunks of 1-3 samples take a dot-product path, compared with the reference in 1.);
@@ -21,6 +22,7 @@
 #include "core/exact_sum.hpp"
 #include "nn/dense.hpp"
 #include "nn/model.hpp"
+#include "isa_scope.hpp"
 
 using namespace fedsilo;
 
@@ -240,17 +242,25 @@ TEST(KernelCheck, DenseAgainstDoubleReference) {
                                {16, 4, 4},     {96, 8, 8},     {97, 7, 9},    {200, 100, 17},   {15, 3, 2},
                                {130, 6, 31},   {784, 200, 1},  {200, 10, 35}};
   const int before = gFailures;
-  for (const DenseShape& s : shapes)
-    for (bool relu : {false, true})
-      for (int off : {0, 1}) checkDense(s.in, s.out, s.batch, relu, off);
+  for (Isa isa : test::runnableIsas()) {
+    test::IsaScope scope(isa);
+    const int failed = gFailures;
+    for (const DenseShape& s : shapes)
+      for (bool relu : {false, true})
+        for (int off : {0, 1}) checkDense(s.in, s.out, s.batch, relu, off);
+    if (gFailures != failed) std::printf("(the FAIL lines above: %s kernels)\n", isaName(isa));
+  }
   EXPECT_EQ(gFailures, before) << "see the FAIL lines above";
 }
 
 TEST(KernelCheck, FusedEqualsUnfusedAndBatchAndAlignmentInvariance) {
   const int before = gFailures;
-  checkFusionAndInvariance(784, 200, 200, 10, 32);
-  checkFusionAndInvariance(37, 19, 11, 3, 13);
-  checkFusionAndInvariance(100, 100, 5, 10, 5);
+  for (Isa isa : test::runnableIsas()) {
+    test::IsaScope scope(isa);
+    checkFusionAndInvariance(784, 200, 200, 10, 32);
+    checkFusionAndInvariance(37, 19, 11, 3, 13);
+    checkFusionAndInvariance(100, 100, 5, 10, 5);
+  }
   EXPECT_EQ(gFailures, before) << "see the FAIL lines above";
 }
 

@@ -174,8 +174,8 @@ long denseMallocs() {
       .mallocs;
 }
 
-// Whole presets: lossAndGradient after reserve(). C++ allocations must be zero everywhere, and so
-// must mallocs whenever DenseT itself does not allocate.
+// Whole presets: lossAndGradient, the fused SGD step and a chunked evaluation after reserve(). C++
+// allocations must be zero everywhere, and so must mallocs whenever DenseT itself does not allocate.
 TEST(NoAllocation, PresetTrainingStep) {
   const long denseAllocs = denseMallocs();
   if (denseAllocs != 0) std::printf("[ note ] DenseT allocates %ld times per call: preset mallocs not checked\n", denseAllocs);
@@ -191,12 +191,17 @@ TEST(NoAllocation, PresetTrainingStep) {
     m->initialize(rng);
     m->reserve(32);
     m->setRandomContext(1, 0, 0);
-    std::vector<float> x = randomFloats(static_cast<std::size_t>(in.shape.size()) * 32, 9);
+    // 100 samples: evaluate() runs a batch larger than the reserved one in chunks.
+    std::vector<float> x = randomFloats(static_cast<std::size_t>(in.shape.size()) * 100, 9);
     if (tokens)
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 40);
-    std::vector<std::int32_t> y(32);
-    for (int j = 0; j < 32; ++j) y[j] = j % in.numClasses;
-    const Counts c = countAllocations([&] { m->lossAndGradient(x.data(), y.data(), 32); });
+    std::vector<std::int32_t> y(100), pred(100);
+    for (int j = 0; j < 100; ++j) y[j] = j % in.numClasses;
+    const Counts c = countAllocations([&] {
+      m->lossAndGradient(x.data(), y.data(), 32);
+      m->sgdStep(x.data(), y.data(), 32, 0.01f);
+      m->evaluate(x.data(), y.data(), 100, pred.data());
+    });
     EXPECT_EQ(c.news, 0);
     if (denseAllocs == 0)
       EXPECT_EQ(c.mallocs, 0);

@@ -1,0 +1,14 @@
+// The float kernel set of a run (nn/kernels.hpp), agreed by every rank at start-up.
+#pragma once
+#include "comm/communicator.hpp"
+#include "nn/isa.hpp"
+
+namespace fedsilo {
+
+// Every rank asks for its own set (its CPU's best, or FEDSILO_ISA's) and all of them select the
+// lowest of those, so that a run on nodes of mixed CPUs computes with one set everywhere (the sets
+// are meant to give the same bits, but results must not rest on that). A bad FEDSILO_ISA on any rank
+// fails the run on every rank (ConfigError, exit 2). Collective: every rank calls it once.
+Isa agreeKernelSet(const Communicator& comm);
+
+}  // namespace fedsilo

@@ -1,0 +1,59 @@
+// Conv2DT<float>'s convolution without an im2col matrix (internal to src/nn; used unless the build
+// routes products through BLAS, FEDSILO_GEMM=openblas).
+//
+// The input of a chunk of samples is copied into a zero-padded buffer (C x (H + 2 pad) x (W + 2 pad)
+// per sample; the border is zeroed once and never written), and the kernel set's gather GEMM
+// (nn/kernel_table.hpp) reads the im2col matrix P[i][k] = xpad[rowBase[i] + tap[k]] through two offset
+// tables: i = (sample, output row, output column), k = (input channel, kh, kw). All three products run
+// on it, vectorised along channels:
+//   forward       Z[i][c]  = sum_k P[i][k] Wt[k][c]                 -> bias (+ ReLU) -> y (C x H x W)
+//   weight grad   dWt[k][c] = sum_i P[i][k] dZ[i][c]                -> dW = dWt^T (PyTorch order)
+//   input grad    a convolution of the zero-padded (for stride > 1 also dilated) dZ with the flipped,
+//                 channel-transposed kernel W'[ci][co][kh][kw] = W[co][ci][k-1-kh][k-1-kw]: the same
+//                 forward gather GEMM, no col2im scatter.
+// Every output element is one chain of fused multiply-adds in a fixed order (forward over the taps k,
+// the weight gradient over the batch's positions in order, the input gradient over (co, kh, kw)), so
+// results do not depend on the chunking, the tile grid or the kernel set. The forward chain is the
+// same as the im2col + GEMM formulation's, the backward chains differ from it (docs/performance.md).
+#pragma once
+#include <cstdint>
+
+#include "core/types.hpp"
+
+namespace fedsilo {
+
+class ConvDirect {
+ public:
+  ConvDirect(int inC, int h, int w, int outC, int k, int stride, int pad);
+
+  // Buffers for batches up to maxBatch (chunks of at most chunkSamples()).
+  void reserve(int maxBatch);
+  // y = act(conv(x, w) + bias) for `batch` samples (x: inC*h*w per sample, y: outC*oh*ow).
+  void forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu);
+  // From dL/dy (of the ReLU's output y when relu): dw, db overwritten, dx (if not null) overwritten.
+  void backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
+                int batch, bool relu);
+  int chunkSamples() const { return chunk_; }
+
+ private:
+  struct Plane {  // a zero-padded (and possibly dilated) image buffer and the gather tables over it
+    int channels = 0, rows = 0, cols = 0;  // per sample: channels x rows x cols
+    Index perSample() const { return static_cast<Index>(channels) * rows * cols; }
+    AlignedVector<float> data;
+    std::vector<std::int32_t> rowBase, tap;
+  };
+  void packWeights(const float* w);
+  void packFlippedWeights(const float* w);
+  void padInput(const float* x, int b0, int nb);
+  void padGradient(const float* y, const float* dy, int b0, int nb, bool relu);
+  void biasGradient(const float* y, const float* dy, float* db, int batch, bool relu) const;
+
+  int inC_, h_, w_, outC_, k_, stride_, pad_, oh_, ow_;
+  Index ohw_, kdim_, inSize_, outSize_;
+  int ldw_ = 0, ldwD_ = 0;  // channel strides, multiples of 16: outC and inC rounded up
+  int chunk_ = 1, maxBatch_ = 0;
+  Plane in_, grad_;                                   // padded input (forward, weight gradient), padded dZ
+  AlignedVector<float> wt_, wtD_, dwt_, z_, zD_;      // packed weights, their gradient, GEMM outputs
+};
+
+}  // namespace fedsilo

@@ -1,0 +1,201 @@
+// The convolution kernels of Conv2DT's float path (nn/conv2d_direct.*), written once over SIMD traits
+// S and instantiated by each kernels_<set>.cpp (see dense_kernels.hpp for why everything here has
+// internal linkage).
+//
+// "Gather GEMM" (kernel_table.hpp): the im2col matrix P[i][k] = x[rowBase[i] + tap[k]] is read
+// straight from the zero-padded input instead of being stored. Both products are vectorised along
+// the output channels (every preset has a multiple of 16), with the pixels broadcast:
+//   gemm:  z[i][c]   = sum over k in order of P[i][k] * wt[k][c]   (tile: R positions x V channel vectors)
+//   wgrad: dwt[k][c] = sum over i in order of P[i][k] * dz[i][c]   (tile: R taps x V channel vectors)
+// so that every output element is one chain of multiply-adds in a fixed order, the same in every set.
+// The weight and output rows have a stride that is a multiple of the vector width, with zero padding
+// beyond C: full vectors are loaded and stored, and the padded channels are scratch.
+#pragma once
+#include "nn/dense_kernels.hpp"
+
+namespace fedsilo::kernels {
+namespace {
+
+template <class S>
+struct ConvImpl {
+  using V = typename S::V;
+  using M = typename S::M;
+  static constexpr int L = S::kLanes;
+  static constexpr int kR = S::kConvRows;
+  static constexpr int kV = S::kConvVecs;
+  // Taps per pass over the positions of a chunk: kBlockK x (V x L) weights stay in L1 while the
+  // positions stream (128 x 64 floats = 32 KiB with AVX-512).
+  static constexpr int kBlockK = 128;
+
+  template <int V_>
+  static void gemmTile(const float* x, const std::int32_t* rowBase, Index i0, int nr, const std::int32_t* tap, int k0,
+                       int k1, const float* wt, int ldw, int c0, float* z, int ldz) {
+    V acc[kR * V_];
+    if (k0 == 0) {
+#pragma GCC unroll 32
+      for (int a = 0; a < kR * V_; ++a) acc[a] = S::zero();
+    } else {  // continue the chains of the previous block of taps
+#pragma GCC unroll 8
+      for (int r = 0; r < kR; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < V_; ++v) acc[r * V_ + v] = S::load(z + (i0 + imin(r, nr - 1)) * ldz + c0 + L * v);
+    }
+    const float* xr[kR];
+#pragma GCC unroll 8
+    for (int r = 0; r < kR; ++r) xr[r] = x + rowBase[i0 + imin(r, nr - 1)];
+    const float* wk = wt + static_cast<Index>(k0) * ldw + c0;
+    for (int k = k0; k < k1; ++k, wk += ldw) {
+      const Index o = tap[k];
+      V wv[V_];
+#pragma GCC unroll 4
+      for (int v = 0; v < V_; ++v) wv[v] = S::pin(S::load(wk + L * v));
+#pragma GCC unroll 8
+      for (int r = 0; r < kR; ++r) {
+        const V d = S::bcast(xr[r] + o);
+#pragma GCC unroll 4
+        for (int v = 0; v < V_; ++v) acc[r * V_ + v] = S::fma(d, wv[v], acc[r * V_ + v]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < kR; ++r) {
+      if (r >= nr) break;
+#pragma GCC unroll 4
+      for (int v = 0; v < V_; ++v) S::store(z + (i0 + r) * ldz + c0 + L * v, acc[r * V_ + v]);
+    }
+  }
+
+  static void gemm(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K,
+                   const float* wt, int ldw, int C, float* z, int ldz) {
+    const int cvecs = (C + L - 1) / L;
+    for (int cv = 0; cv < cvecs; cv += kV) {
+      const int nv = imin(kV, cvecs - cv);
+      for (int k0 = 0; k0 < K; k0 += kBlockK) {
+        const int k1 = imin(K, k0 + kBlockK);
+        for (Index i0 = 0; i0 < n; i0 += kR)
+          withCount<kV>(nv, [&](auto v) {
+            gemmTile<decltype(v)::value>(x, rowBase, i0, static_cast<int>(iminl(kR, n - i0)), tap, k0, k1, wt, ldw,
+                                         cv * L, z, ldz);
+          });
+      }
+    }
+  }
+
+  template <int V_>
+  static void wgradTile(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int k0, int nk,
+                        const float* dz, int ldz, int c0, float* dwt, int ldw, bool accumulate) {
+    V acc[kR * V_];
+    if (accumulate) {
+#pragma GCC unroll 8
+      for (int j = 0; j < kR; ++j)
+#pragma GCC unroll 4
+        for (int v = 0; v < V_; ++v)
+          acc[j * V_ + v] = S::load(dwt + static_cast<Index>(k0 + imin(j, nk - 1)) * ldw + c0 + L * v);
+    } else {
+#pragma GCC unroll 32
+      for (int a = 0; a < kR * V_; ++a) acc[a] = S::zero();
+    }
+    Index t[kR];
+#pragma GCC unroll 8
+    for (int j = 0; j < kR; ++j) t[j] = tap[k0 + imin(j, nk - 1)];
+    const float* dzi = dz + c0;
+    for (Index i = 0; i < n; ++i, dzi += ldz) {
+      const float* xb = x + rowBase[i];
+      V zv[V_];
+#pragma GCC unroll 4
+      for (int v = 0; v < V_; ++v) zv[v] = S::pin(S::load(dzi + L * v));
+#pragma GCC unroll 8
+      for (int j = 0; j < kR; ++j) {
+        const V d = S::bcast(xb + t[j]);
+#pragma GCC unroll 4
+        for (int v = 0; v < V_; ++v) acc[j * V_ + v] = S::fma(d, zv[v], acc[j * V_ + v]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < kR; ++j) {
+      if (j >= nk) break;
+#pragma GCC unroll 4
+      for (int v = 0; v < V_; ++v) S::store(dwt + static_cast<Index>(k0 + j) * ldw + c0 + L * v, acc[j * V_ + v]);
+    }
+  }
+
+  static void wgrad(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K,
+                    const float* dz, int ldz, int C, float* dwt, int ldw, bool accumulate) {
+    const int cvecs = (C + L - 1) / L;
+    for (int cv = 0; cv < cvecs; cv += kV) {
+      const int nv = imin(kV, cvecs - cv);
+      for (int k0 = 0; k0 < K; k0 += kR)
+        withCount<kV>(nv, [&](auto v) {
+          wgradTile<decltype(v)::value>(x, rowBase, n, tap, k0, imin(kR, K - k0), dz, ldz, cv * L, dwt, ldw,
+                                        accumulate);
+        });
+    }
+  }
+
+  // dst[(b*P + p)*ldd + c] = src[b*srcStride + c*P + p] (masked by mask > 0), by L x L transposes.
+  static void planesToRows(const float* src, const float* mask, int nb, int C, Index P, Index srcStride, float* dst,
+                           int ldd) {
+    for (int b = 0; b < nb; ++b) {
+      const float* sb = src + b * srcStride;
+      const float* mb = mask ? mask + b * srcStride : nullptr;
+      float* db = dst + b * P * ldd;
+      for (int c0 = 0; c0 < C; c0 += L) {
+        const int nc = imin(L, C - c0);
+        for (Index p0 = 0; p0 < P; p0 += L) {
+          const int np = static_cast<int>(iminl(L, P - p0));
+          const M pm = S::mask(np), cm = S::mask(nc);
+          V r[L];
+#pragma GCC unroll 16
+          for (int i = 0; i < L; ++i) {
+            if (i >= nc) {
+              r[i] = S::zero();
+              continue;
+            }
+            const Index off = (c0 + i) * P + p0;
+            r[i] = S::load(pm, sb + off);
+            if (mb) r[i] = S::selectPositive(S::load(pm, mb + off), r[i]);
+          }
+          S::transpose(r);
+#pragma GCC unroll 16
+          for (int j = 0; j < L; ++j)
+            if (j < np) S::store(db + (p0 + j) * ldd + c0, cm, r[j]);
+        }
+      }
+    }
+  }
+
+  // dst[b*dstStride + c*P + p] = act(src[(b*P + p)*lds + c] + bias[c]).
+  static void rowsToPlanes(const float* src, int lds, const float* bias, bool relu, int nb, int C, Index P,
+                           float* dst, Index dstStride) {
+    for (int b = 0; b < nb; ++b) {
+      const float* sb = src + b * P * lds;
+      float* db = dst + b * dstStride;
+      for (int c0 = 0; c0 < C; c0 += L) {
+        const int nc = imin(L, C - c0);
+        const M cm = S::mask(nc);
+        const V bv = bias ? S::load(cm, bias + c0) : S::zero();
+        for (Index p0 = 0; p0 < P; p0 += L) {
+          const int np = static_cast<int>(iminl(L, P - p0));
+          V r[L];
+#pragma GCC unroll 16
+          for (int i = 0; i < L; ++i) {
+            if (i >= np) {
+              r[i] = S::zero();
+              continue;
+            }
+            V v = S::load(cm, sb + (p0 + i) * lds + c0);
+            if (bias) v = S::add(v, bv);
+            r[i] = relu ? S::max0(v) : v;
+          }
+          S::transpose(r);
+          const M pm = S::mask(np);
+#pragma GCC unroll 16
+          for (int j = 0; j < L; ++j)
+            if (j < nc) S::store(db + (c0 + j) * P + p0, pm, r[j]);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+}  // namespace fedsilo::kernels

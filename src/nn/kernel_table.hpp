@@ -1,0 +1,71 @@
+// The function-pointer table of one kernel set (internal to src/nn). kernels_<set>.cpp fills one
+// table each from the templates of dense_kernels.hpp and conv_kernels.hpp instantiated with that
+// set's SIMD traits; kernels.cpp picks the active one (nn/kernels.hpp).
+//
+// Layouts. Dense: W row-major out x in (w[o*K + k]), x column-major in x batch (x[b*K + k]), y and
+// dL/dy column-major out x batch. Convolution, "gather GEMM": an input image is read through two
+// offset tables, rowBase (one entry per output position of the chunk: where its receptive field
+// starts in the padded input) and tap (one per weight column k = (c_in, kh, kw): the offset of that
+// tap from the row base), so that P[i][k] = x[rowBase[i] + tap[k]] is the im2col matrix without
+// ever being stored. Output rows are "channels last": z[i*ldz + c].
+#pragma once
+#include <cstdint>
+
+#include "nn/isa.hpp"
+
+// No project header with inline code (Eigen, the standard library's strings) is included here: this
+// header is compiled into each instruction set's translation unit.
+namespace fedsilo {
+using Index = std::int64_t;  // as core/types.hpp
+}
+
+namespace fedsilo::kernels {
+
+struct DenseKernels {
+  // y = act(W x + b); xt: scratch of in x 32 floats.
+  void (*forward)(const float* w, const float* bias, const float* x, float* y, int K, int N, int B, bool relu,
+                  float* xt);
+  // dW = dz x^T (overwrites).
+  void (*wgrad)(const float* dz, const float* x, float* dw, int K, int N, int B);
+  // W -= lr * (dz x^T) in place, without storing dW (the plain-SGD step fused into the weight gradient;
+  // the same rounding as Sgd::step's p - lr * g with one fused multiply-add).
+  void (*wgradSgd)(const float* dz, const float* x, float* w, int K, int N, int B, float lr);
+  // dx = W^T dz (overwrites).
+  void (*dgrad)(const float* w, const float* dz, float* dx, int K, int N, int B);
+  // dz = y > 0 ? dy : 0 over n values.
+  void (*reluMask)(const float* y, const float* dy, float* dz, Index n);
+  // p -= lr * g over n values, rounded once (the SGD step of parameters without a fused update).
+  void (*sgd)(float* p, const float* g, Index n, float lr);
+};
+
+struct ConvKernels {
+  // z[i][c] = sum over k in order of x[rowBase[i] + tap[k]] * wt[k*ldw + c], for i < n, c < C
+  // (overwrites z; row stride ldz).
+  void (*gemm)(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K, const float* wt,
+               int ldw, int C, float* z, int ldz);
+  // dwt[k*ldw + c] (+)= sum over i in order of x[rowBase[i] + tap[k]] * dz[i*ldz + c]; accumulate = false
+  // starts from zero.
+  void (*wgrad)(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K, const float* dz,
+                int ldz, int C, float* dwt, int ldw, bool accumulate);
+  // dst[(b*P + p)*ldd + c] = src[b*srcStride + c*P + p], masked to 0 where mask (same layout as src)
+  // is not > 0 when mask != nullptr (the ReLU's backward rule); b < nb, c < C, p < P.
+  void (*planesToRows)(const float* src, const float* mask, int nb, int C, Index P, Index srcStride, float* dst,
+                       int ldd);
+  // dst[b*dstStride + c*P + p] = act(src[(b*P + p)*lds + c] + bias[c]) (bias may be null: + 0 skipped).
+  void (*rowsToPlanes)(const float* src, int lds, const float* bias, bool relu, int nb, int C, Index P, float* dst,
+                       Index dstStride);
+};
+
+struct KernelTable {
+  Isa isa;
+  DenseKernels dense;
+  ConvKernels conv;
+};
+
+const KernelTable& avx512Kernels();
+const KernelTable& avx2Kernels();
+const KernelTable& genericKernels();
+// The active set (nn/kernels.hpp: selectIsa).
+const KernelTable& active();
+
+}  // namespace fedsilo::kernels
