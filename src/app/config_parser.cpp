@@ -12,6 +12,7 @@
 #include "data/loaders.hpp"
 #include "fl/algorithm.hpp"
 #include "io/reference_reader.hpp"
+#include "optim/optimizer.hpp"
 
 namespace po = boost::program_options;
 
@@ -40,9 +41,27 @@ const std::vector<Opt>& coreOptions() {
        "complete"},
       {"train.epochs", "1", "local epochs per round (>= 0)"},
       {"train.batch", "32", "mini-batch size (>= 1)"},
-      {"train.lr", "0.05", "learning rate (> 0)"},
-      {"train.momentum", "0", "SGD momentum in [0, 1)"},
-      {"train.weight_decay", "0", "L2 weight decay (>= 0)"},
+      {"train.lr", "0.05", "learning rate (> 0); with train.lr_schedule the lr of round 0"},
+      {"train.momentum", "0", "SGD momentum in [0, 1) (train.optimizer = sgd only)"},
+      {"train.weight_decay", "0",
+       "weight decay (>= 0) with PyTorch's meaning per optimizer: L2 added to the gradient (sgd, adam) or "
+       "decoupled p <- p (1 - lr wd) (adamw; PyTorch's AdamW default of 0.01 is not applied)"},
+      {"train.optimizer", "sgd", "client optimizer, torch.optim's update rules: " + joinNames<OptimizerKind>(" | ")},
+      {"train.beta1", "0.9", "adam/adamw: first-moment decay in [0, 1)"},
+      {"train.beta2", "0.999", "adam/adamw: second-moment decay in [0, 1)"},
+      {"train.eps", "1e-8", "adam/adamw: denominator epsilon (>= 0)"},
+      {"train.amsgrad", "false", "adam/adamw: normalise by the running maximum of the second moment (AMSGrad)"},
+      {"train.nesterov", "false", "sgd: Nesterov momentum (needs train.momentum > 0)"},
+      {"train.optimizer_state", "reset",
+       "optimizer moments across rounds: " + joinNames<OptimizerStateMode>(" | ", true) +
+           " (keep: one state per client and model, checkpointed)"},
+      {"train.lr_schedule", "constant",
+       "learning rate over rounds t: " + joinNames<LrSchedule>(" | ") +
+           " (step: lr gamma^floor(t / lr_step_rounds); exponential: lr gamma^t; cosine: lr_min + (lr - lr_min) "
+           "(1 + cos(pi t / rounds)) / 2)"},
+      {"train.lr_step_rounds", "1", "step schedule: rounds between decays (>= 1)"},
+      {"train.lr_gamma", "0.1", "step/exponential schedule: decay factor in (0, 1]"},
+      {"train.lr_min", "0", "cosine schedule: final learning rate, in [0, train.lr]"},
       {"partition.scheme", "dirichlet", joinNames<PartitionScheme>(" | ")},
       {"partition.alpha", "0.5", "Dirichlet concentration (> 0)"},
       {"partition.shards", "200", "number of shards, each of one label (shards scheme; >= the labels present)"},
@@ -61,6 +80,20 @@ const std::vector<Opt>& coreOptions() {
       {"data.vocab_size", "50", "sequence: vocabulary size"},
       {"data.samples_per_user", "200", "sequence: samples per user"},
       {"data.classes", "0", "sequence: number of classes (0 = default)"},
+      {"data.limit", "0", "use only the first N training samples (file order; 0 = all); the test set stays whole"},
+      {"data.normalize", "none",
+       "input scaling (x - mean) / std per channel: " + joinNames<NormalizeKind>(" | ") +
+           " (mean_std without data.mean/data.std: the clients' training samples' own statistics)"},
+      {"data.mean", "", "data.normalize = mean_std: per-channel means (one value, or one per channel)"},
+      {"data.std", "", "data.normalize = mean_std: per-channel standard deviations (> 0; as data.mean)"},
+      {"data.augment", "none",
+       "training-image augmentation: " + joinNames<AugmentKind>(" | ") +
+           " (affine: random crop, flip, rotation, translation and scale as set below, one resampling)"},
+      {"data.augment_rotation", "10", "data.augment: rotation angle ~ U(-deg, deg), in [0, 180]"},
+      {"data.augment_translate", "0.1", "data.augment: shift ~ U(-t, t) of the side, in whole pixels; t in [0, 1)"},
+      {"data.augment_scale", "1", "data.augment: zoom factor ~ U(min, max): 'min,max' or one value (> 0)"},
+      {"data.augment_flip", "false", "data.augment: horizontal flip with probability 1/2"},
+      {"data.augment_crop_padding", "0", "data.augment: random crop after zero padding by this many pixels (>= 0)"},
       {"model.hidden", "200,200", "mlp hidden layer widths"},
       {"model.dropout", "0", "dropout probability after hidden layers, in [0, 1)"},
       {"model.loss", "", "loss override: " + joinNames<LossKind>(" | ") + " (default: the preset's)"},
@@ -68,6 +101,13 @@ const std::vector<Opt>& coreOptions() {
       {"model.embed_dim", "32", "lstm: embedding dimension"},
       {"model.lstm_hidden", "64", "lstm: hidden units per layer"},
       {"model.lstm_layers", "2", "lstm: stacked layers"},
+      {"model.init_scheme", "pytorch_default",
+       "dense/conv weight initialisation (torch.nn.init formulas, docs/models.md): " + joinNames<InitScheme>(" | ")},
+      {"model.init_bias", "default", "bias initialisation: " + joinNames<BiasInit>(" | ") +
+                                         " (default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) as PyTorch)"},
+      {"model.init", "",
+       "initial global model from a fedsilo results file (/model/global) or checkpoint (layer names and sizes "
+       "checked; replaces model.init_scheme's draw)"},
       {"fl.clients_per_round", "0", "clients sampled per round (0 = all)"},
       {"fl.dropout", "0", "probability that a selected client drops out of a round, in [0, 1)"},
       {"fl.skip_diverged", "false", "drop a client update whose loss or parameters are NaN/Inf instead of failing"},
@@ -146,12 +186,31 @@ void readTopLevel(const RawValues& raw, ExperimentConfig& c) {
   if (c.output.path.empty()) throw ConfigError("output = '': expected a file path");
 }
 
+void readSchedule(const RawValues& raw, TrainConfig& t) {
+  t.lrSchedule = raw.choice<LrSchedule>("train.lr_schedule");
+  t.lrStepRounds = raw.smallInteger("train.lr_step_rounds", 1, 100000000);
+  t.lrGamma = raw.number("train.lr_gamma", 0.0, 1.0, true);
+  t.lrMin = raw.number("train.lr_min", 0.0, 1e6);
+  if (t.lrMin > t.lr)
+    throw ConfigError(fmt("train.lr_min = ", raw.text("train.lr_min"), ": expected a number in [0, train.lr = ",
+                          raw.text("train.lr"), "]"));
+}
+
 void readTraining(const RawValues& raw, TrainConfig& t) {
   t.epochs = raw.smallInteger("train.epochs", 0, 100000);
   t.batch = raw.smallInteger("train.batch", 1, 1 << 20);
   t.lr = raw.number("train.lr", 0.0, 1e6, true);
   t.momentum = raw.number("train.momentum", 0.0, 1.0, false, true);
   t.weightDecay = raw.number("train.weight_decay", 0.0, 1e6);
+  t.optimizer = raw.choice<OptimizerKind>("train.optimizer");
+  t.beta1 = raw.number("train.beta1", 0.0, 1.0, false, true);
+  t.beta2 = raw.number("train.beta2", 0.0, 1.0, false, true);
+  t.eps = raw.number("train.eps", 0.0, 1.0);
+  t.amsgrad = raw.boolean("train.amsgrad");
+  t.nesterov = raw.boolean("train.nesterov");
+  t.optimizerState = raw.choice<OptimizerStateMode>("train.optimizer_state");
+  validateOptimizer(t);
+  readSchedule(raw, t);
 }
 
 void readPartition(const RawValues& raw, PartitionConfig& p) {
@@ -184,6 +243,42 @@ std::vector<double> readSplit(const RawValues& raw) {
   return split;
 }
 
+// data.mean and data.std: both or neither, only with data.normalize = mean_std.
+void readNormalization(const RawValues& raw, DataConfig& d) {
+  d.normalize = raw.choice<NormalizeKind>("data.normalize");
+  const auto list = [&](const char* key) {
+    return raw.trimmed(key).empty() ? std::vector<double>{} : parseDoubleList(raw.text(key), key);
+  };
+  d.mean = list("data.mean");
+  d.std = list("data.std");
+  if ((d.mean.empty() || d.std.empty()) && !(d.mean.empty() && d.std.empty()))
+    throw ConfigError(fmt(d.mean.empty() ? "data.std = " : "data.mean = ",
+                          raw.text(d.mean.empty() ? "data.std" : "data.mean"),
+                          ": data.mean and data.std go together (set both, or neither for the data's own)"));
+  if (!d.mean.empty() && d.normalize == NormalizeKind::None)
+    throw ConfigError(fmt("data.mean = ", raw.text("data.mean"), ": applies with data.normalize = mean_std only"));
+  for (double v : d.mean)
+    if (!std::isfinite(v)) throw ConfigError(fmt("data.mean = ", raw.text("data.mean"), ": expected finite numbers"));
+  for (double v : d.std)
+    if (!(std::isfinite(v) && v > 0.0))
+      throw ConfigError(fmt("data.std = ", raw.text("data.std"), ": expected finite numbers > 0"));
+}
+
+void readAugmentation(const RawValues& raw, DataConfig& d) {
+  d.augment = raw.choice<AugmentKind>("data.augment");
+  d.augmentRotation = raw.number("data.augment_rotation", 0.0, 180.0);
+  d.augmentTranslate = raw.number("data.augment_translate", 0.0, 1.0, false, true);
+  const std::vector<double> scale = parseDoubleList(raw.text("data.augment_scale"), "data.augment_scale");
+  if (scale.empty() || scale.size() > 2 || !(scale.front() > 0.0) || !(scale.back() >= scale.front()) ||
+      !std::isfinite(scale.back()) || scale.back() > 100.0)
+    throw ConfigError(fmt("data.augment_scale = ", raw.text("data.augment_scale"),
+                          ": expected one factor or min,max with 0 < min <= max <= 100"));
+  d.augmentScaleMin = scale.front();
+  d.augmentScaleMax = scale.back();
+  d.augmentFlip = raw.boolean("data.augment_flip");
+  d.augmentCropPadding = raw.smallInteger("data.augment_crop_padding", 0, 10000);
+}
+
 void readData(const RawValues& raw, DataConfig& d) {
   d.dir = raw.trimmed("data.dir");
   d.file = raw.trimmed("data.file");
@@ -197,6 +292,9 @@ void readData(const RawValues& raw, DataConfig& d) {
   d.vocabSize = raw.smallInteger("data.vocab_size", 4, 10000000);
   d.samplesPerUser = raw.smallInteger("data.samples_per_user", 1, 10000000);
   d.numClasses = raw.smallInteger("data.classes", 0, 100000);
+  d.limit = raw.integer("data.limit", 0, 1LL << 40);
+  readNormalization(raw, d);
+  readAugmentation(raw, d);
 }
 
 void readModel(const RawValues& raw, ModelConfig& m) {
@@ -210,6 +308,9 @@ void readModel(const RawValues& raw, ModelConfig& m) {
   m.embedDim = raw.smallInteger("model.embed_dim", 1, 100000);
   m.lstmHidden = raw.smallInteger("model.lstm_hidden", 1, 100000);
   m.lstmLayers = raw.smallInteger("model.lstm_layers", 1, 16);
+  m.initScheme = raw.choice<InitScheme>("model.init_scheme");
+  m.initBias = raw.choice<BiasInit>("model.init_bias");
+  m.initFile = raw.trimmed("model.init");
 }
 
 void readRun(const RawValues& raw, ExperimentConfig& c) {

@@ -19,6 +19,15 @@ enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
 enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm };
 enum class LossKind { CrossEntropy, Hinge, Focal };
 enum class PlacementBalance { Samples, Clients };
+// Client training protocol: optimizer, its state across rounds, the learning-rate schedule over rounds.
+enum class OptimizerKind { Sgd, Adam, AdamW };
+enum class OptimizerStateMode { Reset, Keep };
+enum class LrSchedule { Constant, Step, Exponential, Cosine };
+// Initialisation and input scaling.
+enum class InitScheme { PytorchDefault, KaimingNormal, KaimingUniform, XavierUniform };
+enum class BiasInit { Default, Zero };
+enum class NormalizeKind { None, MeanStd };
+enum class AugmentKind { None, Affine };
 
 // One value of an enumerated option: its spelling in the INI file and on the command line, and a few
 // words for --help where the name alone does not say enough.
@@ -43,6 +52,20 @@ template <>
 const std::vector<EnumName<LossKind>>& enumNames<LossKind>();
 template <>
 const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>();
+template <>
+const std::vector<EnumName<OptimizerKind>>& enumNames<OptimizerKind>();
+template <>
+const std::vector<EnumName<OptimizerStateMode>>& enumNames<OptimizerStateMode>();
+template <>
+const std::vector<EnumName<LrSchedule>>& enumNames<LrSchedule>();
+template <>
+const std::vector<EnumName<InitScheme>>& enumNames<InitScheme>();
+template <>
+const std::vector<EnumName<BiasInit>>& enumNames<BiasInit>();
+template <>
+const std::vector<EnumName<NormalizeKind>>& enumNames<NormalizeKind>();
+template <>
+const std::vector<EnumName<AugmentKind>>& enumNames<AugmentKind>();
 
 // The name of a value ("dirichlet").
 template <typename E>
@@ -77,13 +100,31 @@ std::ostream& operator<<(std::ostream& os, PartitionScheme value);
 std::ostream& operator<<(std::ostream& os, ModelPreset value);
 std::ostream& operator<<(std::ostream& os, LossKind value);
 std::ostream& operator<<(std::ostream& os, PlacementBalance value);
+std::ostream& operator<<(std::ostream& os, OptimizerKind value);
+std::ostream& operator<<(std::ostream& os, OptimizerStateMode value);
+std::ostream& operator<<(std::ostream& os, LrSchedule value);
+std::ostream& operator<<(std::ostream& os, InitScheme value);
+std::ostream& operator<<(std::ostream& os, BiasInit value);
+std::ostream& operator<<(std::ostream& os, NormalizeKind value);
+std::ostream& operator<<(std::ostream& os, AugmentKind value);
 
 struct TrainConfig {
   int epochs = 1;
   int batch = 32;
   double lr = 0.05;
   double momentum = 0.0;
-  double weightDecay = 0.0;
+  double weightDecay = 0.0;  // L2 in the gradient (sgd, adam) or decoupled (adamw), as in torch.optim
+  // The client optimizer (PyTorch 1.13 semantics, optim/optimizer.hpp).
+  OptimizerKind optimizer = OptimizerKind::Sgd;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam, adamw
+  bool amsgrad = false;                           // adam, adamw
+  bool nesterov = false;                          // sgd, needs momentum > 0
+  OptimizerStateMode optimizerState = OptimizerStateMode::Reset;
+  // The learning rate over rounds (optim/lr_schedule.hpp): lr is round 0's.
+  LrSchedule lrSchedule = LrSchedule::Constant;
+  int lrStepRounds = 1;   // step: multiply by lrGamma every lrStepRounds rounds
+  double lrGamma = 0.1;   // step, exponential
+  double lrMin = 0.0;     // cosine: the floor
 };
 
 struct PartitionConfig {
@@ -112,6 +153,17 @@ struct DataConfig {
   int vocabSize = 50;
   int samplesPerUser = 200;
   int numClasses = 0;                // data.classes, sequence/synthetic: 0 = default
+  long long limit = 0;               // > 0: keep only the first `limit` training samples
+  // Input scaling x <- (x - mean_c) / std_c per channel; mean/std empty: the clients' training data's own.
+  NormalizeKind normalize = NormalizeKind::None;
+  std::vector<double> mean, std;
+  // Training-batch augmentation of images (data/augment.hpp).
+  AugmentKind augment = AugmentKind::None;
+  double augmentRotation = 10.0;     // degrees: angle ~ U(-r, r)
+  double augmentTranslate = 0.1;     // fraction of the side: shift ~ U(-t W, t W), rounded
+  double augmentScaleMin = 1.0, augmentScaleMax = 1.0;
+  bool augmentFlip = false;          // horizontal flip with probability 1/2
+  int augmentCropPadding = 0;        // random crop of the image padded by this many zero pixels
 };
 
 struct ModelConfig {
@@ -123,6 +175,9 @@ struct ModelConfig {
   int embedDim = 32;
   int lstmHidden = 64;
   int lstmLayers = 2;
+  InitScheme initScheme = InitScheme::PytorchDefault;  // dense and conv weights (nn/init.hpp)
+  BiasInit initBias = BiasInit::Default;
+  std::string initFile;              // model.init: the initial global model from a results file or checkpoint
 };
 
 struct FlConfig {

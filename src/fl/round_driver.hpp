@@ -99,7 +99,8 @@ class RoundDriver {
   GlobalFigures finalGlobal();
   // Saves or restores (collective, symmetric) the driver's state between rounds: the round to run
   // next, the global model, the local clients' last figures and sensitivity rows (by client id, so a
-  // checkpoint restores at any rank count) and the round times.
+  // checkpoint restores at any rank count), the round times and, with train.optimizer_state = keep,
+  // the local clients' optimizer states.
   void checkpoint(StateArchive& ar);
 
   int nextRound() const { return nextRound_; }
@@ -107,6 +108,7 @@ class RoundDriver {
   const std::vector<double>& sensitivityRound0() const { return sensRound0_; }  // local clients x blocks
   const std::vector<double>& sensitivityFinal() const { return sensFinal_; }
   const std::vector<double>& roundSeconds() const { return roundSeconds_; }
+  const OptimizerStateStore& optimizerStates() const { return optimizerStates_; }
 
  private:
   // The one exact reduction of a round: [sum w v over the reduced blocks | sum w per block | sums].
@@ -130,6 +132,7 @@ class RoundDriver {
   };
 
   ReductionLayout layoutReduction(int round) const;
+  ClientContext clientContextFor(int client, int round);
   void runRankUpdate(int round);
   LocalRound trainLocalClients(int round, const ReductionLayout& layout);
   void trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local);
@@ -162,6 +165,7 @@ class RoundDriver {
   GlobalFigures lastGlobal_;                    // the last evaluated round's global figures
   bool finalGlobalEvaluated_ = false;           // the last round was evaluated in this process
   bool everEvaluated_ = false;
+  OptimizerStateStore optimizerStates_;         // train.optimizer_state = keep: the local clients' moments
 };
 
 }  // namespace fedsilo

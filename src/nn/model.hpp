@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/init.hpp"
 #include "nn/layer.hpp"
 #include "nn/loss.hpp"
 
@@ -43,8 +44,11 @@ class ModelT {
   void setLoss(std::unique_ptr<LossT<T>> loss);
   // Allocates the flat buffers and binds every layer. No layer can be added afterwards.
   void finalize();
-  // Initialises all parameters from `rng` (one stream for the whole model, layers in order).
+  // Initialises all parameters from `rng` (one stream for the whole model, layers in order), with the
+  // scheme set by setInitialization (default: PyTorch's defaults; nn/init.hpp).
   void initialize(Rng& rng);
+  void setInitialization(const InitOptions& options) { init_ = options; }
+  const InitOptions& initialization() const { return init_; }
   // Preallocates activation/gradient workspaces for batches up to maxBatch.
   void reserve(int maxBatch);
   void setRandomContext(std::uint64_t seed, std::int64_t client, std::int64_t round);
@@ -100,6 +104,7 @@ class ModelT {
   // fusedDense_[i]: layer i as a DenseT when layer i + 1 is a ReLU (fused pair), else nullptr.
   std::vector<DenseT<T>*> fusedDense_;
   bool fusion_ = true;
+  InitOptions init_;
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
   std::vector<AlignedVector<T>> acts_;
   AlignedVector<T> gradA_, gradB_, dlogits_;
