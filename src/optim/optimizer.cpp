@@ -1,5 +1,6 @@
 #include "optim/optimizer.hpp"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 
@@ -86,26 +87,37 @@ void Optimizer::sgdStep(float* p, const float* g, float* buf, std::size_t n) con
   }
 }
 
+// Eigen array expressions: one fused, vectorised pass per array (sqrt included, which a plain loop
+// would not vectorise under math-errno), evaluated element by element, so the result does not depend
+// on where a segment starts.
 void Optimizer::adamStep(float* p, const float* g, float* m, float* v, float* vmax, std::size_t n,
                          std::int64_t t) const {
+  using Array = Eigen::Map<Eigen::ArrayXf>;
+  const auto size = static_cast<Eigen::Index>(n);
+  Array P(p, size), M(m, size), V(v, size);
+  const Eigen::Map<const Eigen::ArrayXf> G(g, size);
   const bool decoupled = s_.kind == OptimizerKind::AdamW;
-  const float l2 = decoupled ? 0.0f : static_cast<float>(s_.weightDecay);
-  const float decay = static_cast<float>(1.0 - s_.lr * (decoupled ? s_.weightDecay : 0.0));
   const float b1 = static_cast<float>(s_.beta1), oneMinusB1 = static_cast<float>(1.0 - s_.beta1);
   const float b2 = static_cast<float>(s_.beta2), oneMinusB2 = static_cast<float>(1.0 - s_.beta2);
   const double steps = static_cast<double>(t);
   const float stepSize = static_cast<float>(s_.lr / (1.0 - std::pow(s_.beta1, steps)));
   const float correction2Sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(s_.beta2, steps)));
   const float eps = static_cast<float>(s_.eps);
-  for (std::size_t i = 0; i < n; ++i) {
-    const float gi = l2 != 0.0f ? g[i] + l2 * p[i] : g[i];
-    if (decoupled) p[i] *= decay;
-    m[i] = m[i] * b1 + oneMinusB1 * gi;
-    v[i] = v[i] * b2 + oneMinusB2 * gi * gi;
-    float second = v[i];
-    if (vmax) second = vmax[i] = std::max(vmax[i], v[i]);
-    const float denom = std::sqrt(second) / correction2Sqrt + eps;
-    p[i] -= stepSize * (m[i] / denom);
+  const float l2 = decoupled ? 0.0f : static_cast<float>(s_.weightDecay);
+  if (l2 != 0.0f) {  // adam: L2 in the gradient, with the parameters before this step
+    M = M * b1 + oneMinusB1 * (G + l2 * P);
+    V = V * b2 + oneMinusB2 * (G + l2 * P) * (G + l2 * P);
+  } else {
+    if (decoupled) P *= static_cast<float>(1.0 - s_.lr * s_.weightDecay);
+    M = M * b1 + oneMinusB1 * G;
+    V = V * b2 + oneMinusB2 * G * G;
+  }
+  if (vmax) {
+    Array Vmax(vmax, size);
+    Vmax = Vmax.max(V);
+    P -= stepSize * (M / (Vmax.sqrt() / correction2Sqrt + eps));
+  } else {
+    P -= stepSize * (M / (V.sqrt() / correction2Sqrt + eps));
   }
 }
 
