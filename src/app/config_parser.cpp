@@ -26,10 +26,15 @@ struct Opt {
   std::string help;
 };
 
+std::string sectionOf(const std::string& key) {
+  const auto dot = key.find('.');
+  return dot == std::string::npos ? "" : key.substr(0, dot);
+}
+
 // Every experiment option with its default (as text) and meaning. Keep docs/cli.md in step. The
 // enumerated options list their values from the one table of each enumeration (core/config.hpp).
-const std::vector<Opt>& coreOptions() {
-  static const std::vector<Opt> opts = {
+std::vector<Opt> baseOptions() {
+  return {
       {"algorithm", "fedavg", "federated algorithm (see --help list below)"},
       {"dataset", "fashion_mnist", joinNames<DatasetKind>(" | ")},
       {"model", "mlp", "model preset: " + joinNames<ModelPreset>(" | ")},
@@ -46,22 +51,6 @@ const std::vector<Opt>& coreOptions() {
       {"train.weight_decay", "0",
        "weight decay (>= 0) with PyTorch's meaning per optimizer: L2 added to the gradient (sgd, adam) or "
        "decoupled p <- p (1 - lr wd) (adamw; PyTorch's AdamW default of 0.01 is not applied)"},
-      {"train.optimizer", "sgd", "client optimizer, torch.optim's update rules: " + joinNames<OptimizerKind>(" | ")},
-      {"train.beta1", "0.9", "adam/adamw: first-moment decay in [0, 1)"},
-      {"train.beta2", "0.999", "adam/adamw: second-moment decay in [0, 1)"},
-      {"train.eps", "1e-8", "adam/adamw: denominator epsilon (>= 0)"},
-      {"train.amsgrad", "false", "adam/adamw: normalise by the running maximum of the second moment (AMSGrad)"},
-      {"train.nesterov", "false", "sgd: Nesterov momentum (needs train.momentum > 0)"},
-      {"train.optimizer_state", "reset",
-       "optimizer moments across rounds: " + joinNames<OptimizerStateMode>(" | ", true) +
-           " (keep: one state per client and model, checkpointed)"},
-      {"train.lr_schedule", "constant",
-       "learning rate over rounds t: " + joinNames<LrSchedule>(" | ") +
-           " (step: lr gamma^floor(t / lr_step_rounds); exponential: lr gamma^t; cosine: lr_min + (lr - lr_min) "
-           "(1 + cos(pi t / rounds)) / 2)"},
-      {"train.lr_step_rounds", "1", "step schedule: rounds between decays (>= 1)"},
-      {"train.lr_gamma", "0.1", "step/exponential schedule: decay factor in (0, 1]"},
-      {"train.lr_min", "0", "cosine schedule: final learning rate, in [0, train.lr]"},
       {"partition.scheme", "dirichlet", joinNames<PartitionScheme>(" | ")},
       {"partition.alpha", "0.5", "Dirichlet concentration (> 0)"},
       {"partition.shards", "200", "number of shards, each of one label (shards scheme; >= the labels present)"},
@@ -80,6 +69,52 @@ const std::vector<Opt>& coreOptions() {
       {"data.vocab_size", "50", "sequence: vocabulary size"},
       {"data.samples_per_user", "200", "sequence: samples per user"},
       {"data.classes", "0", "sequence: number of classes (0 = default)"},
+      {"model.hidden", "200,200", "mlp hidden layer widths"},
+      {"model.dropout", "0", "dropout probability after hidden layers, in [0, 1)"},
+      {"model.loss", "", "loss override: " + joinNames<LossKind>(" | ") + " (default: the preset's)"},
+      {"model.focal_gamma", "2", "focal loss gamma (>= 0)"},
+      {"model.embed_dim", "32", "lstm: embedding dimension"},
+      {"model.lstm_hidden", "64", "lstm: hidden units per layer"},
+      {"model.lstm_layers", "2", "lstm: stacked layers"},
+      {"fl.clients_per_round", "0", "clients sampled per round (0 = all)"},
+      {"fl.dropout", "0", "probability that a selected client drops out of a round, in [0, 1)"},
+      {"fl.skip_diverged", "false", "drop a client update whose loss or parameters are NaN/Inf instead of failing"},
+      {"fl.placement", "samples",
+       "clients -> ranks, contiguous ranges balancing: " + joinNames<PlacementBalance>(" | ", true) +
+           "; results do not depend on it"},
+      {"eval.every", "1", "evaluate every N rounds (the last round always)"},
+      {"eval.batch", "256", "evaluation batch size"},
+      {"output.client_models", "false", "also write every client's final model to /model/clients"},
+      {"checkpoint.every", "0", "write <output>.ckpt every N rounds (0: only on SIGTERM/SIGUSR1)"},
+  };
+}
+
+// The client training protocol: optimizer, lr schedule, initialisation, input scaling and augmentation.
+std::vector<Opt> protocolOptions() {
+  return {
+      {"train.optimizer", "sgd", "client optimizer, torch.optim's update rules: " + joinNames<OptimizerKind>(" | ")},
+      {"train.beta1", "0.9", "adam/adamw: first-moment decay in [0, 1)"},
+      {"train.beta2", "0.999", "adam/adamw: second-moment decay in [0, 1)"},
+      {"train.eps", "1e-8", "adam/adamw: denominator epsilon (>= 0)"},
+      {"train.amsgrad", "false", "adam/adamw: normalise by the running maximum of the second moment (AMSGrad)"},
+      {"train.nesterov", "false", "sgd: Nesterov momentum (needs train.momentum > 0)"},
+      {"train.optimizer_state", "reset",
+       "optimizer moments across rounds: " + joinNames<OptimizerStateMode>(" | ", true) +
+           " (keep: one state per client and model, checkpointed)"},
+      {"train.lr_schedule", "constant",
+       "learning rate over rounds t: " + joinNames<LrSchedule>(" | ") +
+           " (step: lr gamma^floor(t / lr_step_rounds); exponential: lr gamma^t; cosine: lr_min + (lr - lr_min) "
+           "(1 + cos(pi t / rounds)) / 2)"},
+      {"train.lr_step_rounds", "1", "step schedule: rounds between decays (>= 1)"},
+      {"train.lr_gamma", "0.1", "step/exponential schedule: decay factor in (0, 1]"},
+      {"train.lr_min", "0", "cosine schedule: final learning rate, in [0, train.lr]"},
+      {"model.init_scheme", "pytorch_default",
+       "dense/conv weight initialisation (torch.nn.init formulas, docs/models.md): " + joinNames<InitScheme>(" | ")},
+      {"model.init_bias", "default", "bias initialisation: " + joinNames<BiasInit>(" | ") +
+                                         " (default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) as PyTorch)"},
+      {"model.init", "",
+       "initial global model from a fedsilo results file (/model/global) or checkpoint (layer names and sizes "
+       "checked; replaces model.init_scheme's draw)"},
       {"data.limit", "0", "use only the first N training samples (file order; 0 = all); the test set stays whole"},
       {"data.normalize", "none",
        "input scaling (x - mean) / std per channel: " + joinNames<NormalizeKind>(" | ") +
@@ -94,31 +129,22 @@ const std::vector<Opt>& coreOptions() {
       {"data.augment_scale", "1", "data.augment: zoom factor ~ U(min, max): 'min,max' or one value (> 0)"},
       {"data.augment_flip", "false", "data.augment: horizontal flip with probability 1/2"},
       {"data.augment_crop_padding", "0", "data.augment: random crop after zero padding by this many pixels (>= 0)"},
-      {"model.hidden", "200,200", "mlp hidden layer widths"},
-      {"model.dropout", "0", "dropout probability after hidden layers, in [0, 1)"},
-      {"model.loss", "", "loss override: " + joinNames<LossKind>(" | ") + " (default: the preset's)"},
-      {"model.focal_gamma", "2", "focal loss gamma (>= 0)"},
-      {"model.embed_dim", "32", "lstm: embedding dimension"},
-      {"model.lstm_hidden", "64", "lstm: hidden units per layer"},
-      {"model.lstm_layers", "2", "lstm: stacked layers"},
-      {"model.init_scheme", "pytorch_default",
-       "dense/conv weight initialisation (torch.nn.init formulas, docs/models.md): " + joinNames<InitScheme>(" | ")},
-      {"model.init_bias", "default", "bias initialisation: " + joinNames<BiasInit>(" | ") +
-                                         " (default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) as PyTorch)"},
-      {"model.init", "",
-       "initial global model from a fedsilo results file (/model/global) or checkpoint (layer names and sizes "
-       "checked; replaces model.init_scheme's draw)"},
-      {"fl.clients_per_round", "0", "clients sampled per round (0 = all)"},
-      {"fl.dropout", "0", "probability that a selected client drops out of a round, in [0, 1)"},
-      {"fl.skip_diverged", "false", "drop a client update whose loss or parameters are NaN/Inf instead of failing"},
-      {"fl.placement", "samples",
-       "clients -> ranks, contiguous ranges balancing: " + joinNames<PlacementBalance>(" | ", true) +
-           "; results do not depend on it"},
-      {"eval.every", "1", "evaluate every N rounds (the last round always)"},
-      {"eval.batch", "256", "evaluation batch size"},
-      {"output.client_models", "false", "also write every client's final model to /model/clients"},
-      {"checkpoint.every", "0", "write <output>.ckpt every N rounds (0: only on SIGTERM/SIGUSR1)"},
   };
+}
+
+// The base options with each protocol option placed after the last base option of its section, so
+// that --help lists every section together.
+const std::vector<Opt>& coreOptions() {
+  static const std::vector<Opt> opts = [] {
+    std::vector<Opt> all = baseOptions();
+    for (const Opt& extra : protocolOptions()) {
+      auto at = all.end();
+      for (auto it = all.begin(); it != all.end(); ++it)
+        if (sectionOf(it->key) == sectionOf(extra.key)) at = it + 1;
+      all.insert(at, extra);
+    }
+    return all;
+  }();
   return opts;
 }
 
@@ -129,11 +155,6 @@ std::string helpText(const std::string& key, const std::string& def, const std::
            " for fashion_mnist; none for the other datasets, which need it)";
   if (!def.empty() || help.find("(default:") != std::string::npos) return help;
   return help + " (default: none)";
-}
-
-std::string sectionOf(const std::string& key) {
-  const auto dot = key.find('.');
-  return dot == std::string::npos ? "" : key.substr(0, dot);
 }
 
 // The option values as text (defaults filled in), read by typed, range-checked getters whose errors
