@@ -9,4 +9,8 @@ FEDSILO_WITH_SLURM=1 bash "$ROOT/jobs/setup.sh"
 source "$ROOT/jobs/env.sh"
 BUILD=${FEDSILO_BUILD_DIR:-$ROOT/build}
 cd "$BUILD"
-ctest --output-on-failure -j "${FEDSILO_TEST_JOBS:-2}" "$@"
+# Tests labelled `long` (the 100-cycle fault soak, the slow-link measurements: ~20 min) run only with
+# FEDSILO_TEST_LONG=1; `tests/run.sh -L long` runs just them.
+skip_long=(-LE long)
+if [ "${FEDSILO_TEST_LONG:-0}" = 1 ] || [[ " $* " == *" -L long "* ]]; then skip_long=(); fi
+ctest --output-on-failure -j "${FEDSILO_TEST_JOBS:-2}" "${skip_long[@]}" "$@"

@@ -69,6 +69,9 @@ std::vector<Opt> baseOptions() {
       {"data.vocab_size", "50", "sequence: vocabulary size"},
       {"data.samples_per_user", "200", "sequence: samples per user"},
       {"data.classes", "0", "sequence: number of classes (0 = default)"},
+      {"data.max_classes", "100000",
+       "largest number of classes of a dataset read from files: every label must lie in [0, N); a label outside "
+       "it, or more distinct labels, is a data error (exit 3)"},
       {"model.hidden", "200,200", "mlp hidden layer widths"},
       {"model.dropout", "0", "dropout probability after hidden layers, in [0, 1)"},
       {"model.loss", "", "loss override: " + joinNames<LossKind>(" | ") + " (default: the preset's)"},
@@ -313,6 +316,7 @@ void readData(const RawValues& raw, DataConfig& d) {
   d.vocabSize = raw.smallInteger("data.vocab_size", 4, 10000000);
   d.samplesPerUser = raw.smallInteger("data.samples_per_user", 1, 10000000);
   d.numClasses = raw.smallInteger("data.classes", 0, 100000);
+  d.maxClasses = raw.smallInteger("data.max_classes", 2, 2147483647);
   d.limit = raw.integer("data.limit", 0, 1LL << 40);
   readNormalization(raw, d);
   readAugmentation(raw, d);

@@ -14,26 +14,21 @@ extern "C" void onStopSignal(int sig) {
   if (gStopSignal == 0) gStopSignal = sig;
 }
 
-void install(int sig, struct sigaction* old) {
+void install(int sig) {
   struct sigaction sa {};
   sa.sa_handler = onStopSignal;
   sigemptyset(&sa.sa_mask);
   // SA_RESTART: a signal must not turn a blocking read/write inside MPI or HDF5 into an EINTR error.
   sa.sa_flags = SA_RESTART;
-  sigaction(sig, &sa, old);
+  sigaction(sig, &sa, nullptr);
 }
 
 }  // namespace
 
 StopSignals::StopSignals() {
   gStopSignal = 0;
-  install(SIGTERM, &oldTerm_);
-  install(SIGUSR1, &oldUsr1_);
-}
-
-StopSignals::~StopSignals() {
-  sigaction(SIGTERM, &oldTerm_, nullptr);
-  sigaction(SIGUSR1, &oldUsr1_, nullptr);
+  install(SIGTERM);
+  install(SIGUSR1);
 }
 
 int StopSignals::pending() { return gStopSignal; }

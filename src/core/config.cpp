@@ -115,23 +115,7 @@ const std::vector<EnumName<AugmentKind>>& enumNames<AugmentKind>() {
   return names;
 }
 
-template <typename E>
-std::optional<E> findEnum(const std::string& text) {
-  const std::string name = trim(text);
-  for (const auto& entry : enumNames<E>())
-    if (name == entry.name) return entry.value;
-  return std::nullopt;
-}
-
-template <typename E>
-E parseEnum(const std::string& key, const std::string& text) {
-  if (const std::optional<E> value = findEnum<E>(text)) return *value;
-  throw ConfigError(fmt(key, " = ", text, ": expected one of ", joinNames<E>(", ")));
-}
-
-#define FEDSILO_ENUM_FUNCTIONS(E)                                                          \
-  template std::optional<E> findEnum<E>(const std::string&);                               \
-  template E parseEnum<E>(const std::string&, const std::string&);                         \
+#define FEDSILO_ENUM_FUNCTIONS(E) \
   std::ostream& operator<<(std::ostream& os, E value) { return os << nameOf(value); }
 FEDSILO_ENUM_FUNCTIONS(DatasetKind)
 FEDSILO_ENUM_FUNCTIONS(PartitionScheme)

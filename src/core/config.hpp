@@ -10,10 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+#include "core/strings.hpp"
+
 namespace fedsilo {
 
 // Enumerated options (dataset, partition.scheme, model, model.loss, fl.placement), converted from their
-// names once, by the configuration parser.
+// names once, by the configuration parser. Algorithms' own enumerated options (gems.init, ...) use the
+// same pattern: an enumNames<E>() specialisation next to the algorithm, and parseEnum when parsing.
 enum class DatasetKind { FashionMnist, Mnist, Emnist, Cifar10, Leaf, Synthetic, Csv, Hdf5, Sequence };
 enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
 enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm };
@@ -89,10 +93,18 @@ std::string joinNames(const std::string& separator, bool withHelp = false) {
 
 // The value named `text` (surrounding blanks ignored), or nullopt.
 template <typename E>
-std::optional<E> findEnum(const std::string& text);
+std::optional<E> findEnum(const std::string& text) {
+  const std::string name = trim(text);
+  for (const auto& entry : enumNames<E>())
+    if (name == entry.name) return entry.value;
+  return std::nullopt;
+}
 // As findEnum, but throws ConfigError "key = text: expected one of a, b, c" for an unknown name.
 template <typename E>
-E parseEnum(const std::string& key, const std::string& text);
+E parseEnum(const std::string& key, const std::string& text) {
+  if (const std::optional<E> value = findEnum<E>(text)) return *value;
+  throw ConfigError(fmt(key, " = ", text, ": expected one of ", joinNames<E>(", ")));
+}
 
 // Messages print the names (fmt("model = ", cfg.model.name)).
 std::ostream& operator<<(std::ostream& os, DatasetKind value);
@@ -153,6 +165,9 @@ struct DataConfig {
   int vocabSize = 50;
   int samplesPerUser = 200;
   int numClasses = 0;                // data.classes, sequence/synthetic: 0 = default
+  // Upper bound on the classes of a dataset read from files: every label must lie in [0, maxClasses),
+  // checked while the files are read, so that one stray label (say 2147483647) cannot size the model.
+  int maxClasses = 100000;
   long long limit = 0;               // > 0: keep only the first `limit` training samples
   // Input scaling x <- (x - mean_c) / std_c per channel; mean/std empty: the clients' training data's own.
   NormalizeKind normalize = NormalizeKind::None;

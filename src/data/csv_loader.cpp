@@ -1,10 +1,11 @@
 // CSV tabular data (data.file): a header row, then one sample per row (RFC 4180 quoting: "..." with ""
 // for a quote; CRLF or LF line ends; blank lines ignored).
-//  * data.label_column (default "label"): integer class ids 0..C-1 as they are; any other labels
-//    (negative integers: numerically sorted; text: byte-order sorted) are mapped to 0..C-1 in sorted
-//    order of their distinct values.
+//  * data.label_column (default "label"): integer class ids 0..C-1 as they are, each below
+//    data.max_classes; any other labels (negative integers: numerically sorted; text: byte-order
+//    sorted) are mapped to 0..C-1 in sorted order of their distinct values, at most data.max_classes.
 //  * data.client_column (optional): natural partition, values mapped to 0..K-1 the same way.
-//  * every other column is a numeric feature (shape {features, 1, 1}).
+//  * every other column is a numeric feature (shape {features, 1, 1}), a number that is finite as a
+//    32-bit float.
 // The file has no separate test set, so the last 20% of a seeded shuffle of the rows (floor(n/5)) is
 // held out as the global test set (detail::holdOutTest); both parts keep file order. Features are then
 // standardised with the TRAIN rows' mean and (population) standard deviation, constant columns only
@@ -16,6 +17,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "core/strings.hpp"
 #include "data/loader_util.hpp"
 
@@ -104,26 +106,19 @@ bool parseInteger(const std::string& cell, long long* out) {
   return true;
 }
 
-// Category ids for a column of labels / client names (see the header comment).
-std::vector<std::int32_t> categoryIds(const std::vector<std::string>& cells, int* numDistinct) {
-  std::vector<std::int64_t> ints(cells.size());
-  bool allInt = true, nonNegative = true;
-  for (std::size_t i = 0; i < cells.size() && allInt; ++i) {
+// The cells as integers, or false when one of them is not an integer.
+bool allIntegers(const std::vector<std::string>& cells, std::vector<std::int64_t>* ints) {
+  ints->resize(cells.size());
+  for (std::size_t i = 0; i < cells.size(); ++i) {
     long long v;
-    allInt = parseInteger(cells[i], &v) && v <= 2147483647LL;
-    if (allInt) {
-      ints[i] = v;
-      nonNegative = nonNegative && v >= 0;
-    }
+    if (!parseInteger(cells[i], &v)) return false;
+    (*ints)[i] = v;
   }
-  if (allInt && nonNegative) {
-    std::vector<std::int32_t> out(ints.begin(), ints.end());
-    std::int64_t mx = -1;
-    for (auto v : ints) mx = std::max(mx, v);
-    *numDistinct = static_cast<int>(mx + 1);
-    return out;
-  }
-  if (allInt) return denseIds(ints, numDistinct);
+  return true;
+}
+
+// Dense ids 0..K-1 of text values, in byte order of the distinct (trimmed) values.
+std::vector<std::int32_t> textIds(const std::vector<std::string>& cells, int* numDistinct) {
   std::map<std::string, std::int32_t> ids;
   for (const auto& c : cells) ids.emplace(trim(c), 0);
   std::int32_t next = 0;
@@ -132,6 +127,36 @@ std::vector<std::int32_t> categoryIds(const std::vector<std::string>& cells, int
   for (std::size_t i = 0; i < cells.size(); ++i) out[i] = ids[trim(cells[i])];
   *numDistinct = next;
   return out;
+}
+
+// Class ids of the label column (see the header comment). Non-negative integer labels are the ids
+// themselves, so each must be below maxClasses (checked per row, naming the line, before the number
+// of classes is derived from them); mapped labels are bounded by their number of distinct values.
+std::vector<std::int32_t> labelIds(const std::vector<std::string>& cells, const std::vector<long long>& lines,
+                                   const std::string& where, int maxClasses, int* numClasses) {
+  std::vector<std::int64_t> ints;
+  std::vector<std::int32_t> out;
+  if (!allIntegers(cells, &ints)) {
+    out = textIds(cells, numClasses);
+  } else if (*std::min_element(ints.begin(), ints.end()) < 0) {
+    out = denseIds(ints, numClasses);
+  } else {
+    for (std::size_t i = 0; i < ints.size(); ++i)
+      if (!validClassId(ints[i], maxClasses)) badClassId(ints[i], maxClasses, fmt(where, " line ", lines[i]));
+    out.assign(ints.begin(), ints.end());
+    *numClasses = static_cast<int>(*std::max_element(ints.begin(), ints.end()) + 1);
+    return out;
+  }
+  requireClassCount(*numClasses, maxClasses, fmt(where, ": the label column"));
+  return out;
+}
+
+// Client ids of the client column: always dense 0..K-1 (an unused id would be a client without data);
+// integer names in numeric order, other names in byte order.
+std::vector<std::int32_t> clientIds(const std::vector<std::string>& cells, int* numClients) {
+  std::vector<std::int64_t> ints;
+  if (allIntegers(cells, &ints)) return denseIds(ints, numClients);
+  return textIds(cells, numClients);
 }
 
 void standardise(DataBundle& b) {
@@ -203,8 +228,10 @@ DataBundle loadCsv(const DataConfig& cfg, std::uint64_t seed) {
   DataBundle b;
   b.name = "csv";
   b.train.shape = Shape{static_cast<int>(featureCols.size()), 1, 1};
-  b.train.f32.resize(n * featureCols.size());
+  allocateOrFail(fmt("the features of '", path, "' (", n, " rows x ", featureCols.size(), " columns)"),
+                 bytesOf<float>(n * featureCols.size()), [&] { b.train.f32.resize(n * featureCols.size()); });
   std::vector<std::string> labelCells(n), clientCells;
+  std::vector<long long> lines(n);
   if (clientCol >= 0) clientCells.resize(n);
   for (std::size_t r = 0; r < n; ++r) {
     const Record& rec = rows[r + 1];
@@ -216,24 +243,20 @@ DataBundle loadCsv(const DataConfig& cfg, std::uint64_t seed) {
       if (!parseNumber(cell, &v))
         throw DataError(fmt("'", path, "' line ", rec.line, ", column '", header[featureCols[j]], "': '", cell,
                             "' is not a finite number"));
+      if (!finiteAsFloat(v))
+        badFeature(fmt("'", path, "' line ", rec.line, ", column '", header[featureCols[j]], "'"), v);
       b.train.f32[r * featureCols.size() + j] = static_cast<float>(v);
     }
     labelCells[r] = rec.fields[static_cast<std::size_t>(labelCol)];
+    lines[r] = rec.line;
     if (trim(labelCells[r]).empty())
       throw DataError(fmt("'", path, "' line ", rec.line, ", column '", cfg.labelColumn, "': empty label"));
     if (clientCol >= 0) clientCells[r] = rec.fields[static_cast<std::size_t>(clientCol)];
   }
   int classes = 0;
-  b.train.labels = categoryIds(labelCells, &classes);
+  b.train.labels = labelIds(labelCells, lines, fmt("'", path, "'"), cfg.maxClasses, &classes);
   b.train.numClasses = classes;
-  if (clientCol >= 0) {
-    int k = 0;
-    // Client ids are always dense: an unused id would be a client without data.
-    std::vector<std::int32_t> raw = categoryIds(clientCells, &k);
-    std::vector<std::int64_t> wide(raw.begin(), raw.end());
-    b.naturalClient = denseIds(wide, &k);
-    b.numNaturalClients = k;
-  }
+  if (clientCol >= 0) b.naturalClient = clientIds(clientCells, &b.numNaturalClients);
   holdOutTest(b, seed);
   standardise(b);
   return b;

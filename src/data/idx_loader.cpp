@@ -244,11 +244,14 @@ Dataset loadIdxPair(const std::string& imagesPath, const std::string& labelsPath
   return ds;
 }
 
-void checkLabels(const Dataset& ds, int classes, const std::string& labelsPath) {
-  for (std::size_t i = 0; i < ds.labels.size(); ++i)
+void checkLabels(const Dataset& ds, int classes, int maxClasses, const std::string& labelsPath) {
+  for (std::size_t i = 0; i < ds.labels.size(); ++i) {
+    if (!validClassId(ds.labels[i], maxClasses))
+      badClassId(ds.labels[i], maxClasses, fmt("'", labelsPath, "' position ", i));
     if (ds.labels[i] >= classes)
       throw DataError(fmt("'", labelsPath, "': label ", ds.labels[i], " at position ", i, " is not below the ",
                           classes, " classes of this dataset"));
+  }
 }
 
 }  // namespace
@@ -278,8 +281,8 @@ DataBundle loadIdxFamily(const DataConfig& cfg) {
     for (auto y : b.test.labels) mx = std::max(mx, y);
     classes = mx + 1;
   }
-  checkLabels(b.train, classes, trLab);
-  checkLabels(b.test, classes, teLab);
+  checkLabels(b.train, classes, cfg.maxClasses, trLab);
+  checkLabels(b.test, classes, cfg.maxClasses, teLab);
   b.train.numClasses = b.test.numClasses = classes;
   return b;
 }

@@ -5,7 +5,8 @@
 //
 // Sample formats:
 //  * x a vector of numbers (FEMNIST: 784 pixels in [0, 1]; LEAF Synthetic: 60 floats) -> f32
-//    features; 784 features get shape {1, 28, 28} so that CNNs apply, anything else {d, 1, 1}.
+//    features, each finite as a float; 784 features get shape {1, 28, 28} so that CNNs apply,
+//    anything else {d, 1, 1}. y integer class ids in [0, data.max_classes).
 //  * x a string, or an array of strings whose LAST element is the text (Sent140's raw records are
 //    [id, date, query, user, text]) -> token ids. Word-level (lower-cased ASCII, split on
 //    whitespace, punctuation kept) when y is numeric (Sent140-like); character-level (UTF-8 code
@@ -58,11 +59,23 @@ const Value& member(const std::string& file, const Value& obj, const std::string
   return *v;
 }
 
-// One sample's label as a non-negative integer.
-std::int32_t intLabel(const std::string& file, const Value& y, double v, const std::string& user, std::size_t i) {
-  if (!(v >= 0.0) || v != std::floor(v) || v > 2147483647.0)
+// One sample's label as a class id in [0, maxClasses).
+std::int32_t intLabel(const std::string& file, const Value& y, double v, const std::string& user, std::size_t i,
+                      int maxClasses) {
+  if (!(v >= 0.0) || v != std::floor(v))
     bad(file, y, fmt("user '", user, "' sample ", i, ": label ", v, " is not a non-negative integer"));
+  if (!(v < static_cast<double>(maxClasses)))
+    badClassId(v < 9e18 ? std::to_string(static_cast<long long>(v)) : fmt(v), maxClasses,
+               fmt("'", file, "': at byte ", y.offset, ": user '", user, "' sample ", i));
   return static_cast<std::int32_t>(v);
+}
+
+// One feature as a float; a value that is not finite as a float is a DataError naming its place.
+float feature(const std::string& file, const Value& at, double v, const std::string& user, std::size_t i,
+              std::size_t j) {
+  if (!finiteAsFloat(v))
+    badFeature(fmt("'", file, "': at byte ", at.offset, ": user '", user, "' sample ", i, ", feature ", j), v);
+  return static_cast<float>(v);
 }
 
 // Splits text into tokens (words or UTF-8 characters).
@@ -102,7 +115,7 @@ struct RawSplit {
 
 class LeafReader {
  public:
-  explicit LeafReader(Mode& mode, int& dim) : mode_(mode), dim_(dim) {}
+  LeafReader(Mode& mode, int& dim, int maxClasses) : mode_(mode), dim_(dim), maxClasses_(maxClasses) {}
 
   // Reads every file of a split. For train, users are appended to `users`; for test, each user must
   // already be a train user.
@@ -159,12 +172,13 @@ class LeafReader {
       if (mode_ == Mode::Numeric) {
         if (x.packed) {  // scalar samples
           if (dim_ != 1) bad(file, x, fmt("user '", user, "' sample ", i, ": 1 feature, expected ", dim_));
-          out.features.push_back(static_cast<float>(x.numbers[i]));
+          out.features.push_back(feature(file, x, x.numbers[i], user, i, 0));
         } else {
           const Value& xi = x.items[i];
           if (!xi.isArray() || !xi.packed || static_cast<int>(xi.numbers.size()) != dim_)
             bad(file, xi, fmt("user '", user, "' sample ", i, ": expected a vector of ", dim_, " numbers"));
-          for (double v : xi.numbers) out.features.push_back(static_cast<float>(v));
+          for (std::size_t j = 0; j < xi.numbers.size(); ++j)
+            out.features.push_back(feature(file, xi, xi.numbers[j], user, i, j));
         }
       } else {
         if (x.packed) bad(file, x, fmt("user '", user, "': expected text samples, found numbers"));
@@ -176,7 +190,7 @@ class LeafReader {
         out.charLabels.push_back(y.items[i].string);
       } else {
         if (!y.packed) bad(file, y, fmt("user '", user, "' sample ", i, ": expected numeric labels"));
-        out.labels.push_back(intLabel(file, y, y.numbers[i], user, i));
+        out.labels.push_back(intLabel(file, y, y.numbers[i], user, i, maxClasses_));
       }
       out.client.push_back(client);
     }
@@ -212,6 +226,7 @@ class LeafReader {
 
   Mode& mode_;
   int& dim_;
+  int maxClasses_;
 };
 
 std::vector<std::string> buildVocabulary(const RawSplit& train, Mode mode) {
@@ -264,7 +279,7 @@ DataBundle loadLeaf(const DataConfig& cfg) {
 
   Mode mode = Mode::Unknown;
   int dim = 0;
-  LeafReader reader(mode, dim);
+  LeafReader reader(mode, dim, cfg.maxClasses);
   std::vector<std::string> users;
   std::unordered_map<std::string, int> userIndex;
   RawSplit rawTrain, rawTest;
@@ -295,6 +310,9 @@ DataBundle loadLeaf(const DataConfig& cfg) {
   }
   int classes = 0;
   if (mode == Mode::Chars) {
+    // Next-character prediction: every token of the vocabulary is a class.
+    requireClassCount(static_cast<long long>(b.vocabulary.size()), cfg.maxClasses,
+                      fmt("the character vocabulary of '", joinPath(cfg.dir, "train"), "'"));
     classes = static_cast<int>(b.vocabulary.size());
   } else {
     for (auto y : b.train.labels) classes = std::max(classes, y + 1);

@@ -1,12 +1,15 @@
 #include "data/loader_util.hpp"
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "core/rng.hpp"
 
 namespace fedsilo::detail {
@@ -29,6 +32,9 @@ std::string readFileBytes(const std::string& path) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) throw DataError(fmt("cannot open '", path, "'"));
   std::string out;
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec) allocateOrFail(fmt("the contents of '", path, "'"), size, [&] { out.reserve(size); });
   char buf[1 << 16];
   for (;;) {
     const std::size_t got = std::fread(buf, 1, sizeof buf, f.get());
@@ -51,11 +57,15 @@ Dataset takeRows(const Dataset& src, const IndexList& idx) {
   out.numClasses = src.numClasses;
   out.u8Scale = src.u8Scale;
   const std::size_t dim = static_cast<std::size_t>(src.dim());
-  out.labels.reserve(idx.size());
-  if (src.isU8())
-    out.u8.resize(idx.size() * dim);
-  else
-    out.f32.resize(idx.size() * dim);
+  const std::uint64_t values = static_cast<std::uint64_t>(idx.size()) * dim;
+  allocateOrFail(fmt("a copy of ", idx.size(), " samples of ", dim, " features"),
+                 src.isU8() ? values : bytesOf<float>(values), [&] {
+                   out.labels.reserve(idx.size());
+                   if (src.isU8())
+                     out.u8.resize(values);
+                   else
+                     out.f32.resize(values);
+                 });
   for (std::size_t j = 0; j < idx.size(); ++j) {
     const std::size_t i = static_cast<std::size_t>(idx[j]);
     FEDSILO_ASSERT(idx[j] >= 0 && idx[j] < src.size(), "takeRows index out of range");
@@ -88,6 +98,23 @@ void holdOutTest(DataBundle& bundle, std::uint64_t seed) {
     for (Index i : trainIdx) bundle.naturalClient.push_back(natural[static_cast<std::size_t>(i)]);
     for (Index i : testIdx) bundle.naturalClientTest.push_back(natural[static_cast<std::size_t>(i)]);
   }
+}
+
+void badClassId(const std::string& label, int maxClasses, const std::string& where) {
+  throw DataError(fmt(where, ": label ", label, " is outside [0, ", maxClasses,
+                      "): class ids must be >= 0 and below data.max_classes = ", maxClasses));
+}
+
+void requireClassCount(long long classes, int maxClasses, const std::string& what) {
+  if (classes > maxClasses)
+    throw DataError(fmt(what, " has ", classes, " distinct classes, more than data.max_classes = ", maxClasses));
+}
+
+bool finiteAsFloat(double v) { return std::isfinite(v) && std::fabs(v) <= static_cast<double>(FLT_MAX); }
+
+void badFeature(const std::string& where, double value) {
+  throw DataError(fmt(where, ": ", value, " is not a finite number (features are finite 32-bit floats, |x| <= ",
+                      FLT_MAX, ")"));
 }
 
 std::vector<std::int32_t> denseIds(const std::vector<std::int64_t>& values, int* numDistinct) {

@@ -27,6 +27,23 @@ Dataset takeRows(const Dataset& src, const IndexList& idx);
 void holdOutTest(DataBundle& bundle, std::uint64_t seed);
 constexpr std::uint64_t kHoldOutStream = 0x686f6c64;  // "hold": keeps this stream apart from splitClient's
 
+// Class ids read from a file must lie in [0, maxClasses) (DataConfig::maxClasses). Loaders check each
+// label as it is read, before anything (the number of classes, a model's output layer) is sized by it.
+inline bool validClassId(long long label, int maxClasses) { return label >= 0 && label < maxClasses; }
+// DataError "<where>: label <label> is outside [0, <maxClasses>) ..."; `where` names the file and row.
+[[noreturn]] void badClassId(const std::string& label, int maxClasses, const std::string& where);
+[[noreturn]] inline void badClassId(long long label, int maxClasses, const std::string& where) {
+  badClassId(std::to_string(label), maxClasses, where);
+}
+// DataError when a dataset has more distinct classes than maxClasses (labels mapped to dense ids).
+void requireClassCount(long long classes, int maxClasses, const std::string& what);
+
+// Features are stored as 32-bit floats: a value is usable when it is finite and stays finite as a
+// float (1e39 is a finite double but an infinite float).
+bool finiteAsFloat(double v);
+// DataError "<where>: <value> is not a finite number (...)"; `where` names the file, row and column.
+[[noreturn]] void badFeature(const std::string& where, double value);
+
 // Maps arbitrary values to dense ids 0..K-1 in sorted order of the distinct values.
 std::vector<std::int32_t> denseIds(const std::vector<std::int64_t>& values, int* numDistinct);
 

@@ -2,6 +2,9 @@
 // (explicit, no self-registration). The loaders live in their own files, one per format.
 #include "data/loaders.hpp"
 
+#include <cmath>
+#include <utility>
+
 #include "core/error.hpp"
 #include "data/loader_util.hpp"
 
@@ -24,13 +27,23 @@ DataBundle loadByKind(const DataConfig& cfg, std::uint64_t seed) {
   throw RuntimeError(fmt("internal error: no loader for dataset enumerator ", static_cast<int>(cfg.dataset)));
 }
 
-// Invariants every consumer relies on; a loader that breaks them has a bug.
-void checkInvariants(const DataBundle& b) {
-  for (const Dataset* ds : {&b.train, &b.test}) {
-    const std::size_t want = static_cast<std::size_t>(ds->size()) * static_cast<std::size_t>(ds->dim());
+// What every consumer relies on. Loaders report bad input with its file and row as they read it;
+// these checks are the backstop for every dataset (generated ones included), and a broken
+// invariant (a label outside [0, numClasses)) is a loader bug.
+void checkBundle(const DataBundle& b, const DataConfig& cfg) {
+  for (const auto& [ds, part] : {std::pair{&b.train, "training"}, std::pair{&b.test, "test"}}) {
+    const std::size_t dim = static_cast<std::size_t>(ds->dim());
+    const std::size_t want = static_cast<std::size_t>(ds->size()) * dim;
     FEDSILO_ASSERT((ds->isU8() ? ds->u8.size() : ds->f32.size()) == want, "dataset ", b.name,
                    ": feature buffer does not match labels x shape");
+    if (ds->numClasses > cfg.maxClasses)
+      throw DataError(fmt("dataset '", b.name, "' has ", ds->numClasses, " classes, more than data.max_classes = ",
+                          cfg.maxClasses));
     for (auto y : ds->labels) FEDSILO_ASSERT(y >= 0 && y < ds->numClasses, "dataset ", b.name, ": label ", y);
+    for (std::size_t k = 0; k < ds->f32.size(); ++k)
+      if (!std::isfinite(ds->f32[k]))
+        throw DataError(fmt("dataset '", b.name, "': ", part, " sample ", k / dim, ", feature ", k % dim, " is ",
+                            ds->f32[k], ", not a finite number"));
   }
   // Token datasets: every id must index the embedding table (DataBundle::vocabSize).
   FEDSILO_ASSERT(b.vocabulary.empty() || b.vocabSize >= static_cast<int>(b.vocabulary.size()), "vocabSize");
@@ -68,7 +81,7 @@ DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed) {
   DataBundle b = loadByKind(cfg, seed);
   b.name = nameOf(cfg.dataset);
   keepFirstTrainingSamples(b, cfg.limit);
-  checkInvariants(b);
+  checkBundle(b, cfg);
   if (b.train.size() == 0) throw DataError(fmt("dataset '", b.name, "' has no training samples"));
   return b;
 }

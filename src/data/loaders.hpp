@@ -1,5 +1,8 @@
 // Dataset loaders. Every loader validates its input and throws DataError (exit code 3) with a
-// one-line message naming the file and what was wrong.
+// one-line message naming the file and what was wrong: among others, a feature that is not a finite
+// 32-bit float (naming the row and column) and a label outside [0, cfg.maxClasses) (naming the
+// label and the row), found as the file is read. A buffer larger than the memory available is
+// refused with OutOfMemoryError (core/memory.hpp, exit code 1) before it is allocated.
 #pragma once
 #include <string>
 

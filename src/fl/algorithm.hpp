@@ -17,6 +17,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,13 @@ class Algorithm {
   const PersonalStore* personalStore() const { return const_cast<Algorithm*>(this)->personalStore(); }
   // After the last round, for every local client (FedBABU's head fine-tuning, ...).
   virtual void finishClient(ClientContext& c) { (void)c; }
+  // The evaluation of client c on its test split when the model it would use is not one parameter
+  // vector of the working model (an ensemble's vote, GEMS' wider neuron-wise model), or nullopt (the
+  // default): the driver then evaluates the vector evalParams gives. c.model may be overwritten.
+  virtual std::optional<EvalStats> evaluateClient(ClientContext& c) {
+    (void)c;
+    return std::nullopt;
+  }
   // Saves or restores everything that persists across rounds (checkpoint/restart). Default: the
   // replicated serverState() as "server_state" and the personalStore() (when there is one) as
   // "personal". Algorithms with further state override, call Algorithm::checkpoint(ar) and add theirs.

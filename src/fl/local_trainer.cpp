@@ -8,6 +8,24 @@
 
 namespace fedsilo {
 
+void EvalStats::count(std::int32_t predicted, std::int32_t label) {
+  ++n;
+  labelCount[static_cast<std::size_t>(label)]++;
+  predCount[static_cast<std::size_t>(predicted)]++;
+  if (predicted == label) {
+    ++correct;
+    truePos[static_cast<std::size_t>(label)]++;
+  }
+}
+
+EvalStats predictionStats(const std::vector<std::int32_t>& pred, const Dataset& data, const IndexList& idx) {
+  FEDSILO_ASSERT(pred.size() == idx.size());
+  EvalStats st(data.numClasses);
+  st.lossSum = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t i = 0; i < idx.size(); ++i) st.count(pred[i], data.labels[static_cast<std::size_t>(idx[i])]);
+  return st;
+}
+
 double EvalStats::accuracy() const {
   return n > 0 ? static_cast<double>(correct) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
 }
@@ -215,11 +233,7 @@ double LocalTrainer::meanLossAndGradient(Model& model, const IndexList& indices,
 }
 
 EvalStats LocalTrainer::evaluate(Model& model, const Dataset& data, const IndexList& indices, int evalBatch) {
-  EvalStats st;
-  const int C = model.numClasses();
-  st.truePos.assign(C, 0);
-  st.predCount.assign(C, 0);
-  st.labelCount.assign(C, 0);
+  EvalStats st(model.numClasses());
   const int bs = std::min(evalBatch, maxBatch_);
   const std::size_t n = indices.size();
   for (std::size_t b = 0; b < n; b += static_cast<std::size_t>(bs)) {
@@ -227,16 +241,7 @@ EvalStats LocalTrainer::evaluate(Model& model, const Dataset& data, const IndexL
     const float* x = gatherBatch(data, indices.data() + b, cnt);
     const std::int32_t* y = gatherLabels(data, indices.data() + b, cnt);
     st.lossSum += model.evaluate(x, y, cnt, pred_.data());
-    for (int i = 0; i < cnt; ++i) {
-      const int p = pred_[i], t = y[i];
-      st.labelCount[t]++;
-      st.predCount[p]++;
-      if (p == t) {
-        st.correct++;
-        st.truePos[t]++;
-      }
-    }
-    st.n += cnt;
+    for (int i = 0; i < cnt; ++i) st.count(pred_[i], y[i]);
   }
   return st;
 }

@@ -48,6 +48,9 @@ struct EvalStats {
   Index correct = 0;
   double lossSum = 0.0;
   std::vector<Index> truePos, predCount, labelCount;  // per class, for macro-F1
+  explicit EvalStats(int numClasses = 0)
+      : truePos(static_cast<std::size_t>(numClasses)), predCount(truePos), labelCount(truePos) {}
+  void count(std::int32_t predicted, std::int32_t label);  // one sample
   double accuracy() const;
   double meanLoss() const;
   double macroF1() const;  // over classes present in labels or predictions
@@ -85,6 +88,10 @@ struct DataParallel {
   std::uint64_t seed = 0;  // dropout key, with the client and round given to train()
   std::function<void(ExactSum&)> allreduceExact;
 };
+
+// The statistics of predicted labels `pred` (one per entry of `idx`) against data's labels, for models
+// that are not one parameter vector (an ensemble's vote): no loss (NaN), counts and F1 as evaluate().
+EvalStats predictionStats(const std::vector<std::int32_t>& pred, const Dataset& data, const IndexList& idx);
 
 class LocalTrainer {
  public:

@@ -271,7 +271,7 @@ std::vector<double> RoundDriver::participantShares(const ReductionLayout& layout
   return shares;
 }
 
-ClientFigures RoundDriver::evaluateClients() {
+ClientFigures RoundDriver::evaluateClients(int round) {
   const int r = p_.comm.rank();
   Model& model = p_.model;
   ClientFigures figures(numLocal());
@@ -279,8 +279,10 @@ ClientFigures RoundDriver::evaluateClients() {
   bool holdsGlobal = false;  // the model holds the global parameters (loaded once for all such clients)
   for (int k = p_.placement.first(r), i = 0; k < p_.placement.end(r); ++k, ++i) {
     const ClientData& c = p_.clients[k];
-    if (c.test.empty()) {
-      // nothing to evaluate: no parameters to load (EvalStats of no samples)
+    ClientContext clientContext{p_.ctx, c, round, model, p_.trainer, p_.global};
+    std::optional<EvalStats> own = c.test.empty() ? std::nullopt : p_.alg.evaluateClient(clientContext);
+    if (own || c.test.empty()) {
+      holdsGlobal = holdsGlobal && !own;  // the algorithm's own evaluation may have used the model
     } else if (p_.alg.evalParams(p_.ctx, k, p_.global, model.params())) {
       holdsGlobal = false;
     } else if (!holdsGlobal) {
@@ -288,7 +290,7 @@ ClientFigures RoundDriver::evaluateClients() {
       holdsGlobal = true;
     }
     const Dataset& ds = c.testFromTestSet ? p_.data.test : p_.data.train;
-    const EvalStats stats = p_.trainer.evaluate(model, ds, c.test, p_.cfg.eval.batch);
+    const EvalStats stats = own ? *own : p_.trainer.evaluate(model, ds, c.test, p_.cfg.eval.batch);
     figures.accuracy[i] = stats.accuracy();
     figures.f1[i] = stats.macroF1();
     figures.loss[i] = stats.meanLoss();
@@ -326,7 +328,7 @@ void RoundDriver::evaluateRound(int round, RoundSummary& summary, ClientFigures&
   summary.globalAccuracy = summary.globalLoss = summary.meanClientAccuracy = summary.worst10 = kNaN;
   if (!summary.evaluated) return;
   coordinated(p_.comm, [&] {
-    figures = evaluateClients();
+    figures = evaluateClients(round);
     lastFigures_ = figures;
   });
   lastGlobal_ = evaluateGlobal();
@@ -371,7 +373,7 @@ void RoundDriver::finishTraining() {
       ClientContext clientContext = clientContextFor(k, rounds);
       p_.alg.finishClient(clientContext);
     }
-    lastFigures_ = evaluateClients();
+    lastFigures_ = evaluateClients(rounds);
   });
 }
 

@@ -146,7 +146,7 @@ class RoundDriver {
   int countParticipants(const LocalRound& local) const;
   std::vector<double> participantShares(const ReductionLayout& layout, const LocalRound& local,
                                         const std::vector<double>& blockWeightSum) const;
-  ClientFigures evaluateClients();
+  ClientFigures evaluateClients(int round);
   void evaluateRound(int round, RoundSummary& summary, ClientFigures& figures);
   void recordRound(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
                    const LocalRound& local, const std::vector<double>& shares) const;

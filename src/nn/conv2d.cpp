@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 // Float builds with AVX-512 (and the default FEDSILO_GEMM=eigen) run the three products of a chunk
 // with register-blocked kernels that read P, dZ and W where they lie (no packing copies) and write
@@ -310,11 +311,15 @@ void Conv2DT<T>::reserve(int maxBatch) {
   const Index cap = std::max<Index>(1, chunkElems_ / std::max<Index>(ohw_ * kdim_, 1));
   maxChunk_ = static_cast<int>(std::min<Index>(maxBatch, cap));
   const Index n = static_cast<Index>(maxChunk_) * ohw_;
-  cols_.assign(static_cast<std::size_t>(n * kdim_), T(0));
-  z_.assign(static_cast<std::size_t>(n * outC_), T(0));
+  const std::uint64_t values = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(kdim_ + 2 * outC_);
+  allocateOrFail(fmt("the conv2d ", inC_, "x", h_, "x", w_, " -> ", outC_, " workspace for ", maxChunk_, " samples"),
+                 bytesOf<T>(values), [&] {
+                   cols_.assign(static_cast<std::size_t>(n * kdim_), T(0));
+                   z_.assign(static_cast<std::size_t>(n * outC_), T(0));
 #if FEDSILO_NN_AVX512
-  if constexpr (kConvFast<T>) zt_.assign(static_cast<std::size_t>(n * outC_), T(0));
+                   if constexpr (kConvFast<T>) zt_.assign(static_cast<std::size_t>(n * outC_), T(0));
 #endif
+                 });
   gemmFwd_.reserve(n, outC_, kdim_);
   gemmWgrad_.reserve(kdim_, outC_, n);
   gemmDgrad_.reserve(n, kdim_, outC_);

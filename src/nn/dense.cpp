@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 // The hand-written kernels are the default (FEDSILO_GEMM=eigen) float path; FEDSILO_GEMM=openblas
 // builds keep every product on the configured backend (Eigen's products call sgemm) so that the two
@@ -291,7 +292,9 @@ void DenseT<T>::bind(T* params, T* grads) {
 template <typename T>
 void DenseT<T>::reserve(int maxBatch) {
   const std::size_t need = static_cast<std::size_t>(out_) * static_cast<std::size_t>(std::max(maxBatch, 1));
-  if (dz_.size() < need) dz_.assign(need, T(0));
+  if (dz_.size() < need)
+    allocateOrFail(fmt("the dense ", in_, " -> ", out_, " workspace for batches of ", maxBatch, " samples"),
+                   bytesOf<T>(need), [&] { dz_.assign(need, T(0)); });
 #if FEDSILO_NN_AVX512
   if constexpr (kFast<T>) scratch();
 #endif

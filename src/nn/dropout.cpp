@@ -1,6 +1,7 @@
 #include "nn/dropout.hpp"
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace fedsilo {
 
@@ -14,7 +15,9 @@ void DropoutT<T>::reserve(int maxBatch) {
   FEDSILO_ASSERT(maxBatch > 0);
   if (maxBatch <= maxBatch_) return;
   maxBatch_ = maxBatch;
-  mask_.assign(static_cast<std::size_t>(shape_.size()) * maxBatch, T(0));
+  const std::size_t values = static_cast<std::size_t>(shape_.size()) * static_cast<std::size_t>(maxBatch);
+  allocateOrFail(fmt("the dropout mask for batches of ", maxBatch, " samples"), bytesOf<T>(values),
+                 [&] { mask_.assign(values, T(0)); });
 }
 
 template <typename T>

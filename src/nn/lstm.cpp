@@ -1,6 +1,7 @@
 #include "nn/lstm.hpp"
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace fedsilo {
 
@@ -41,15 +42,20 @@ void LstmT<T>::reserve(int maxBatch) {
   maxBatch_ = maxBatch;
   const Index H = hidden_, G = 4 * H, TB = static_cast<Index>(seqLen_) * maxBatch;
   auto sized = [](AlignedVector<T>& v, Index n) { v.assign(static_cast<std::size_t>(n), T(0)); };
-  sized(xtb_, in_ * TB);
-  sized(gates_, G * TB);
-  sized(hs_, H * (TB + maxBatch));
-  sized(cs_, H * (TB + maxBatch));
-  sized(tc_, H * TB);
-  sized(dz_, G * TB);
-  sized(dh_, H * maxBatch);
-  sized(dc_, H * maxBatch);
-  sized(bsum_, G);
+  const Index values = in_ * TB + 2 * G * TB + 2 * H * (TB + maxBatch) + H * TB + 2 * H * maxBatch + G;
+  allocateOrFail(fmt("the lstm ", in_, " -> ", hidden_, " workspace for batches of ", maxBatch, " sequences of ",
+                     seqLen_),
+                 bytesOf<T>(static_cast<std::uint64_t>(values)), [&] {
+                   sized(xtb_, in_ * TB);
+                   sized(gates_, G * TB);
+                   sized(hs_, H * (TB + maxBatch));
+                   sized(cs_, H * (TB + maxBatch));
+                   sized(tc_, H * TB);
+                   sized(dz_, G * TB);
+                   sized(dh_, H * maxBatch);
+                   sized(dc_, H * maxBatch);
+                   sized(bsum_, G);
+                 });
   gemmIn_.reserve(G, TB, in_);
   gemmRec_.reserve(G, maxBatch, H);
   gemmBackH_.reserve(H, maxBatch, G);

@@ -1,8 +1,10 @@
 #include "nn/model.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "nn/dense.hpp"
 
 namespace fedsilo {
@@ -59,8 +61,11 @@ void ModelT<T>::finalize() {
     }
     blk.size = off - blk.offset;
   }
-  params_.assign(static_cast<std::size_t>(off), T(0));
-  grads_.assign(static_cast<std::size_t>(off), T(0));
+  allocateOrFail(fmt("the model's parameters and gradients (", off, " parameters)"),
+                 bytesOf<T>(2 * static_cast<std::uint64_t>(off)), [&] {
+                   params_.assign(static_cast<std::size_t>(off), T(0));
+                   grads_.assign(static_cast<std::size_t>(off), T(0));
+                 });
   for (std::size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->bind(params_.data() + layerParamOffset_[i], grads_.data() + layerParamOffset_[i]);
   fusedDense_.assign(layers_.size(), nullptr);
@@ -81,17 +86,25 @@ template <typename T>
 void ModelT<T>::reserve(int maxBatch) {
   FEDSILO_ASSERT(finalized_ && maxBatch > 0);
   if (maxBatch <= maxBatch_) return;
-  maxBatch_ = maxBatch;
-  acts_.resize(layers_.size());
-  std::size_t widest = static_cast<std::size_t>(input_.size());
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    acts_[i].assign(static_cast<std::size_t>(outShapes_[i].size()) * maxBatch, T(0));
-    widest = std::max<std::size_t>(widest, outShapes_[i].size());
-    layers_[i]->reserve(maxBatch);
+  const std::uint64_t batch = static_cast<std::uint64_t>(maxBatch);
+  std::uint64_t actValues = 0, widest = static_cast<std::uint64_t>(input_.size());
+  for (const Shape& s : outShapes_) {
+    actValues += static_cast<std::uint64_t>(s.size()) * batch;
+    widest = std::max<std::uint64_t>(widest, static_cast<std::uint64_t>(s.size()));
   }
-  gradA_.assign(widest * maxBatch, T(0));
-  gradB_.assign(widest * maxBatch, T(0));
-  dlogits_.assign(static_cast<std::size_t>(classes_) * maxBatch, T(0));
+  const std::uint64_t values = actValues + 2 * widest * batch + static_cast<std::uint64_t>(classes_) * batch;
+  allocateOrFail(fmt("the model's activations and gradients for batches of ", maxBatch, " samples"), bytesOf<T>(values),
+                 [&] {
+                   acts_.resize(layers_.size());
+                   for (std::size_t i = 0; i < layers_.size(); ++i)
+                     acts_[i].assign(static_cast<std::size_t>(outShapes_[i].size()) * batch, T(0));
+                   gradA_.assign(widest * batch, T(0));
+                   gradB_.assign(widest * batch, T(0));
+                   dlogits_.assign(static_cast<std::size_t>(classes_) * batch, T(0));
+                 });
+  // Each layer checks and reports its own buffers (it alone knows their sizes).
+  for (auto& layer : layers_) layer->reserve(maxBatch);
+  maxBatch_ = maxBatch;
 }
 
 template <typename T>

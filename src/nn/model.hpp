@@ -43,13 +43,15 @@ class ModelT {
   LayerT<T>& add(std::unique_ptr<LayerT<T>> layer, const std::string& blockName = "");
   void setLoss(std::unique_ptr<LossT<T>> loss);
   // Allocates the flat buffers and binds every layer. No layer can be added afterwards.
+  // OutOfMemoryError (core/memory.hpp) names the parameter count and size when they do not fit.
   void finalize();
   // Initialises all parameters from `rng` (one stream for the whole model, layers in order), with the
   // scheme set by setInitialization (default: PyTorch's defaults; nn/init.hpp).
   void initialize(Rng& rng);
   void setInitialization(const InitOptions& options) { init_ = options; }
   const InitOptions& initialization() const { return init_; }
-  // Preallocates activation/gradient workspaces for batches up to maxBatch.
+  // Preallocates activation/gradient workspaces for batches up to maxBatch. OutOfMemoryError names
+  // the buffer (the model's activations or one layer's workspace), the batch size and the bytes.
   void reserve(int maxBatch);
   void setRandomContext(std::uint64_t seed, std::int64_t client, std::int64_t round);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace fedsilo {
 
@@ -21,7 +22,9 @@ void MaxPool2DT<T>::reserve(int maxBatch) {
   FEDSILO_ASSERT(maxBatch > 0);
   if (maxBatch <= maxBatch_) return;
   maxBatch_ = maxBatch;
-  argmax_.assign(static_cast<std::size_t>(outSize_) * maxBatch, 0);
+  const std::size_t values = static_cast<std::size_t>(outSize_) * static_cast<std::size_t>(maxBatch);
+  allocateOrFail(fmt("the maxpool2d index buffer for batches of ", maxBatch, " samples"),
+                 bytesOf<std::int32_t>(values), [&] { argmax_.assign(values, 0); });
 }
 
 template <typename T>

@@ -1,6 +1,7 @@
 // Writers for small files in the real on-disk formats, shared by the data tests.
 #pragma once
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <zlib.h>
 
 #include <cstdint>
@@ -63,6 +64,17 @@ inline std::string npyBytes(const std::string& descr, std::size_t n, const std::
 template <typename T>
 std::string rawLe(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+// Writes one dataset of the given shape into an open HDF5 file.
+inline void h5Write(hid_t file, const char* name, hid_t memType, hid_t fileType, const std::vector<hsize_t>& dims,
+                    const void* data) {
+  const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t ds = H5Dcreate2(file, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(ds, 0);
+  ASSERT_GE(H5Dwrite(ds, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0);
+  H5Dclose(ds);
+  H5Sclose(space);
 }
 
 // Runs fn, expects a DataError whose message contains every one of `parts`.

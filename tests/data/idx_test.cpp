@@ -149,6 +149,20 @@ TEST(IdxLoader, LabelAboveClassCountRejected) {
   expectDataError([&] { loadDataset(cfg, 0); }, {"train-labels-idx1-ubyte", "label 10"});
 }
 
+TEST(IdxLoader, LabelAtOrAboveMaxClassesRejected) {
+  // EMNIST takes its class count from the labels (max + 1): data.max_classes bounds it.
+  const std::string dir = test::tempDir("emnist_maxclasses");
+  writeMnistDir(dir, 40, 4, false, "", -1, 30);  // labels i % 31
+  DataConfig cfg;
+  cfg.dataset = DatasetKind::Emnist;
+  cfg.dir = dir;
+  cfg.maxClasses = 20;
+  expectDataError([&] { loadDataset(cfg, 0); },
+                  {"train-labels-idx1-ubyte", "position 20", "label 20", "[0, 20)", "data.max_classes = 20"});
+  cfg.maxClasses = 31;
+  EXPECT_EQ(loadDataset(cfg, 0).train.numClasses, 31);
+}
+
 TEST(IdxLoader, MissingDirOrFileNamesPath) {
   DataConfig cfg;
   cfg.dataset = DatasetKind::Mnist;

@@ -15,6 +15,7 @@ namespace {
 
 using test::expectConfigError;
 using test::expectDataError;
+using test::h5Write;
 
 // ---------------------------------------------------------------- CIFAR-10
 
@@ -335,16 +336,6 @@ TEST(Csv, RejectsBadInput) {
 }
 
 // ---------------------------------------------------------------- HDF5
-
-void h5Write(hid_t file, const char* name, hid_t memType, hid_t fileType, const std::vector<hsize_t>& dims,
-             const void* data) {
-  const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-  const hid_t ds = H5Dcreate2(file, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  ASSERT_GE(ds, 0);
-  ASSERT_GE(H5Dwrite(ds, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0);
-  H5Dclose(ds);
-  H5Sclose(space);
-}
 
 DataConfig h5Config(const std::string& file) {
   DataConfig cfg;

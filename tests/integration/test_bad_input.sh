@@ -65,6 +65,15 @@ check_case bad_global_shard 2 "gems.global_shard" --algorithm global --rounds 1 
 check_case bad_gems_init 2 "gems.init = random" --algorithm average --rounds 1 --gems.init random
 check_case bad_accuracy_floor 2 "alpha_fedavg.accuracy_floor" --algorithm alpha_fedavg --alpha_fedavg.accuracy_floor 1
 check_case tiny_accuracy_floor 2 "alpha_fedavg.accuracy_floor" --algorithm alpha_fedavg --alpha_fedavg.accuracy_floor 1e-9
+check_case bad_max_classes 2 "data.max_classes = 1" --data.max_classes 1
+# A CSV whose labels reach 4: with data.max_classes = 3 the label is a data error before anything is sized by it.
+"$PY" -c "
+import sys
+with open(sys.argv[1], 'w') as f:
+    f.write('a,b,label\n')
+    for i in range(400): f.write(f'{i % 7},{i % 3},{i % 5}\n')
+" "$TMP/labels.csv"
+check_case label_above_max_classes 3 "label 3" --dataset csv --data.file "$TMP/labels.csv" --model logreg --data.max_classes 3
 touch "$TMP/a_file"
 check_case output_parent_is_a_file 2 "a_file exists and is not a folder" --output "$TMP/a_file/sub/r.h5"
 

@@ -41,20 +41,21 @@ void OneShotEnsemble::serverUpdate(const FlContext& ctx, const ServerInput& in, 
   (void)global;
 }
 
-double OneShotEnsemble::clientAccuracy(ClientContext& c) {
-  const std::size_t P = static_cast<std::size_t>(numParams_);
-  if (members_.empty()) return kNaN;
-  const std::size_t K = members_.size() / P;
+std::optional<EvalStats> OneShotEnsemble::evaluateClient(ClientContext& c) {
   const Dataset& ds = c.fl.testSet(c.client);
+  const std::size_t P = static_cast<std::size_t>(numParams_);
+  if (members_.empty()) return EvalStats(ds.numClasses);  // before the aggregation: nothing to score
+  const std::size_t K = members_.size() / P;
   std::vector<std::vector<std::int32_t>> votes(K);
   for (std::size_t k = 0; k < K; ++k) {
     for (std::size_t i = 0; i < P; ++i) c.model.params()[i] = static_cast<float>(members_[k * P + i]);
     votes[k] = predictLabels(c.model, c.trainer, ds, c.client.test, c.fl.cfg.eval.batch);
   }
-  if (c.client.test.empty()) return kNaN;
   Rng tie(c.fl.cfg.seed, c.client.id, -1, Purpose::Tie);
-  return accuracyOf(majorityVote(votes, ds.numClasses, tie), ds, c.client.test);
+  return predictionStats(majorityVote(votes, ds.numClasses, tie), ds, c.client.test);
 }
+
+double OneShotEnsemble::clientAccuracy(ClientContext& c) { return evaluateClient(c)->accuracy(); }
 
 void OneShotEnsemble::packExtra(StatePacker& p) const {
   OneShotLocal::packExtra(p);

@@ -11,6 +11,8 @@ class OneShotEnsemble : public OneShotLocal {
  public:
   explicit OneShotEnsemble(const ExperimentConfig& cfg);
   void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) override;
+  // A client's score is the vote's on its test split (not its own local model's).
+  std::optional<EvalStats> evaluateClient(ClientContext& c) override;
 
  protected:
   double clientAccuracy(ClientContext& c) override;

@@ -383,12 +383,18 @@ void Gems::serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector
     aggregateHeads(ctx, in, global);
 }
 
-double Gems::clientAccuracy(ClientContext& c) {
-  if (!neuron_) return OneShot::clientAccuracy(c);
-  if (final_.empty()) return kNaN;
+std::optional<EvalStats> Gems::evaluateClient(ClientContext& c) {
+  if (!neuron_) return std::nullopt;  // the global model, a vector of the working model
+  const Dataset& ds = c.fl.testSet(c.client);
+  if (final_.empty()) return EvalStats(ds.numClasses);  // before round 1: nothing to score
   Workbench& wb = wideBench(c.fl);
   std::memcpy(wb.model->params(), final_.data(), final_.size() * sizeof(float));
-  return c.testAccuracy(*wb.model, *wb.trainer);
+  return wb.trainer->evaluate(*wb.model, ds, c.client.test, c.fl.cfg.eval.batch);
+}
+
+double Gems::clientAccuracy(ClientContext& c) {
+  if (!neuron_) return OneShot::clientAccuracy(c);
+  return evaluateClient(c)->accuracy();
 }
 
 void Gems::packExtra(StatePacker& p) const {

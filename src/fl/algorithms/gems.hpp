@@ -73,6 +73,8 @@ class Gems : public OneShot {
 
  protected:
   double clientAccuracy(ClientContext& c) override;
+  // Neuron-wise: a client's score is the wider W' model's (not the working model of width W).
+  std::optional<EvalStats> evaluateClient(ClientContext& c) override;
   void packExtra(StatePacker& p) const override;
   void unpackExtra(StateReader& r) override;
   void recordExtra(const FlContext& ctx, RecordSink& sink) const override;
