@@ -1,5 +1,6 @@
 #include "core/config.hpp"
 
+#include <cctype>
 #include <ostream>
 
 #include "core/error.hpp"
@@ -149,11 +150,14 @@ long long OptionValues::getInt(const std::string& key, long long min, long long 
   return v;
 }
 
-bool OptionValues::getBool(const std::string& key) const {
-  const std::string v = trim(raw(key));
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  throw ConfigError(fmt(key, " = ", raw(key), ": expected true or false"));
+bool OptionValues::getBool(const std::string& key) const { return parseBool(key, raw(key)); }
+
+bool parseBool(const std::string& key, const std::string& text) {
+  std::string word = trim(text);
+  for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (word == "true" || word == "1" || word == "yes" || word == "on") return true;
+  if (word == "false" || word == "0" || word == "no" || word == "off") return false;
+  throw ConfigError(fmt(key, " = ", text, ": expected a boolean: true/false, 1/0, yes/no or on/off (any case)"));
 }
 
 std::vector<int> OptionValues::getIntList(const std::string& key, int min, int max) const {

@@ -210,6 +210,9 @@ struct EvalConfig {
 struct OutputConfig {
   std::string path = "results.h5";
   bool clientModels = false;         // also write /model/clients[K,P]
+  bool jsonl = false;                // also write <path>.jsonl, one JSON object per round
+  double progressSeconds = 10.0;     // least time between two progress lines within a round (0 = none)
+  bool quiet = false;                // --quiet: nothing on standard output (command line only, not in the INI)
 };
 
 struct CheckpointConfig {
@@ -227,13 +230,17 @@ class OptionValues {
   std::string getString(const std::string& key) const { return raw(key); }
   double getDouble(const std::string& key, double min, double max) const;
   long long getInt(const std::string& key, long long min, long long max) const;
-  bool getBool(const std::string& key) const;
+  bool getBool(const std::string& key) const;  // parseBool
   std::vector<int> getIntList(const std::string& key, int min, int max) const;  // "" -> empty
   const std::map<std::string, std::string>& all() const { return values_; }
 
  private:
   std::map<std::string, std::string> values_;
 };
+
+// A boolean option's value: true/false, 1/0, yes/no or on/off in any case, surrounding blanks ignored.
+// ConfigError naming the key, the value and the accepted forms otherwise.
+bool parseBool(const std::string& key, const std::string& text);
 
 // A declared algorithm option: shown by --help, accepted in the INI file and on the command line.
 struct OptionSpec {

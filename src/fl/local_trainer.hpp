@@ -117,6 +117,8 @@ class LocalTrainer {
   const float* gatherBatch(const Dataset& data, const Index* idx, int count);
   const std::int32_t* gatherLabels(const Dataset& data, const Index* idx, int count);
   const Dataset& trainSet() const { return train_; }
+  // Samples this trainer has trained on so far, over every call of train() (the progress line's rate).
+  std::int64_t samplesTrained() const { return samplesTrained_; }
 
  private:
   const Dataset& train_;
@@ -126,6 +128,7 @@ class LocalTrainer {
   IndexList order_;
   AlignedVector<float> gradAcc_;
   ExactSum shardSum_;  // data-parallel: the batch's shard gradients and loss, summed across ranks
+  std::int64_t samplesTrained_ = 0;
   OptimizerState freshState_;           // the moments of runs without a persistent state
   std::vector<ParamSegment> segments_;  // the parameter tensors the optimizer updates in this run
   std::unique_ptr<Augmenter> augmenter_;

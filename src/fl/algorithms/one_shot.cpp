@@ -95,7 +95,8 @@ OneShotOptions OneShotOptions::parse(const ExperimentConfig& cfg) {
 void requireOneShotConfig(const ExperimentConfig& cfg, const std::string& name, int rounds) {
   if (cfg.rounds != rounds)
     throw ConfigError(fmt("rounds = ", cfg.rounds, ": algorithm = ", name, " is one-shot here and needs rounds = ",
-                          rounds, rounds == 2 ? " (round 0: hidden layer, round 1: heads)" : ""));
+                          rounds, rounds == 2 ? " (round 0: hidden layer, round 1: heads)" : "",
+                          "; leave rounds unset to run it"));
   if (cfg.fl.clientsPerRound != 0 && cfg.fl.clientsPerRound < cfg.clients)
     throw ConfigError(fmt("fl.clients_per_round = ", cfg.fl.clientsPerRound, ": algorithm = ", name,
                           " uses every client once (set 0)"));
