@@ -248,7 +248,9 @@ TEST(NoAllocation, TrainingRunWithAdamAndAugmentation) {
   Rng shuffle(1, 0, 1, Purpose::Shuffle);
   const Counts c = countAllocations([&] { trainer.train(*m, idx, opt, shuffle, 0, 1); });
   EXPECT_EQ(c.news, 0);
-  if (denseAllocs == 0) EXPECT_EQ(c.mallocs, 0);
+  if (denseAllocs == 0) {
+    EXPECT_EQ(c.mallocs, 0);
+  }
 }
 
 }  // namespace
