@@ -523,7 +523,12 @@ void BM_AugmentVsStep(benchmark::State& st) {
   st.counters["step_ms"] = stepSeconds * 1e3;
   st.counters["aug/step"] = perBatch / stepSeconds;
 }
-BENCHMARK(BM_AugmentVsStep)->Name("Augment/batch128")->ArgNames({"playerfl"})->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AugmentVsStep)
+    ->Name("Augment/batch128")
+    ->ArgNames({"playerfl"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond);
 #endif
 
 // acc += w * v (199,210 / 1,663,370 parameters). Bytes: v read (4), accumulator read + written (32).

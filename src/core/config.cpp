@@ -112,7 +112,8 @@ const std::vector<EnumName<NormalizeKind>>& enumNames<NormalizeKind>() {
 
 template <>
 const std::vector<EnumName<AugmentKind>>& enumNames<AugmentKind>() {
-  static const std::vector<EnumName<AugmentKind>> names = {{AugmentKind::None, "none"}, {AugmentKind::Affine, "affine"}};
+  static const std::vector<EnumName<AugmentKind>> names = {{AugmentKind::None, "none"},
+                                                           {AugmentKind::Affine, "affine"}};
   return names;
 }
 

@@ -84,7 +84,8 @@ void Augmenter::apply(const AffineMap& map, float* image) {
       const int ix = static_cast<int>(std::floor(sx + 0.5)), iy = static_cast<int>(std::floor(sy + 0.5));
       const std::size_t out = static_cast<std::size_t>(y) * static_cast<std::size_t>(W) + static_cast<std::size_t>(x);
       const bool inside = ix >= 0 && ix < W && iy >= 0 && iy < H;
-      const std::size_t in = inside ? static_cast<std::size_t>(iy) * static_cast<std::size_t>(W) + static_cast<std::size_t>(ix) : 0;
+      const std::size_t in =
+          inside ? static_cast<std::size_t>(iy) * static_cast<std::size_t>(W) + static_cast<std::size_t>(ix) : 0;
       for (std::size_t c = 0; c < fill_.size(); ++c)
         image[c * plane + out] = inside ? source_[c * plane + in] : fill_[c];
     }

@@ -61,7 +61,9 @@ StoredModel readStoredModel(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec))
     throw DataError(fmt("model.init = ", path, ": no such file (expected a fedsilo results file or checkpoint)"));
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) throw DataError(fmt("model.init = ", path, ": cannot open it as HDF5 (expected a fedsilo results file or checkpoint)"));
+  if (f < 0)
+    throw DataError(
+        fmt("model.init = ", path, ": cannot open it as HDF5 (expected a fedsilo results file or checkpoint)"));
   h5::Handle file(f, H5Fclose, "open " + path);
   StoredModel m;
   if (exists(file, "/model/global")) {

@@ -49,9 +49,11 @@ OptimizerState unpack(int client, const std::vector<float>& moments, const std::
   FEDSILO_ASSERT(a + b + c == moments.size(), "checkpoint: optimizer state of client ", client, " holds ",
                  moments.size(), " values, its layout says ", a + b + c);
   OptimizerState s;
-  s.first.assign(moments.begin(), moments.begin() + static_cast<std::ptrdiff_t>(a));
-  s.second.assign(moments.begin() + static_cast<std::ptrdiff_t>(a), moments.begin() + static_cast<std::ptrdiff_t>(a + b));
-  s.maxSecond.assign(moments.begin() + static_cast<std::ptrdiff_t>(a + b), moments.end());
+  const auto secondBegin = moments.begin() + static_cast<std::ptrdiff_t>(a);
+  const auto maxSecondBegin = secondBegin + static_cast<std::ptrdiff_t>(b);
+  s.first.assign(moments.begin(), secondBegin);
+  s.second.assign(secondBegin, maxSecondBegin);
+  s.maxSecond.assign(maxSecondBegin, moments.end());
   for (std::size_t i = 3; i < layout.size(); ++i) s.steps.push_back(static_cast<std::int64_t>(layout[i]));
   return s;
 }

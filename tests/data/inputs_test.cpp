@@ -243,7 +243,8 @@ TEST(Augment, ApplyResamplesNearestWithTheFill) {
   for (int c = 0; c < 2; ++c)
     for (int y = 0; y < 5; ++y)
       for (int x = 0; x < 5; ++x)
-        EXPECT_EQ(turned[static_cast<std::size_t>(c * 25 + y * 5 + x)], img[static_cast<std::size_t>(c * 25 + (4 - x) * 5 + y)]);
+        EXPECT_EQ(turned[static_cast<std::size_t>(c * 25 + y * 5 + x)],
+                  img[static_cast<std::size_t>(c * 25 + (4 - x) * 5 + y)]);
   std::vector<float> shifted = img;
   a.apply(AffineMap{1, 0, 3, 0, 1, 0}, shifted.data());
   EXPECT_EQ(shifted[0], 3.0f);

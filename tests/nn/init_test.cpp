@@ -50,7 +50,9 @@ TEST(Init, UniformSchemesHaveTheirBounds) {
   const double kaiming = std::sqrt(6.0 / 400.0), xavier = std::sqrt(6.0 / (400.0 + 300.0));
   const double pytorch = 1.0 / std::sqrt(400.0);
   const std::pair<InitScheme, double> cases[] = {
-      {InitScheme::KaimingUniform, kaiming}, {InitScheme::XavierUniform, xavier}, {InitScheme::PytorchDefault, pytorch}};
+      {InitScheme::KaimingUniform, kaiming},
+      {InitScheme::XavierUniform, xavier},
+      {InitScheme::PytorchDefault, pytorch}};
   for (const auto& [scheme, bound] : cases) {
     const std::vector<float> p = denseParams({scheme, BiasInit::Default});
     const Moments w = momentsOf(p.data(), 400 * 300);
