@@ -32,6 +32,13 @@ enum class InitScheme { PytorchDefault, KaimingNormal, KaimingUniform, XavierUni
 enum class BiasInit { Default, Zero };
 enum class NormalizeKind { None, MeanStd };
 enum class AugmentKind { None, Affine };
+// The server optimizer applied to the aggregate (FedOpt, Reddi et al. 2021; fl/server_optimizer.hpp)
+// and the evaluation rules (eval.select, eval.select_metric, eval.point, eval.client_weighting).
+enum class ServerOptimizerKind { None, Momentum, Adam, Yogi, Adagrad };
+enum class EvalSelect { Final, BestVal };
+enum class SelectMetric { Accuracy, Loss };
+enum class EvalPoint { AfterAggregation, AfterLocal };
+enum class ClientWeighting { Uniform, Samples };
 
 // One value of an enumerated option: its spelling in the INI file and on the command line, and a few
 // words for --help where the name alone does not say enough.
@@ -70,6 +77,16 @@ template <>
 const std::vector<EnumName<NormalizeKind>>& enumNames<NormalizeKind>();
 template <>
 const std::vector<EnumName<AugmentKind>>& enumNames<AugmentKind>();
+template <>
+const std::vector<EnumName<ServerOptimizerKind>>& enumNames<ServerOptimizerKind>();
+template <>
+const std::vector<EnumName<EvalSelect>>& enumNames<EvalSelect>();
+template <>
+const std::vector<EnumName<SelectMetric>>& enumNames<SelectMetric>();
+template <>
+const std::vector<EnumName<EvalPoint>>& enumNames<EvalPoint>();
+template <>
+const std::vector<EnumName<ClientWeighting>>& enumNames<ClientWeighting>();
 
 // The name of a value ("dirichlet").
 template <typename E>
@@ -119,6 +136,11 @@ std::ostream& operator<<(std::ostream& os, InitScheme value);
 std::ostream& operator<<(std::ostream& os, BiasInit value);
 std::ostream& operator<<(std::ostream& os, NormalizeKind value);
 std::ostream& operator<<(std::ostream& os, AugmentKind value);
+std::ostream& operator<<(std::ostream& os, ServerOptimizerKind value);
+std::ostream& operator<<(std::ostream& os, EvalSelect value);
+std::ostream& operator<<(std::ostream& os, SelectMetric value);
+std::ostream& operator<<(std::ostream& os, EvalPoint value);
+std::ostream& operator<<(std::ostream& os, ClientWeighting value);
 
 struct TrainConfig {
   int epochs = 1;
@@ -195,16 +217,31 @@ struct ModelConfig {
   std::string initFile;              // model.init: the initial global model from a results file or checkpoint
 };
 
+// FedOpt's server step on the pseudo-gradient Delta = aggregate - w (fl.server_*).
+struct ServerOptimizerConfig {
+  ServerOptimizerKind kind = ServerOptimizerKind::None;
+  double lr = 1.0;        // eta
+  double momentum = 0.9;  // momentum: beta of m <- beta m + Delta
+  double beta1 = 0.9;     // adam, yogi, adagrad: m <- beta1 m + (1 - beta1) Delta
+  double beta2 = 0.99;    // adam, yogi: second-moment decay
+  double tau = 1e-3;      // adaptivity (denominator sqrt(v) + tau; v starts at tau^2)
+};
+
 struct FlConfig {
   int clientsPerRound = 0;           // 0 = all clients every round
   double dropout = 0.0;              // probability that a selected client drops out of a round
   bool skipDiverged = false;         // drop a NaN/Inf client update instead of failing
   PlacementBalance placement = PlacementBalance::Samples;  // what the client ranges of the ranks balance
+  ServerOptimizerConfig serverOptimizer;
 };
 
 struct EvalConfig {
   int every = 1;                     // evaluate every N rounds (the last round always)
   int batch = 1000;
+  EvalSelect select = EvalSelect::Final;           // which evaluated model the summary uses
+  SelectMetric selectMetric = SelectMetric::Accuracy;  // best_val: higher accuracy or lower loss
+  EvalPoint point = EvalPoint::AfterAggregation;   // when a client that trained is evaluated
+  ClientWeighting clientWeighting = ClientWeighting::Uniform;  // weights of /summary/mean
 };
 
 struct OutputConfig {

@@ -1,11 +1,16 @@
-// The client-protocol options (train.optimizer..., model.init*, data.normalize/limit/augment*): their
-// defaults (which reproduce the earlier behaviour), their parsed values and their one-line errors.
+// The protocol options: FedOpt's server optimizer (fl.server_*), the evaluation rules (eval.select,
+// eval.select_metric, eval.point, eval.client_weighting) and fedbabu.head: defaults, parsing, the
+// errors for bad values and for combinations an algorithm cannot take.
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "app/config_parser.hpp"
 #include "core/error.hpp"
 
-namespace fedsilo {
+using namespace fedsilo;
+
 namespace {
 
 std::string errorOf(const std::vector<std::string>& args) {
@@ -17,84 +22,99 @@ std::string errorOf(const std::vector<std::string>& args) {
   return "";
 }
 
-TEST(ProtocolOptions, DefaultsAreTheEarlierBehaviour) {
-  const ExperimentConfig c = parseArguments({}).config;
-  EXPECT_EQ(c.train.optimizer, OptimizerKind::Sgd);
-  EXPECT_EQ(c.train.optimizerState, OptimizerStateMode::Reset);
-  EXPECT_EQ(c.train.lrSchedule, LrSchedule::Constant);
-  EXPECT_DOUBLE_EQ(c.train.beta1, 0.9);
-  EXPECT_DOUBLE_EQ(c.train.beta2, 0.999);
-  EXPECT_DOUBLE_EQ(c.train.eps, 1e-8);
-  EXPECT_FALSE(c.train.amsgrad || c.train.nesterov);
-  EXPECT_DOUBLE_EQ(c.train.weightDecay, 0.0);  // also for adamw: PyTorch's 0.01 is not implied
-  EXPECT_EQ(c.model.initScheme, InitScheme::PytorchDefault);
-  EXPECT_EQ(c.model.initBias, BiasInit::Default);
-  EXPECT_TRUE(c.model.initFile.empty());
-  EXPECT_EQ(c.data.normalize, NormalizeKind::None);
-  EXPECT_EQ(c.data.augment, AugmentKind::None);
-  EXPECT_EQ(c.data.limit, 0);
-}
-
-TEST(ProtocolOptions, ValuesArrive) {
-  const ExperimentConfig c =
-      parseArguments({"--train.optimizer", "adamw", "--train.beta1", "0.8", "--train.beta2", "0.99", "--train.eps",
-                      "1e-6", "--train.amsgrad", "true", "--train.weight_decay", "0.01", "--train.optimizer_state",
-                      "keep", "--train.lr_schedule", "step", "--train.lr_step_rounds", "30", "--train.lr_gamma", "0.5",
-                      "--model.init_scheme", "kaiming_normal", "--model.init_bias", "zero", "--model.init", " m.h5 ",
-                      "--data.limit", "10000", "--data.normalize", "mean_std", "--data.mean", "0.286", "--data.std",
-                      "0.353", "--data.augment", "affine", "--data.augment_rotation", "15", "--data.augment_translate",
-                      "0.2", "--data.augment_scale", "0.9,1.1", "--data.augment_flip", "true",
-                      "--data.augment_crop_padding", "4"})
-          .config;
-  EXPECT_EQ(c.train.optimizer, OptimizerKind::AdamW);
-  EXPECT_DOUBLE_EQ(c.train.beta1, 0.8);
-  EXPECT_DOUBLE_EQ(c.train.beta2, 0.99);
-  EXPECT_DOUBLE_EQ(c.train.eps, 1e-6);
-  EXPECT_TRUE(c.train.amsgrad);
-  EXPECT_EQ(c.train.optimizerState, OptimizerStateMode::Keep);
-  EXPECT_EQ(c.train.lrSchedule, LrSchedule::Step);
-  EXPECT_EQ(c.train.lrStepRounds, 30);
-  EXPECT_DOUBLE_EQ(c.train.lrGamma, 0.5);
-  EXPECT_EQ(c.model.initScheme, InitScheme::KaimingNormal);
-  EXPECT_EQ(c.model.initBias, BiasInit::Zero);
-  EXPECT_EQ(c.model.initFile, "m.h5");
-  EXPECT_EQ(c.data.limit, 10000);
-  EXPECT_EQ(c.data.mean, (std::vector<double>{0.286}));
-  EXPECT_EQ(c.data.std, (std::vector<double>{0.353}));
-  EXPECT_EQ(c.data.augment, AugmentKind::Affine);
-  EXPECT_DOUBLE_EQ(c.data.augmentRotation, 15);
-  EXPECT_DOUBLE_EQ(c.data.augmentTranslate, 0.2);
-  EXPECT_DOUBLE_EQ(c.data.augmentScaleMin, 0.9);
-  EXPECT_DOUBLE_EQ(c.data.augmentScaleMax, 1.1);
-  EXPECT_TRUE(c.data.augmentFlip);
-  EXPECT_EQ(c.data.augmentCropPadding, 4);
-}
-
-TEST(ProtocolOptions, ErrorsNameTheValueAndTheExpectedForm) {
-  const std::pair<std::vector<std::string>, std::string> cases[] = {
-      {{"--train.optimizer", "rmsprop"}, "train.optimizer = rmsprop: expected one of sgd, adam, adamw"},
-      {{"--train.nesterov", "true"}, "train.nesterov = true needs train.momentum > 0"},
-      {{"--train.optimizer", "adam", "--train.momentum", "0.9"},
-       "train.momentum = 0.9 applies to train.optimizer = sgd"},
-      {{"--train.beta1", "1"}, "train.beta1 = 1: expected a number in [0, 1)"},
-      {{"--train.optimizer_state", "sometimes"}, "train.optimizer_state = sometimes: expected one of reset, keep"},
-      {{"--train.lr_schedule", "cosine", "--train.lr_min", "0.5"},
-       "train.lr_min = 0.5: expected a number in [0, train.lr = 0.05]"},
-      {{"--train.lr_gamma", "0"}, "train.lr_gamma = 0: expected a number in (0, 1]"},
-      {{"--model.init_scheme", "he"}, "model.init_scheme = he: expected one of pytorch_default, kaiming_normal"},
-      {{"--data.normalize", "mean_std", "--data.std", "0.3"}, "data.std = 0.3: data.mean and data.std go together"},
-      {{"--data.mean", "0.3", "--data.std", "0.3"}, "data.mean = 0.3: applies with data.normalize = mean_std only"},
-      {{"--data.normalize", "mean_std", "--data.mean", "0.3", "--data.std", "0"},
-       "data.std = 0: expected finite numbers > 0"},
-      {{"--data.augment", "mixup"}, "data.augment = mixup: expected one of none, affine"},
-      {{"--data.augment_scale", "1.2,0.8"}, "data.augment_scale = 1.2,0.8: expected one factor or min,max"},
-      {{"--data.limit", "-1"}, "data.limit = -1: expected an integer in [0,"},
-      {{"--algorithm", "pfedme", "--train.optimizer", "adam"},
-       "algorithm = pfedme: train.optimizer = adam does not apply"},
-      {{"--algorithm", "fedfa", "--train.optimizer", "adam"}, "fedfa.client_momentum = 0.5 is SGD momentum"},
-  };
-  for (const auto& [args, text] : cases) EXPECT_NE(errorOf(args).find(text), std::string::npos) << errorOf(args);
-}
-
 }  // namespace
-}  // namespace fedsilo
+
+TEST(ProtocolOptions, DefaultsChangeNothing) {
+  const ExperimentConfig c = parseArguments({}).config;
+  EXPECT_EQ(c.fl.serverOptimizer.kind, ServerOptimizerKind::None);
+  EXPECT_EQ(c.fl.serverOptimizer.lr, 1.0);
+  EXPECT_EQ(c.fl.serverOptimizer.momentum, 0.9);
+  EXPECT_EQ(c.fl.serverOptimizer.beta1, 0.9);
+  EXPECT_EQ(c.fl.serverOptimizer.beta2, 0.99);
+  EXPECT_EQ(c.fl.serverOptimizer.tau, 1e-3);
+  EXPECT_EQ(c.eval.select, EvalSelect::Final);
+  EXPECT_EQ(c.eval.selectMetric, SelectMetric::Accuracy);
+  EXPECT_EQ(c.eval.point, EvalPoint::AfterAggregation);
+  EXPECT_EQ(c.eval.clientWeighting, ClientWeighting::Uniform);
+  EXPECT_EQ(c.algo.getString("fedbabu.head"), "last");
+}
+
+TEST(ProtocolOptions, Parsed) {
+  const ExperimentConfig c =
+      parseArguments({"--fl.server_optimizer", "yogi", "--fl.server_lr", "0.03", "--fl.server_beta1", "0.5",
+                      "--fl.server_beta2", "0.9", "--fl.server_tau", "1e-4", "--fl.server_momentum", "0",
+                      "--eval.select", "best_val", "--eval.select_metric", "loss", "--eval.point", "after_local",
+                      "--eval.client_weighting", "samples"})
+          .config;
+  EXPECT_EQ(c.fl.serverOptimizer.kind, ServerOptimizerKind::Yogi);
+  EXPECT_EQ(c.fl.serverOptimizer.lr, 0.03);
+  EXPECT_EQ(c.fl.serverOptimizer.beta1, 0.5);
+  EXPECT_EQ(c.fl.serverOptimizer.beta2, 0.9);
+  EXPECT_EQ(c.fl.serverOptimizer.tau, 1e-4);
+  EXPECT_EQ(c.fl.serverOptimizer.momentum, 0.0);
+  EXPECT_EQ(c.eval.select, EvalSelect::BestVal);
+  EXPECT_EQ(c.eval.selectMetric, SelectMetric::Loss);
+  EXPECT_EQ(c.eval.point, EvalPoint::AfterLocal);
+  EXPECT_EQ(c.eval.clientWeighting, ClientWeighting::Samples);
+  for (const char* kind : {"none", "momentum", "adam", "yogi", "adagrad"})
+    EXPECT_EQ(errorOf({"--fl.server_optimizer", kind}), "") << kind;
+}
+
+TEST(ProtocolOptions, BadValuesNameTheOptionAndTheValue) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--fl.server_optimizer", "sgd"}, "fl.server_optimizer = sgd: expected one of none, momentum, adam, yogi"},
+      {{"--fl.server_lr", "0"}, "fl.server_lr = 0"},
+      {{"--fl.server_lr", "-1"}, "fl.server_lr = -1"},
+      {{"--fl.server_momentum", "1"}, "fl.server_momentum = 1"},
+      {{"--fl.server_beta1", "-0.1"}, "fl.server_beta1 = -0.1"},
+      {{"--fl.server_beta2", "1.5"}, "fl.server_beta2 = 1.5"},
+      {{"--fl.server_tau", "0"}, "fl.server_tau = 0"},
+      {{"--fl.server_tau", "nan"}, "fl.server_tau"},
+      {{"--eval.select", "best"}, "eval.select = best: expected one of final, best_val"},
+      {{"--eval.select_metric", "f1"}, "eval.select_metric = f1: expected one of accuracy, loss"},
+      {{"--eval.point", "before"}, "eval.point = before: expected one of after_aggregation, after_local"},
+      {{"--eval.client_weighting", "tests"}, "eval.client_weighting = tests: expected one of uniform, samples"},
+      {{"--algorithm", "fedbabu", "--fedbabu.head", " "}, "fedbabu.head = ''"},
+      {{"--algorithm", "fedbabu", "--fedbabu.head", "fc1,,fc2"}, "fedbabu.head = fc1,,fc2: an empty block name"},
+  };
+  for (const auto& [args, text] : cases) {
+    const std::string e = errorOf(args);
+    EXPECT_NE(e.find(text), std::string::npos) << args[0] << " " << args[1] << ": got '" << e << "'";
+  }
+}
+
+TEST(ProtocolOptions, AServerOptimizerNeedsAnAlgorithmThatAveragesModels) {
+  for (const char* alg : {"fedavg", "fedprox", "fedlp", "fedbabu", "ditto", "alpha_fedavg", "qffl", "fedfa", "playerfl",
+                          "playerfl_random"})
+    EXPECT_EQ(errorOf({"--algorithm", alg, "--fl.server_optimizer", "adam"}), "") << alg;
+  for (const char* alg : {"local", "pfedme"}) {
+    const std::string e = errorOf({"--algorithm", alg, "--fl.server_optimizer", "adagrad"});
+    EXPECT_NE(e.find(std::string("fl.server_optimizer = adagrad: algorithm = ") + alg), std::string::npos) << e;
+    EXPECT_NE(e.find("applies to fedavg,"), std::string::npos) << e;
+    EXPECT_EQ(e.find("applies to fedavg, local"), std::string::npos) << e;
+  }
+  const std::string gems = errorOf({"--algorithm", "average", "--rounds", "1", "--fl.server_optimizer", "momentum"});
+  EXPECT_NE(gems.find("fl.server_optimizer = momentum: algorithm = average"), std::string::npos) << gems;
+}
+
+TEST(ProtocolOptions, BestValNeedsValidationSamples) {
+  const std::string e = errorOf({"--eval.select", "best_val", "--data.split", "0.8,0,0.2"});
+  EXPECT_NE(e.find("eval.select = best_val"), std::string::npos) << e;
+  EXPECT_NE(e.find("data.split = 0.8,0,0.2"), std::string::npos) << e;
+  EXPECT_EQ(errorOf({"--eval.select", "final", "--data.split", "0.8,0,0.2"}), "");
+}
+
+TEST(ProtocolOptions, AfterLocalIsRefusedForOneShotAlgorithms) {
+  const std::string e = errorOf({"--algorithm", "average", "--rounds", "1", "--eval.point", "after_local"});
+  EXPECT_NE(e.find("eval.point = after_local: algorithm = average is one-shot"), std::string::npos) << e;
+  EXPECT_EQ(errorOf({"--algorithm", "average", "--rounds", "1", "--eval.select", "best_val"}), "");
+}
+
+TEST(ProtocolOptions, HelpDescribesThem) {
+  const std::string help = parseArguments({"--help"}).text;
+  for (const char* key : {"--fl.server_optimizer", "--fl.server_lr", "--fl.server_momentum", "--fl.server_beta1",
+                          "--fl.server_beta2", "--fl.server_tau", "--eval.select ", "--eval.select_metric",
+                          "--eval.point", "--eval.client_weighting", "--fedbabu.head", "FedAdam", "best_val",
+                          "after_local"})
+    EXPECT_NE(help.find(key), std::string::npos) << key;
+}
