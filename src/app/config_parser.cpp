@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "app/config_file.hpp"
+#include "app/protocol_options.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "data/loaders.hpp"
@@ -19,20 +20,12 @@ namespace fedsilo {
 
 namespace {
 
-struct Opt {
-  std::string key;
-  std::string def;
-  std::string help;
-};
+// Every experiment option with its default (as text) and meaning, one table per section, in --help's
+// order. Keep docs/cli.md in step. The enumerated options list their values from the one table of each
+// enumeration (core/config.hpp).
 
-std::string sectionOf(const std::string& key) {
-  const auto dot = key.find('.');
-  return dot == std::string::npos ? "" : key.substr(0, dot);
-}
-
-// Every experiment option with its default (as text) and meaning. Keep docs/cli.md in step. The
-// enumerated options list their values from the one table of each enumeration (core/config.hpp).
-std::vector<Opt> baseOptions() {
+// The options of what runs and where its results go.
+std::vector<Opt> runOptions() {
   return {
       {"algorithm", "fedavg", "federated algorithm (see --help list below)"},
       {"dataset", "fashion_mnist", joinNames<DatasetKind>(" | ")},
@@ -45,6 +38,12 @@ std::vector<Opt> baseOptions() {
       {"output", "results.h5",
        "results file (HDF5; missing parent folders are created); written as <output>.partial and renamed when "
        "complete"},
+  };
+}
+
+// The options of local training.
+std::vector<Opt> trainOptions() {
+  return {
       {"train.epochs", "1", "local epochs per round (>= 0)"},
       {"train.batch", "32", "mini-batch size (>= 1)"},
       {"train.lr", "0.05", "learning rate (> 0); with train.lr_schedule the lr of round 0"},
@@ -52,15 +51,28 @@ std::vector<Opt> baseOptions() {
       {"train.weight_decay", "0",
        "weight decay (>= 0) with PyTorch's meaning per optimizer: L2 added to the gradient (sgd, adam) or "
        "decoupled p <- p (1 - lr wd) (adamw; PyTorch's AdamW default of 0.01 is not applied)"},
+  };
+}
+
+// The options of how the training data is split into clients.
+std::vector<Opt> partitionOptions() {
+  return {
       {"partition.scheme", "dirichlet", joinNames<PartitionScheme>(" | ")},
       {"partition.alpha", "0.5", "Dirichlet concentration (> 0)"},
       {"partition.shards", "200", "number of shards, each of one label (shards scheme; >= the labels present)"},
       {"partition.shards_per_client", "2", "shards per client: N, or min,max for the unbalanced variant"},
       {"partition.file", "", ".npy of integer client ids, one per training sample (file scheme)"},
       {"partition.samples_per_client", "0", "keep at most this many samples per client (0 = all)"},
+  };
+}
+
+// The options of the data sets.
+std::vector<Opt> dataOptions() {
+  return {
       {"data.dir", "", "dataset directory"},  // help completed by helpText: the per-dataset default
       {"data.file", "", "data file for the csv and hdf5 datasets"},
-      {"data.split", "0.8,0.1,0.1", "per-client train,val,test fractions (sum 1; zeros allowed: metrics needing that split are NaN)"},
+      {"data.split", "0.8,0.1,0.1",
+       "per-client train,val,test fractions (sum 1; zeros allowed: metrics needing that split are NaN)"},
       {"data.alpha", "1", "Synthetic(alpha, beta): alpha"},
       {"data.beta", "1", "Synthetic(alpha, beta): beta"},
       {"data.users", "100", "synthetic/sequence: number of users"},
@@ -73,6 +85,12 @@ std::vector<Opt> baseOptions() {
       {"data.max_classes", "100000",
        "largest number of classes of a dataset read from files: every label must lie in [0, N); a label outside "
        "it, or more distinct labels, is a data error (exit 3)"},
+  };
+}
+
+// The options of the model.
+std::vector<Opt> modelOptions() {
+  return {
       {"model.hidden", "200,200", "mlp hidden layer widths"},
       {"model.dropout", "0", "dropout probability after hidden layers, in [0, 1)"},
       {"model.loss", "", "loss override: " + joinNames<LossKind>(" | ") + " (default: the preset's)"},
@@ -80,6 +98,12 @@ std::vector<Opt> baseOptions() {
       {"model.embed_dim", "32", "lstm: embedding dimension"},
       {"model.lstm_hidden", "64", "lstm: hidden units per layer"},
       {"model.lstm_layers", "2", "lstm: stacked layers"},
+  };
+}
+
+// The options of the federation: participation, placement, the server optimizer.
+std::vector<Opt> federationOptions() {
+  return {
       {"fl.clients_per_round", "0", "clients sampled per round (0 = all)"},
       {"fl.dropout", "0", "probability that a selected client drops out of a round, in [0, 1)"},
       {"fl.skip_diverged", "false", "drop a client update whose loss or parameters are NaN/Inf instead of failing"},
@@ -96,6 +120,12 @@ std::vector<Opt> baseOptions() {
       {"fl.server_beta2", "0.99", "adam, yogi: second-moment decay beta2 in [0, 1)"},
       {"fl.server_tau", "0.001",
        "adam, yogi, adagrad: adaptivity tau > 0 (step eta m / (sqrt(v) + tau), v from tau^2)"},
+  };
+}
+
+// The options of evaluation and the model each client's summary uses.
+std::vector<Opt> evaluationOptions() {
+  return {
       {"eval.every", "1", "evaluate every N rounds (the last round always)"},
       {"eval.batch", "256", "evaluation batch size"},
       {"eval.select", "final",
@@ -107,70 +137,35 @@ std::vector<Opt> baseOptions() {
            "; a client that did not train that round is evaluated after the server step"},
       {"eval.client_weighting", "uniform",
        "weights of the client mean in /summary/mean and /summary/mean_f1: " + joinNames<ClientWeighting>(" | ", true)},
+  };
+}
+
+// The options of extra outputs.
+std::vector<Opt> outputOptions() {
+  return {
       {"output.client_models", "false", "also write every client's final model to /model/clients"},
       {"output.jsonl", "false",
        "also write <output>.jsonl: one JSON object per round, flushed as the round ends (tail -f it, or read it "
        "without h5py)"},
       {"output.progress_seconds", "10",
        "print a progress line during a round at most this often, in seconds (0 = never)"},
+  };
+}
+
+// The options of checkpoints.
+std::vector<Opt> checkpointOptions() {
+  return {
       {"checkpoint.every", "0", "write <output>.ckpt every N rounds (0: only on SIGTERM/SIGUSR1)"},
   };
 }
 
-// The client training protocol: optimizer, lr schedule, initialisation, input scaling and augmentation.
-std::vector<Opt> protocolOptions() {
-  return {
-      {"train.optimizer", "sgd", "client optimizer, torch.optim's update rules: " + joinNames<OptimizerKind>(" | ")},
-      {"train.beta1", "0.9", "adam/adamw: first-moment decay in [0, 1)"},
-      {"train.beta2", "0.999", "adam/adamw: second-moment decay in [0, 1)"},
-      {"train.eps", "1e-8", "adam/adamw: denominator epsilon (>= 0)"},
-      {"train.amsgrad", "false", "adam/adamw: normalise by the running maximum of the second moment (AMSGrad)"},
-      {"train.nesterov", "false", "sgd: Nesterov momentum (needs train.momentum > 0)"},
-      {"train.optimizer_state", "reset",
-       "optimizer moments across rounds: " + joinNames<OptimizerStateMode>(" | ", true) +
-           " (keep: one state per client and model, checkpointed)"},
-      {"train.lr_schedule", "constant",
-       "learning rate over rounds t: " + joinNames<LrSchedule>(" | ") +
-           " (step: lr gamma^floor(t / lr_step_rounds); exponential: lr gamma^t; cosine: lr_min + (lr - lr_min) "
-           "(1 + cos(pi t / rounds)) / 2)"},
-      {"train.lr_step_rounds", "1", "step schedule: rounds between decays (>= 1)"},
-      {"train.lr_gamma", "0.1", "step/exponential schedule: decay factor in (0, 1]"},
-      {"train.lr_min", "0", "cosine schedule: final learning rate, in [0, train.lr]"},
-      {"model.init_scheme", "pytorch_default",
-       "dense/conv weight initialisation (torch.nn.init formulas, docs/models.md): " + joinNames<InitScheme>(" | ")},
-      {"model.init_bias", "default", "bias initialisation: " + joinNames<BiasInit>(" | ") +
-                                         " (default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) as PyTorch)"},
-      {"model.init", "",
-       "initial global model from a fedsilo results file (/model/global) or checkpoint (layer names and sizes "
-       "checked; replaces model.init_scheme's draw)"},
-      {"data.limit", "0", "use only the first N training samples (file order; 0 = all); the test set stays whole"},
-      {"data.normalize", "none",
-       "input scaling (x - mean) / std per channel: " + joinNames<NormalizeKind>(" | ") +
-           " (mean_std without data.mean/data.std: the clients' training samples' own statistics)"},
-      {"data.mean", "", "data.normalize = mean_std: per-channel means (one value, or one per channel)"},
-      {"data.std", "", "data.normalize = mean_std: per-channel standard deviations (> 0; as data.mean)"},
-      {"data.augment", "none",
-       "training-image augmentation: " + joinNames<AugmentKind>(" | ") +
-           " (affine: random crop, flip, rotation, translation and scale as set below, one resampling)"},
-      {"data.augment_rotation", "10", "data.augment: rotation angle ~ U(-deg, deg), in [0, 180]"},
-      {"data.augment_translate", "0.1", "data.augment: shift ~ U(-t, t) of the side, in whole pixels; t in [0, 1)"},
-      {"data.augment_scale", "1", "data.augment: zoom factor ~ U(min, max): 'min,max' or one value (> 0)"},
-      {"data.augment_flip", "false", "data.augment: horizontal flip with probability 1/2"},
-      {"data.augment_crop_padding", "0", "data.augment: random crop after zero padding by this many pixels (>= 0)"},
-  };
-}
-
-// The base options with each protocol option placed after the last base option of its section, so
-// that --help lists every section together.
 const std::vector<Opt>& coreOptions() {
   static const std::vector<Opt> opts = [] {
-    std::vector<Opt> all = baseOptions();
-    for (const Opt& extra : protocolOptions()) {
-      auto at = all.end();
-      for (auto it = all.begin(); it != all.end(); ++it)
-        if (sectionOf(it->key) == sectionOf(extra.key)) at = it + 1;
-      all.insert(at, extra);
-    }
+    std::vector<Opt> all;
+    for (auto&& section : {runOptions(), trainOptions(), optimizerOptions(), partitionOptions(), dataOptions(),
+                           inputOptions(), modelOptions(), initOptions(), federationOptions(), evaluationOptions(),
+                           outputOptions(), checkpointOptions()})
+      all.insert(all.end(), section.begin(), section.end());
     return all;
   }();
   return opts;
@@ -183,6 +178,11 @@ std::string helpText(const std::string& key, const std::string& def, const std::
            " for fashion_mnist; none for the other datasets, which need it)";
   if (!def.empty() || help.find("(default:") != std::string::npos) return help;
   return help + " (default: none)";
+}
+
+std::string sectionOf(const std::string& key) {
+  const auto dot = key.find('.');
+  return dot == std::string::npos ? "" : key.substr(0, dot);
 }
 
 // The option values as text (defaults filled in), read by typed, range-checked getters whose errors
