@@ -53,6 +53,8 @@ class Experiment {
   int nextRound() const { return driver_->nextRound(); }
   const RoundDriver& driver() const { return *driver_; }
   const DataBundle& data() const { return data_; }
+  // One line on the privacy settings for the banner (empty when privacy is off).
+  std::string privacyDescription() const { return driver_->privacyDescription(); }
 
  private:
   void placeClients();

@@ -14,6 +14,7 @@
 #include "core/rng.hpp"
 #include "data/augment.hpp"
 #include "data/dataset.hpp"
+#include "fl/dp_sgd.hpp"
 #include "nn/model.hpp"
 #include "optim/optimizer.hpp"
 
@@ -119,6 +120,9 @@ class LocalTrainer {
   const Dataset& trainSet() const { return train_; }
   // Samples this trainer has trained on so far, over every call of train() (the progress line's rate).
   std::int64_t samplesTrained() const { return samplesTrained_; }
+  // DP-SGD (fl/dp_sgd.hpp) for every train() call until reset with nullptr: Poisson batches and
+  // clipped, noised gradients instead of the epoch's shuffled batches. `p` must outlive its use.
+  void setPrivateSgd(PrivateSgd* p) { private_ = p; }
 
  private:
   const Dataset& train_;
@@ -133,6 +137,9 @@ class LocalTrainer {
   std::vector<ParamSegment> segments_;  // the parameter tensors the optimizer updates in this run
   std::unique_ptr<Augmenter> augmenter_;
   std::uint64_t augmentSeed_ = 0;
+  PrivateSgd* private_ = nullptr;        // DP-SGD settings of the client being trained (nullptr: off)
+  IndexList privateBatch_;               // DP-SGD: the step's Poisson sample
+  AlignedVector<float> privateSum_;      // DP-SGD: the clipped sum over chunks of a large Poisson batch
 
   // The model's tensors inside the hook's trainable range, into segments_; returns the model's tensor count.
   std::size_t collectSegments(const Model& model, const GradientHook* hook);
@@ -145,6 +152,9 @@ class LocalTrainer {
   // data-parallel; `shard0` numbers the batch's first shard for the dropout key.
   double dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp, int client, int round,
                               std::int64_t shard0, std::uint64_t runKey, std::int64_t position0);
+  // DP-SGD's gradient for one step (into model.grads()) over a Poisson sample of `indices`; returns
+  // the sample's mean loss (0 for an empty sample). fl/dp_sgd.cpp.
+  double privateGradient(Model& model, const IndexList& indices, const TrainOptions& opt);
 };
 
 // PLayer-FL's federation sensitivity of every layer block, on one batch drawn with replacement

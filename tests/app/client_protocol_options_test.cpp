@@ -91,6 +91,8 @@ TEST(ClientProtocolOptions, ErrorsNameTheValueAndTheExpectedForm) {
       {{"--data.limit", "-1"}, "data.limit = -1: expected an integer in [0,"},
       {{"--algorithm", "pfedme", "--train.optimizer", "adam"},
        "algorithm = pfedme: train.optimizer = adam does not apply"},
+      {{"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--data.augment", "affine"},
+       "data.augment = affine: not with privacy.level = sample"},
       {{"--algorithm", "fedfa", "--train.optimizer", "adam"}, "fedfa.client_momentum = 0.5 is SGD momentum"},
   };
   for (const auto& [args, text] : cases) EXPECT_NE(errorOf(args).find(text), std::string::npos) << errorOf(args);
