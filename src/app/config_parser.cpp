@@ -465,8 +465,8 @@ struct OptionSet {
     generic.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
         "config,c", po::value<std::string>(), "INI configuration file")(
         "resume", "continue from <output>.ckpt if it exists")(
-        "quiet,q", "print nothing on standard output (no start-up line, round lines, progress or decisions); warnings "
-                   "and errors still go to standard error")(
+        "quiet,q", "print nothing but errors: no start-up line, round lines, progress, decisions or warnings; the "
+                   "error line of a failed run still goes to standard error")(
         "dry-run", "validate the configuration, print it fully resolved, and exit");
     for (const auto& o : coreOptions()) add(experiment, o.key, o.def, o.help);
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
