@@ -12,6 +12,10 @@
 //   LocalTrainer/...   one local epoch of a W1 client (gather, step, SGD) on a synthetic u8 dataset
 //   Eval/...           evaluation of 10,000 samples at batch 1000
 //   Sgd/...            the SGD step over 199,210 (W1) and 1,663,370 (W2) parameters -> GB/s
+//   Adam/...           the Adam (AMSGrad) step over the same sizes                  -> GB/s
+//   Augment/...        data.augment = affine on a batch of 128 FashionMNIST-shaped images, and its cost
+//                      relative to one training step (lossAndGradient + Adam) of W2 (cnn_mcmahan) and
+//                      cnn_playerfl at batch 128: counter aug/step
 //   ExactSum/...       FedAvg's exact accumulate (ExactSum::addScaled)          -> GB/s, Mparam/s
 //   ReduceExact/...    its MPI reduce on a one-rank world communicator         -> GB/s
 //   Hdf5/...           one round appended to a results file (ResultsWriter)     -> rounds/s
@@ -25,6 +29,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +52,13 @@
 #include "nn/kernel_table.hpp"
 #include "nn/model.hpp"
 #include "nn/presets.hpp"
+#if __has_include("optim/optimizer.hpp")
+#include "data/augment.hpp"
+#include "optim/optimizer.hpp"
+#define FEDSILO_BENCH_OPTIMIZER 1
+#else
 #include "optim/sgd.hpp"
+#endif
 #if __has_include("nn/conv2d.hpp")
 #include "nn/conv2d.hpp"
 #define FEDSILO_BENCH_CONV 1
@@ -69,6 +80,37 @@ char* openblas_get_corename(void);
 namespace {
 
 using namespace fedsilo;
+
+#ifdef FEDSILO_BENCH_OPTIMIZER
+// Plain SGD (optionally with momentum) over a whole flat buffer of n parameters.
+class PlainSgd {
+ public:
+  PlainSgd(double lr, double momentum, std::size_t n) : opt_(settings(lr, momentum)), segments_{{0, n, 0}} {
+    opt_.prepare(state_, n, 1);
+  }
+  void step(float* p, const float* g, std::size_t) { opt_.step(p, g, segments_, state_); }
+
+ private:
+  static OptimizerSettings settings(double lr, double momentum) {
+    OptimizerSettings s;
+    s.lr = lr;
+    s.momentum = momentum;
+    return s;
+  }
+  Optimizer opt_;
+  std::vector<ParamSegment> segments_;
+  OptimizerState state_;
+};
+#else
+class PlainSgd {
+ public:
+  PlainSgd(double lr, double momentum, std::size_t) : sgd_(lr, momentum, 0.0) {}
+  void step(float* p, const float* g, std::size_t n) { sgd_.step(p, g, n); }
+
+ private:
+  Sgd sgd_;
+};
+#endif
 
 // Heap allocations between construction and stop() (core/malloc_counter.hpp, included above).
 struct AllocCounter {
@@ -331,7 +373,7 @@ void BM_TrainStep(benchmark::State& st) {
   std::vector<float> x = randomFloats(784u * batch, 4, 0.0f, 1.0f);
   std::vector<std::int32_t> y(batch);
   for (int j = 0; j < batch; ++j) y[j] = j % 10;
-  Sgd sgd(0.01, 0.0, 0.0);
+  PlainSgd sgd(0.01, 0.0, static_cast<std::size_t>(m->numParams()));
   m->lossAndGradient(x.data(), y.data(), batch);  // warm-up
   AllocCounter count;
   for (auto _ : st) {
@@ -430,7 +472,7 @@ void BM_Sgd(benchmark::State& st) {
   const std::size_t n = static_cast<std::size_t>(st.range(0));
   const bool momentum = st.range(1) != 0;
   std::vector<float> p = randomFloats(n, 1), g = randomFloats(n, 2);
-  Sgd sgd(0.01, momentum ? 0.9 : 0.0, 0.0);
+  PlainSgd sgd(0.01, momentum ? 0.9 : 0.0, n);
   for (auto _ : st) {
     sgd.step(p.data(), g.data(), n);
     benchmark::ClobberMemory();
@@ -438,6 +480,96 @@ void BM_Sgd(benchmark::State& st) {
   setBytes(st, (momentum ? 5.0 : 3.0) * 4.0 * static_cast<double>(n));  // p, g read, p written (+ v r/w)
 }
 BENCHMARK(BM_Sgd)->Name("Sgd/step")->ArgNames({"params", "momentum"})->Args({199210, 0})->Args({1663370, 0})->Args({199210, 1});
+
+#ifdef FEDSILO_BENCH_OPTIMIZER
+OptimizerSettings adamSettings() {
+  OptimizerSettings s;
+  s.kind = OptimizerKind::Adam;
+  s.lr = 1e-3;
+  s.weightDecay = 1e-4;
+  s.amsgrad = true;
+  return s;
+}
+
+// Adam with AMSGrad and L2 weight decay. Bytes: p, m, v, vmax read and written, g read.
+void BM_Adam(benchmark::State& st) {
+  const std::size_t n = static_cast<std::size_t>(st.range(0));
+  std::vector<float> p = randomFloats(n, 1), g = randomFloats(n, 2);
+  const Optimizer adam(adamSettings());
+  OptimizerState state;
+  adam.prepare(state, n, 1);
+  const std::vector<ParamSegment> all{{0, n, 0}};
+  for (auto _ : st) {
+    adam.step(p.data(), g.data(), all, state);
+    benchmark::ClobberMemory();
+  }
+  setBytes(st, 9.0 * 4.0 * static_cast<double>(n));
+}
+BENCHMARK(BM_Adam)->Name("Adam/step")->ArgNames({"params"})->Args({199210})->Args({1663370});
+
+// Augmentation of a batch of 128 images (rotation, translation, scale, flip and crop all on), keyed
+// per sample as LocalTrainer keys it, timed per batch; then the counter aug/step is that time over the
+// time of one training step (lossAndGradient + Adam step) of the model at batch 128, measured in the
+// same run. model: 0 = cnn_mcmahan (W2), 1 = cnn_playerfl.
+void BM_AugmentVsStep(benchmark::State& st) {
+  const int batch = 128;
+  const Shape shape{1, 28, 28};
+  AugmentSettings a;
+  a.rotation = 10;
+  a.translate = 0.1;
+  a.scaleMin = 0.9;
+  a.scaleMax = 1.1;
+  a.flip = true;
+  a.cropPadding = 2;
+  Augmenter augmenter(a, shape, {0.0f}, "bench");
+  std::vector<float> x = randomFloats(784u * batch, 4, 0.0f, 1.0f);
+  std::uint64_t position = 0;
+  const auto augmentBatch = [&] {
+    for (int j = 0; j < batch; ++j, ++position) {
+      Rng rng(1, 3, 5, Purpose::Augment, mix64(position));
+      augmenter.apply(augmenter.draw(rng), x.data() + static_cast<std::size_t>(j) * 784);
+    }
+  };
+  double augmentSeconds = 0.0;
+  for (auto _ : st) {
+    const auto t0 = std::chrono::steady_clock::now();
+    augmentBatch();
+    augmentSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    benchmark::ClobberMemory();
+  }
+  ModelConfig cfg;
+  cfg.name = st.range(0) == 0 ? ModelPreset::CnnMcMahan : ModelPreset::CnnPlayerFl;
+  auto m = buildModel<float>(cfg, InputSpec{shape, 10, 0});
+  Rng init(0, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(batch);
+  std::vector<std::int32_t> y(batch);
+  for (int j = 0; j < batch; ++j) y[j] = j % 10;
+  const Optimizer adam(adamSettings());
+  OptimizerState state;
+  const std::size_t P = static_cast<std::size_t>(m->numParams());
+  adam.prepare(state, P, 1);
+  const std::vector<ParamSegment> all{{0, P, 0}};
+  m->lossAndGradient(x.data(), y.data(), batch);  // warm-up
+  const int steps = 3;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) {
+    benchmark::DoNotOptimize(m->lossAndGradient(x.data(), y.data(), batch));
+    adam.step(m->params(), m->grads(), all, state);
+  }
+  const double stepSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;
+  const double perBatch = augmentSeconds / static_cast<double>(st.iterations());
+  st.counters["aug_ms"] = perBatch * 1e3;
+  st.counters["step_ms"] = stepSeconds * 1e3;
+  st.counters["aug/step"] = perBatch / stepSeconds;
+}
+BENCHMARK(BM_AugmentVsStep)
+    ->Name("Augment/batch128")
+    ->ArgNames({"playerfl"})
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond);
+#endif
 
 // acc += w * v (199,210 / 1,663,370 parameters). Bytes: v read (4), accumulator read + written (32).
 void BM_ExactAddScaled(benchmark::State& st) {

@@ -21,7 +21,7 @@
 #include "core/exact_sum.hpp"
 #include "core/rng.hpp"
 #include "nn/presets.hpp"
-#include "optim/sgd.hpp"
+#include "optim/optimizer.hpp"
 #include "privacy/gaussian.hpp"
 #include "privacy/secure_aggregation.hpp"
 
@@ -70,7 +70,12 @@ void dpSgd(int reps) {
     for (float& v : x) v = static_cast<float>(data.uniform());
     std::vector<std::int32_t> y(batch);
     for (int j = 0; j < batch; ++j) y[j] = j % 10;
-    Sgd sgd(1e-4, 0.0, 0.0);
+    OptimizerSettings plain;  // train.optimizer = sgd, lr 1e-4, no momentum or decay
+    plain.lr = 1e-4;
+    const Optimizer sgd(plain);
+    OptimizerState sgdState;
+    sgd.prepare(sgdState, P, 1);
+    const std::vector<ParamSegment> all{{0, P, 0}};
     std::int64_t step = 0;
     auto noise = [&] {
       Rng key(2, 3, 4, Purpose::DpSgdNoise, static_cast<std::uint64_t>(step++));
@@ -82,14 +87,14 @@ void dpSgd(int reps) {
     const std::vector<double> t = medians(
         {[&] {
            m->lossAndGradient(x.data(), y.data(), batch);
-           sgd.step(m->params(), m->grads(), P);
+           sgd.step(m->params(), m->grads(), all, sgdState);
          },
          [&] { m->lossAndClippedGradient(x.data(), y.data(), batch, 1.0); },
          [&] { noise(); },
          [&] {
            m->lossAndClippedGradient(x.data(), y.data(), batch, 1.0);
            noise();
-           sgd.step(m->params(), m->grads(), P);
+           sgd.step(m->params(), m->grads(), all, sgdState);
          }},
         reps, inner);
     std::printf("%6d %10.3f %12.3f %12.3f %10.3f %8.2f %8.2f\n", batch, 1e3 * t[0], 1e3 * t[1], 1e3 * t[2], 1e3 * t[3],

@@ -6,24 +6,20 @@
 #include <sstream>
 
 #include "app/config_file.hpp"
+#include "app/protocol_options.hpp"
 #include "app/privacy_options.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "data/loaders.hpp"
 #include "fl/algorithm.hpp"
 #include "io/reference_reader.hpp"
+#include "optim/optimizer.hpp"
 
 namespace po = boost::program_options;
 
 namespace fedsilo {
 
 namespace {
-
-struct Opt {
-  std::string key;
-  std::string def;
-  std::string help;
-};
 
 // Every experiment option with its default (as text) and meaning, one table per section, in --help's
 // order. Keep docs/cli.md in step. The enumerated options list their values from the one table of each
@@ -51,9 +47,11 @@ std::vector<Opt> trainOptions() {
   return {
       {"train.epochs", "1", "local epochs per round (>= 0)"},
       {"train.batch", "32", "mini-batch size (>= 1)"},
-      {"train.lr", "0.05", "learning rate (> 0)"},
-      {"train.momentum", "0", "SGD momentum in [0, 1)"},
-      {"train.weight_decay", "0", "L2 weight decay (>= 0)"},
+      {"train.lr", "0.05", "learning rate (> 0); with train.lr_schedule the lr of round 0"},
+      {"train.momentum", "0", "SGD momentum in [0, 1) (train.optimizer = sgd only)"},
+      {"train.weight_decay", "0",
+       "weight decay (>= 0) with PyTorch's meaning per optimizer: L2 added to the gradient (sgd, adam) or "
+       "decoupled p <- p (1 - lr wd) (adamw; PyTorch's AdamW default of 0.01 is not applied)"},
   };
 }
 
@@ -165,8 +163,9 @@ std::vector<Opt> checkpointOptions() {
 const std::vector<Opt>& coreOptions() {
   static const std::vector<Opt> opts = [] {
     std::vector<Opt> all;
-    for (auto&& section : {runOptions(), trainOptions(), partitionOptions(), dataOptions(), modelOptions(),
-                           federationOptions(), evaluationOptions(), outputOptions(), checkpointOptions()})
+    for (auto&& section : {runOptions(), trainOptions(), optimizerOptions(), partitionOptions(), dataOptions(),
+                           inputOptions(), modelOptions(), initOptions(), federationOptions(), evaluationOptions(),
+                           outputOptions(), checkpointOptions()})
       all.insert(all.end(), section.begin(), section.end());
     return all;
   }();
@@ -233,12 +232,31 @@ void readTopLevel(const RawValues& raw, ExperimentConfig& c) {
   if (c.output.path.empty()) throw ConfigError("output = '': expected a file path");
 }
 
+void readSchedule(const RawValues& raw, TrainConfig& t) {
+  t.lrSchedule = raw.choice<LrSchedule>("train.lr_schedule");
+  t.lrStepRounds = raw.smallInteger("train.lr_step_rounds", 1, 100000000);
+  t.lrGamma = raw.number("train.lr_gamma", 0.0, 1.0, true);
+  t.lrMin = raw.number("train.lr_min", 0.0, 1e6);
+  if (t.lrMin > t.lr)
+    throw ConfigError(fmt("train.lr_min = ", raw.text("train.lr_min"), ": expected a number in [0, train.lr = ",
+                          raw.text("train.lr"), "]"));
+}
+
 void readTraining(const RawValues& raw, TrainConfig& t) {
   t.epochs = raw.smallInteger("train.epochs", 0, 100000);
   t.batch = raw.smallInteger("train.batch", 1, 1 << 20);
   t.lr = raw.number("train.lr", 0.0, 1e6, true);
   t.momentum = raw.number("train.momentum", 0.0, 1.0, false, true);
   t.weightDecay = raw.number("train.weight_decay", 0.0, 1e6);
+  t.optimizer = raw.choice<OptimizerKind>("train.optimizer");
+  t.beta1 = raw.number("train.beta1", 0.0, 1.0, false, true);
+  t.beta2 = raw.number("train.beta2", 0.0, 1.0, false, true);
+  t.eps = raw.number("train.eps", 0.0, 1.0);
+  t.amsgrad = raw.boolean("train.amsgrad");
+  t.nesterov = raw.boolean("train.nesterov");
+  t.optimizerState = raw.choice<OptimizerStateMode>("train.optimizer_state");
+  validateOptimizer(t);
+  readSchedule(raw, t);
 }
 
 void readPartition(const RawValues& raw, PartitionConfig& p) {
@@ -271,6 +289,42 @@ std::vector<double> readSplit(const RawValues& raw) {
   return split;
 }
 
+// data.mean and data.std: both or neither, only with data.normalize = mean_std.
+void readNormalization(const RawValues& raw, DataConfig& d) {
+  d.normalize = raw.choice<NormalizeKind>("data.normalize");
+  const auto list = [&](const char* key) {
+    return raw.trimmed(key).empty() ? std::vector<double>{} : parseDoubleList(raw.text(key), key);
+  };
+  d.mean = list("data.mean");
+  d.std = list("data.std");
+  if ((d.mean.empty() || d.std.empty()) && !(d.mean.empty() && d.std.empty()))
+    throw ConfigError(fmt(d.mean.empty() ? "data.std = " : "data.mean = ",
+                          raw.text(d.mean.empty() ? "data.std" : "data.mean"),
+                          ": data.mean and data.std go together (set both, or neither for the data's own)"));
+  if (!d.mean.empty() && d.normalize == NormalizeKind::None)
+    throw ConfigError(fmt("data.mean = ", raw.text("data.mean"), ": applies with data.normalize = mean_std only"));
+  for (double v : d.mean)
+    if (!std::isfinite(v)) throw ConfigError(fmt("data.mean = ", raw.text("data.mean"), ": expected finite numbers"));
+  for (double v : d.std)
+    if (!(std::isfinite(v) && v > 0.0))
+      throw ConfigError(fmt("data.std = ", raw.text("data.std"), ": expected finite numbers > 0"));
+}
+
+void readAugmentation(const RawValues& raw, DataConfig& d) {
+  d.augment = raw.choice<AugmentKind>("data.augment");
+  d.augmentRotation = raw.number("data.augment_rotation", 0.0, 180.0);
+  d.augmentTranslate = raw.number("data.augment_translate", 0.0, 1.0, false, true);
+  const std::vector<double> scale = parseDoubleList(raw.text("data.augment_scale"), "data.augment_scale");
+  if (scale.empty() || scale.size() > 2 || !(scale.front() > 0.0) || !(scale.back() >= scale.front()) ||
+      !std::isfinite(scale.back()) || scale.back() > 100.0)
+    throw ConfigError(fmt("data.augment_scale = ", raw.text("data.augment_scale"),
+                          ": expected one factor or min,max with 0 < min <= max <= 100"));
+  d.augmentScaleMin = scale.front();
+  d.augmentScaleMax = scale.back();
+  d.augmentFlip = raw.boolean("data.augment_flip");
+  d.augmentCropPadding = raw.smallInteger("data.augment_crop_padding", 0, 10000);
+}
+
 void readData(const RawValues& raw, DataConfig& d) {
   d.dir = raw.trimmed("data.dir");
   d.file = raw.trimmed("data.file");
@@ -285,6 +339,9 @@ void readData(const RawValues& raw, DataConfig& d) {
   d.samplesPerUser = raw.smallInteger("data.samples_per_user", 1, 10000000);
   d.numClasses = raw.smallInteger("data.classes", 0, 100000);
   d.maxClasses = raw.smallInteger("data.max_classes", 2, 2147483647);
+  d.limit = raw.integer("data.limit", 0, 1LL << 40);
+  readNormalization(raw, d);
+  readAugmentation(raw, d);
 }
 
 void readModel(const RawValues& raw, ModelConfig& m) {
@@ -298,6 +355,9 @@ void readModel(const RawValues& raw, ModelConfig& m) {
   m.embedDim = raw.smallInteger("model.embed_dim", 1, 100000);
   m.lstmHidden = raw.smallInteger("model.lstm_hidden", 1, 100000);
   m.lstmLayers = raw.smallInteger("model.lstm_layers", 1, 16);
+  m.initScheme = raw.choice<InitScheme>("model.init_scheme");
+  m.initBias = raw.choice<BiasInit>("model.init_bias");
+  m.initFile = raw.trimmed("model.init");
 }
 
 void readServerOptimizer(const RawValues& raw, ServerOptimizerConfig& s) {
@@ -365,6 +425,10 @@ ExperimentConfig toConfig(std::map<std::string, std::string>& values, bool round
   readRun(raw, c);
   readAlgorithm(values, roundsGiven, c);
   c.privacy = readPrivacy(values, c);
+  // DP-SGD's Poisson batches are gathered without augmentation (its privacy analysis counts each record once).
+  if (c.privacy.sampleLevel() && c.data.augment != AugmentKind::None)
+    throw ConfigError(fmt("data.augment = ", raw.text("data.augment"),
+                          ": not with privacy.level = sample (DP-SGD's batches are not augmented); expected none"));
   return c;
 }
 

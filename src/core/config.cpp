@@ -60,6 +60,64 @@ const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>() {
 }
 
 template <>
+const std::vector<EnumName<OptimizerKind>>& enumNames<OptimizerKind>() {
+  static const std::vector<EnumName<OptimizerKind>> names = {
+      {OptimizerKind::Sgd, "sgd"}, {OptimizerKind::Adam, "adam"}, {OptimizerKind::AdamW, "adamw"}};
+  return names;
+}
+
+template <>
+const std::vector<EnumName<OptimizerStateMode>>& enumNames<OptimizerStateMode>() {
+  static const std::vector<EnumName<OptimizerStateMode>> names = {
+      {OptimizerStateMode::Reset, "reset", "moments restart every round"},
+      {OptimizerStateMode::Keep, "keep", "persist per client across rounds"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<LrSchedule>>& enumNames<LrSchedule>() {
+  static const std::vector<EnumName<LrSchedule>> names = {
+      {LrSchedule::Constant, "constant"},
+      {LrSchedule::Step, "step"},
+      {LrSchedule::Exponential, "exponential"},
+      {LrSchedule::Cosine, "cosine"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<InitScheme>>& enumNames<InitScheme>() {
+  static const std::vector<EnumName<InitScheme>> names = {
+      {InitScheme::PytorchDefault, "pytorch_default"},
+      {InitScheme::KaimingNormal, "kaiming_normal"},
+      {InitScheme::KaimingUniform, "kaiming_uniform"},
+      {InitScheme::XavierUniform, "xavier_uniform"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<BiasInit>>& enumNames<BiasInit>() {
+  static const std::vector<EnumName<BiasInit>> names = {{BiasInit::Default, "default"}, {BiasInit::Zero, "zero"}};
+  return names;
+}
+
+template <>
+const std::vector<EnumName<NormalizeKind>>& enumNames<NormalizeKind>() {
+  static const std::vector<EnumName<NormalizeKind>> names = {{NormalizeKind::None, "none"},
+                                                             {NormalizeKind::MeanStd, "mean_std"}};
+  return names;
+}
+
+template <>
+const std::vector<EnumName<AugmentKind>>& enumNames<AugmentKind>() {
+  static const std::vector<EnumName<AugmentKind>> names = {{AugmentKind::None, "none"},
+                                                           {AugmentKind::Affine, "affine"}};
+  return names;
+}
+
+template <>
 const std::vector<EnumName<ServerOptimizerKind>>& enumNames<ServerOptimizerKind>() {
   static const std::vector<EnumName<ServerOptimizerKind>> names = {
       {ServerOptimizerKind::None, "none", "the aggregate is the new global model"},
@@ -133,6 +191,13 @@ FEDSILO_ENUM_FUNCTIONS(PartitionScheme)
 FEDSILO_ENUM_FUNCTIONS(ModelPreset)
 FEDSILO_ENUM_FUNCTIONS(LossKind)
 FEDSILO_ENUM_FUNCTIONS(PlacementBalance)
+FEDSILO_ENUM_FUNCTIONS(OptimizerKind)
+FEDSILO_ENUM_FUNCTIONS(OptimizerStateMode)
+FEDSILO_ENUM_FUNCTIONS(LrSchedule)
+FEDSILO_ENUM_FUNCTIONS(InitScheme)
+FEDSILO_ENUM_FUNCTIONS(BiasInit)
+FEDSILO_ENUM_FUNCTIONS(NormalizeKind)
+FEDSILO_ENUM_FUNCTIONS(AugmentKind)
 FEDSILO_ENUM_FUNCTIONS(ServerOptimizerKind)
 FEDSILO_ENUM_FUNCTIONS(EvalSelect)
 FEDSILO_ENUM_FUNCTIONS(SelectMetric)

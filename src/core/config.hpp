@@ -24,6 +24,15 @@ enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
 enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm };
 enum class LossKind { CrossEntropy, Hinge, Focal };
 enum class PlacementBalance { Samples, Clients };
+// Client training protocol: optimizer, its state across rounds, the learning-rate schedule over rounds.
+enum class OptimizerKind { Sgd, Adam, AdamW };
+enum class OptimizerStateMode { Reset, Keep };
+enum class LrSchedule { Constant, Step, Exponential, Cosine };
+// Initialisation and input scaling.
+enum class InitScheme { PytorchDefault, KaimingNormal, KaimingUniform, XavierUniform };
+enum class BiasInit { Default, Zero };
+enum class NormalizeKind { None, MeanStd };
+enum class AugmentKind { None, Affine };
 // The server optimizer applied to the aggregate (FedOpt, Reddi et al. 2021; fl/server_optimizer.hpp)
 // and the evaluation rules (eval.select, eval.select_metric, eval.point, eval.client_weighting).
 enum class ServerOptimizerKind { None, Momentum, Adam, Yogi, Adagrad };
@@ -55,6 +64,20 @@ template <>
 const std::vector<EnumName<LossKind>>& enumNames<LossKind>();
 template <>
 const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>();
+template <>
+const std::vector<EnumName<OptimizerKind>>& enumNames<OptimizerKind>();
+template <>
+const std::vector<EnumName<OptimizerStateMode>>& enumNames<OptimizerStateMode>();
+template <>
+const std::vector<EnumName<LrSchedule>>& enumNames<LrSchedule>();
+template <>
+const std::vector<EnumName<InitScheme>>& enumNames<InitScheme>();
+template <>
+const std::vector<EnumName<BiasInit>>& enumNames<BiasInit>();
+template <>
+const std::vector<EnumName<NormalizeKind>>& enumNames<NormalizeKind>();
+template <>
+const std::vector<EnumName<AugmentKind>>& enumNames<AugmentKind>();
 template <>
 const std::vector<EnumName<ServerOptimizerKind>>& enumNames<ServerOptimizerKind>();
 template <>
@@ -111,6 +134,13 @@ std::ostream& operator<<(std::ostream& os, PartitionScheme value);
 std::ostream& operator<<(std::ostream& os, ModelPreset value);
 std::ostream& operator<<(std::ostream& os, LossKind value);
 std::ostream& operator<<(std::ostream& os, PlacementBalance value);
+std::ostream& operator<<(std::ostream& os, OptimizerKind value);
+std::ostream& operator<<(std::ostream& os, OptimizerStateMode value);
+std::ostream& operator<<(std::ostream& os, LrSchedule value);
+std::ostream& operator<<(std::ostream& os, InitScheme value);
+std::ostream& operator<<(std::ostream& os, BiasInit value);
+std::ostream& operator<<(std::ostream& os, NormalizeKind value);
+std::ostream& operator<<(std::ostream& os, AugmentKind value);
 std::ostream& operator<<(std::ostream& os, ServerOptimizerKind value);
 std::ostream& operator<<(std::ostream& os, EvalSelect value);
 std::ostream& operator<<(std::ostream& os, SelectMetric value);
@@ -124,7 +154,18 @@ struct TrainConfig {
   int batch = 32;
   double lr = 0.05;
   double momentum = 0.0;
-  double weightDecay = 0.0;
+  double weightDecay = 0.0;  // L2 in the gradient (sgd, adam) or decoupled (adamw), as in torch.optim
+  // The client optimizer (PyTorch 1.13 semantics, optim/optimizer.hpp).
+  OptimizerKind optimizer = OptimizerKind::Sgd;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam, adamw
+  bool amsgrad = false;                           // adam, adamw
+  bool nesterov = false;                          // sgd, needs momentum > 0
+  OptimizerStateMode optimizerState = OptimizerStateMode::Reset;
+  // The learning rate over rounds (optim/lr_schedule.hpp): lr is round 0's.
+  LrSchedule lrSchedule = LrSchedule::Constant;
+  int lrStepRounds = 1;   // step: multiply by lrGamma every lrStepRounds rounds
+  double lrGamma = 0.1;   // step, exponential
+  double lrMin = 0.0;     // cosine: the floor
 };
 
 struct PartitionConfig {
@@ -156,6 +197,17 @@ struct DataConfig {
   // Upper bound on the classes of a dataset read from files: every label must lie in [0, maxClasses),
   // checked while the files are read, so that one stray label (say 2147483647) cannot size the model.
   int maxClasses = 100000;
+  long long limit = 0;               // > 0: keep only the first `limit` training samples
+  // Input scaling x <- (x - mean_c) / std_c per channel; mean/std empty: the clients' training data's own.
+  NormalizeKind normalize = NormalizeKind::None;
+  std::vector<double> mean, std;
+  // Training-batch augmentation of images (data/augment.hpp).
+  AugmentKind augment = AugmentKind::None;
+  double augmentRotation = 10.0;     // degrees: angle ~ U(-r, r)
+  double augmentTranslate = 0.1;     // fraction of the side: shift ~ U(-t W, t W), rounded
+  double augmentScaleMin = 1.0, augmentScaleMax = 1.0;
+  bool augmentFlip = false;          // horizontal flip with probability 1/2
+  int augmentCropPadding = 0;        // random crop of the image padded by this many zero pixels
 };
 
 struct ModelConfig {
@@ -167,6 +219,9 @@ struct ModelConfig {
   int embedDim = 32;
   int lstmHidden = 64;
   int lstmLayers = 2;
+  InitScheme initScheme = InitScheme::PytorchDefault;  // dense and conv weights (nn/init.hpp)
+  BiasInit initBias = BiasInit::Default;
+  std::string initFile;              // model.init: the initial global model from a results file or checkpoint
 };
 
 // FedOpt's server step on the pseudo-gradient Delta = aggregate - w (fl.server_*).

@@ -26,6 +26,7 @@ enum class Purpose : std::uint64_t {
   Verify = 14,      // alpha-FedAvg verification sample
   ClientDropout = 15,  // fl.dropout
   Tie = 16,         // ensemble random tie-break
+  Augment = 17,     // training-image augmentation, per (client, round, sample position)
   // Privacy (src/privacy), numbered from 40 so that other additions above cannot collide.
   DpSample = 40,       // Poisson client sampling, per (client, round)
   DpNoise = 41,        // Gaussian noise: the server's (client = -1) or a client's share, per round

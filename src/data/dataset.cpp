@@ -1,5 +1,8 @@
 #include "data/dataset.hpp"
 
+#include <cmath>
+#include <type_traits>
+
 #include "core/error.hpp"
 
 namespace fedsilo {
@@ -9,8 +12,37 @@ namespace {
 // One implementation for float and double output. Column j of the (dim x count) column-major output
 // is sample idx[j], so each sample is one contiguous run of `dim` values: a straight copy (f32) or a
 // scaled widening (u8). Nothing here allocates: gather runs once per minibatch in the training loop.
+// The normalized path: (x - mean_c) / std_c per channel, for u8 through the per-channel byte table
+// (float output) or the same arithmetic (double output).
 template <typename T>
-void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out) {
+void gatherNormalized(const Dataset& ds, const Index* idx, int count, T* out, const std::vector<float>& u8Table) {
+  const std::size_t dim = static_cast<std::size_t>(ds.dim());
+  const std::size_t plane = static_cast<std::size_t>(ds.shape.h) * static_cast<std::size_t>(ds.shape.w);
+  const std::size_t channels = ds.channelMean.size();
+  for (int j = 0; j < count; ++j) {
+    FEDSILO_ASSERT(idx[j] >= 0 && idx[j] < ds.size(), "gather index out of range");
+    const std::size_t at = static_cast<std::size_t>(idx[j]) * dim;
+    T* dst = out + static_cast<std::size_t>(j) * dim;
+    for (std::size_t c = 0; c < channels; ++c) {
+      const std::size_t f0 = c * plane;
+      if (ds.isU8() && std::is_same_v<T, float>) {
+        const float* table = u8Table.data() + c * 256;
+        for (std::size_t f = f0; f < f0 + plane; ++f) dst[f] = static_cast<T>(table[ds.u8[at + f]]);
+        continue;
+      }
+      const T mean = static_cast<T>(ds.channelMean[c]), sd = static_cast<T>(ds.channelStd[c]);
+      for (std::size_t f = f0; f < f0 + plane; ++f) {
+        const T raw = ds.isU8() ? static_cast<T>(ds.u8[at + f]) * static_cast<T>(ds.u8Scale)
+                                : static_cast<T>(ds.f32[at + f]);
+        dst[f] = (raw - mean) / sd;
+      }
+    }
+  }
+}
+
+template <typename T>
+void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out, const std::vector<float>& u8Table) {
+  if (ds.normalized()) return gatherNormalized(ds, idx, count, out, u8Table);
   const Index n = ds.size();
   const std::size_t dim = static_cast<std::size_t>(ds.dim());
   if (ds.isU8()) {
@@ -34,9 +66,31 @@ void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out) {
 
 }  // namespace
 
-void Dataset::gather(const Index* idx, int count, float* out) const { gatherImpl(*this, idx, count, out); }
+void Dataset::gather(const Index* idx, int count, float* out) const { gatherImpl(*this, idx, count, out, u8Table_); }
 
-void Dataset::gather(const Index* idx, int count, double* out) const { gatherImpl(*this, idx, count, out); }
+void Dataset::gather(const Index* idx, int count, double* out) const {
+  gatherImpl(*this, idx, count, out, u8Table_);
+}
+
+void Dataset::setNormalization(const std::vector<double>& mean, const std::vector<double>& std) {
+  const std::size_t plane = static_cast<std::size_t>(shape.h) * static_cast<std::size_t>(shape.w);
+  FEDSILO_ASSERT(mean.size() == std.size() && mean.size() * plane == static_cast<std::size_t>(dim()),
+                 "normalization needs one mean and std per channel");
+  channelMean.assign(mean.begin(), mean.end());
+  channelStd.assign(std.begin(), std.end());
+  for (float s : channelStd) FEDSILO_ASSERT(s > 0.0f && std::isfinite(s), "normalization std ", s);
+  u8Table_.assign(mean.size() * 256, 0.0f);
+  // (v * u8Scale - mean) / std in float, as the arithmetic path computes it for f32 data.
+  for (std::size_t c = 0; c < mean.size(); ++c)
+    for (int v = 0; v < 256; ++v)
+      u8Table_[c * 256 + static_cast<std::size_t>(v)] =
+          (static_cast<float>(v) * u8Scale - channelMean[c]) / channelStd[c];
+}
+
+float Dataset::zeroValue(int channel) const {
+  if (!normalized()) return 0.0f;
+  return (0.0f - channelMean[static_cast<std::size_t>(channel)]) / channelStd[static_cast<std::size_t>(channel)];
+}
 
 std::vector<Index> Dataset::labelCounts(const IndexList& idx) const {
   std::vector<Index> counts(static_cast<std::size_t>(numClasses > 0 ? numClasses : 0), 0);

@@ -17,6 +17,9 @@ struct Dataset {
   std::vector<float> f32;
   float u8Scale = 1.0f / 255.0f;  // u8 features are multiplied by this when gathered
   std::vector<std::int32_t> labels;
+  // Per-channel input scaling that gather applies after u8Scale: x <- (x - mean_c) / std_c, with
+  // channel c = feature / (h * w) (tabular data: one channel per feature). Empty: none.
+  std::vector<float> channelMean, channelStd;
 
   Index size() const { return static_cast<Index>(labels.size()); }
   int dim() const { return shape.size(); }
@@ -27,6 +30,14 @@ struct Dataset {
   void gather(const Index* idx, int count, double* out) const;
   // Labels histogram over the given indices (size numClasses).
   std::vector<Index> labelCounts(const IndexList& idx) const;
+  // Sets the per-channel scaling (one mean/std per channel, std > 0).
+  void setNormalization(const std::vector<double>& mean, const std::vector<double>& std);
+  bool normalized() const { return !channelMean.empty(); }
+  // What a zero feature becomes when gathered (the fill of augmented images), per channel.
+  float zeroValue(int channel) const;
+
+ private:
+  std::vector<float> u8Table_;  // normalized u8: the gathered value of byte v in channel c at [c * 256 + v]
 };
 
 // A loaded dataset: the training pool that partitioners split among clients, and the held-out test

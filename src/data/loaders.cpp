@@ -54,6 +54,21 @@ void checkBundle(const DataBundle& b, const DataConfig& cfg) {
   FEDSILO_ASSERT(b.naturalClientTest.empty() || b.naturalClientTest.size() == static_cast<std::size_t>(b.test.size()));
 }
 
+// data.limit: the first `limit` training samples, in file order (the test set is kept whole).
+void keepFirstTrainingSamples(DataBundle& b, long long limit) {
+  if (limit <= 0) return;
+  if (limit > b.train.size())
+    throw ConfigError(fmt("data.limit = ", limit, ": dataset '", b.name, "' has only ", b.train.size(),
+                          " training samples"));
+  const std::size_t n = static_cast<std::size_t>(limit), dim = static_cast<std::size_t>(b.train.dim());
+  if (b.train.isU8())
+    b.train.u8.resize(n * dim);
+  else
+    b.train.f32.resize(n * dim);
+  b.train.labels.resize(n);
+  if (!b.naturalClient.empty()) b.naturalClient.resize(n);
+}
+
 }  // namespace
 
 std::string defaultDataDir(DatasetKind dataset) {
@@ -65,6 +80,7 @@ std::string defaultDataDir(DatasetKind dataset) {
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed) {
   DataBundle b = loadByKind(cfg, seed);
   b.name = nameOf(cfg.dataset);
+  keepFirstTrainingSamples(b, cfg.limit);
   checkBundle(b, cfg);
   if (b.train.size() == 0) throw DataError(fmt("dataset '", b.name, "' has no training samples"));
   return b;

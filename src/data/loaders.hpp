@@ -36,6 +36,8 @@ IdxArray readIdx(const std::string& path);
 //    samples per user plus samplesPerUser/5 test samples, cfg.seqLength, cfg.vocabSize, numClasses or 4).
 // Loaders with a natural partition fill naturalClient / naturalClientTest / numNaturalClients; text
 // datasets fill vocabulary (0 = "<pad>", 1 = "<unk>") and vocabSize (= vocabulary.size()).
+// cfg.limit > 0 keeps only the first cfg.limit training samples (file order; the test set stays
+// whole); ConfigError when the training set is smaller.
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed);
 
 // The directory a dataset is read from when data.dir is empty, or "" if it has none (data.dir is

@@ -35,6 +35,7 @@
 #include "fl/server_optimizer.hpp"
 #include "nn/model.hpp"
 #include "nn/presets.hpp"
+#include "optim/optimizer_state_store.hpp"
 
 namespace fedsilo {
 
@@ -73,12 +74,20 @@ struct ClientContext {
   Model& model;
   LocalTrainer& trainer;
   const std::vector<float>& global;
-  // The training settings of this round on this rank: train.* as configured (the round driver's test
-  // hooks may change them on one rank, app/fault_injection).
+  // The training settings of this round on this rank: train.* as configured with the round's lr
+  // (train.lr_schedule; the round driver's test hooks may change them on one rank, app/fault_injection).
   TrainConfig train = fl.cfg.train;
+  // The clients' persistent optimizer states (train.optimizer_state = keep), else nullptr.
+  OptimizerStateStore* optimizerStates = nullptr;
   // The stream for this client's local-epoch shuffles this round.
   Rng shuffleRng() const { return Rng(fl.cfg.seed, client.id, round, Purpose::Shuffle); }
-  TrainOptions trainOptions() const { return TrainOptions::from(train); }
+  // The round's training options for the client's model of `role`: with optimizer_state = keep they
+  // carry that model's persistent optimizer state, else every training run starts fresh moments.
+  TrainOptions trainOptions(ModelRole role = ModelRole::Shared) const {
+    TrainOptions o = TrainOptions::from(train);
+    if (optimizerStates) o.state = &optimizerStates->get(client.id, role);
+    return o;
+  }
   // Accuracy of `m` on this client's test split.
   double testAccuracy(Model& m, LocalTrainer& t) const {
     return t.evaluate(m, fl.testSet(client), client.test, fl.cfg.eval.batch).accuracy();

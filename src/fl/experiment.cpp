@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <limits>
 
+#include "data/augment.hpp"
 #include "data/loaders.hpp"
+#include "data/normalize.hpp"
 #include "data/partition.hpp"
 #include "fl/fairness.hpp"
+#include "io/model_reader.hpp"
 #include "nn/presets.hpp"
 
 namespace fedsilo {
@@ -63,7 +66,10 @@ Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm, co
     : cfg_(cfg), comm_(comm), hooks_(hooks), announcer_(announcer), placement_(cfg.clients, comm.size()) {
   // Every rank reads the data itself (no broadcast of the dataset); failures are agreed on.
   coordinated(comm_, [&] { data_ = loadDataset(hooks_.dataToLoad(cfg_.data), cfg_.seed); });
-  coordinated(comm_, [&] { clients_ = makeClients(data_, cfg_); });
+  coordinated(comm_, [&] {
+    clients_ = makeClients(data_, cfg_);
+    normalizeInputs(data_, cfg_.data, trainLists());
+  });
   placeClients();
   coordinated(comm_, [&] { buildModelAndAlgorithm(); });
   // (The driver calibrates a sample-level privacy target from the clients' sizes: it can fail.)
@@ -74,6 +80,12 @@ Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm, co
 }
 
 Experiment::~Experiment() = default;
+
+std::vector<const IndexList*> Experiment::trainLists() const {
+  std::vector<const IndexList*> lists;
+  for (const ClientData& c : clients_) lists.push_back(&c.train);
+  return lists;
+}
 
 // Contiguous client ranges per rank (the same on every rank: every rank holds every client's lists),
 // balancing the training samples (fl.placement = samples) or the client count.
@@ -90,14 +102,34 @@ void Experiment::buildModelAndAlgorithm() {
   // Workspaces for the training batch; evaluation batches run in chunks (Model::evaluate).
   model_->reserve(Model::reserveBatch(cfg_.train.batch, cfg_.eval.batch));
   trainer_ = std::make_unique<LocalTrainer>(data_.train, std::max(cfg_.train.batch, cfg_.eval.batch));
-  // The shared initial model: one stream keyed by the experiment seed only.
+  if (cfg_.data.augment != AugmentKind::None) {
+    std::vector<float> fill;
+    for (int c = 0; c < data_.train.shape.c; ++c) fill.push_back(data_.train.zeroValue(c));
+    trainer_->setAugmenter(std::make_unique<Augmenter>(AugmentSettings::from(cfg_.data), data_.train.shape,
+                                                       std::move(fill), data_.name),
+                           cfg_.seed);
+  }
+  // The shared initial model: one stream keyed by the experiment seed only, or model.init's file.
   Rng init(cfg_.seed, -1, -1, Purpose::Init);
   model_->initialize(init);
+  if (!cfg_.model.initFile.empty()) loadInitialModel();
   global_.assign(model_->params(), model_->params() + model_->numParams());
   ctx_.reset(new FlContext{cfg_, data_, clients_, placement_, comm_.rank(), model_->blocks(), model_->numParams(), in,
                            &announcer_});
   alg_ = makeAlgorithm(cfg_);
   alg_->setup(*ctx_, global_);
+}
+
+void Experiment::loadInitialModel() {
+  const StoredModel stored = readStoredModel(cfg_.model.initFile);
+  std::vector<std::string> names;
+  std::vector<std::int64_t> sizes;
+  for (const LayerBlock& b : model_->blocks()) {
+    names.push_back(b.name);
+    sizes.push_back(b.size);
+  }
+  checkStoredModel(stored, cfg_.model.initFile, names, sizes);
+  std::copy(stored.params.begin(), stored.params.end(), model_->params());
 }
 
 void Experiment::writeClientTable(RecordSink& sink) {

@@ -51,12 +51,18 @@ class Experiment {
   const Placement& placement() const { return placement_; }
   Algorithm& algorithm() { return *alg_; }
   int nextRound() const { return driver_->nextRound(); }
+  const RoundDriver& driver() const { return *driver_; }
+  const DataBundle& data() const { return data_; }
   // One line on the privacy settings for the banner (empty when privacy is off).
   std::string privacyDescription() const { return driver_->privacyDescription(); }
 
  private:
   void placeClients();
   void buildModelAndAlgorithm();
+  // model.init: the file's parameters into the working model (names and sizes checked).
+  void loadInitialModel();
+  // Every client's training split (what data.normalize's statistics are computed over).
+  std::vector<const IndexList*> trainLists() const;
   void writeSummary(RecordSink& sink);
   void writeModel(RecordSink& sink);
   void writeSensitivity(RecordSink& sink);

@@ -11,10 +11,13 @@ GradientHook proximalHook(double mu, const float* ref) {
 
 GradientHook freezeOutsideHook(std::size_t begin, std::size_t end, double weightDecay) {
   const float wd = static_cast<float>(weightDecay);
-  return [begin, end, wd](const float* params, float* grads, std::size_t n) {
+  GradientHook hook([begin, end, wd](const float* params, float* grads, std::size_t n) {
     for (std::size_t i = 0; i < begin && i < n; ++i) grads[i] = -(wd * params[i]);
     for (std::size_t i = end; i < n; ++i) grads[i] = -(wd * params[i]);
-  };
+  });
+  hook.trainBegin = begin;
+  hook.trainEnd = end;
+  return hook;
 }
 
 }  // namespace fedsilo

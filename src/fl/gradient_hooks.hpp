@@ -12,10 +12,11 @@ namespace fedsilo {
 // (pFedMe's local model).
 GradientHook proximalHook(double mu, const float* ref);
 
-// Zeroes the effective gradient of parameters outside [begin, end) (the trainable range):
-// g <- -wd * theta there, so that SGD's weight decay (g + wd * theta) is 0, the momentum velocity
-// stays 0 and they do not move, whatever momentum and weight decay are (FedBABU's frozen head and
-// body, the one-shot algorithms' last-block fine-tuning).
+// Freezes the parameters outside [begin, end) (FedBABU's frozen head and body, the one-shot
+// algorithms' last-block fine-tuning): the optimizer updates only [begin, end) (GradientHook's
+// trainable range), so frozen parameters and their optimizer state do not move whatever the
+// optimizer, momentum and weight decay are. Their gradient is also set to -wd * theta, the value
+// whose L2-decayed step g + wd * theta is zero, for code that reads the gradient after the hook.
 GradientHook freezeOutsideHook(std::size_t begin, std::size_t end, double weightDecay);
 
 }  // namespace fedsilo

@@ -47,6 +47,36 @@ double EvalStats::macroF1() const {
   return classes > 0 ? sum / classes : std::numeric_limits<double>::quiet_NaN();
 }
 
+TrainOptions TrainOptions::from(const TrainConfig& t) {
+  TrainOptions o;
+  o.epochs = t.epochs;
+  o.batch = t.batch;
+  o.lr = t.lr;
+  o.momentum = t.momentum;
+  o.weightDecay = t.weightDecay;
+  o.optimizer = t.optimizer;
+  o.beta1 = t.beta1;
+  o.beta2 = t.beta2;
+  o.eps = t.eps;
+  o.amsgrad = t.amsgrad;
+  o.nesterov = t.nesterov;
+  return o;
+}
+
+OptimizerSettings TrainOptions::optimizerSettings() const {
+  OptimizerSettings s;
+  s.kind = optimizer;
+  s.lr = lr;
+  s.momentum = momentum;
+  s.weightDecay = weightDecay;
+  s.beta1 = beta1;
+  s.beta2 = beta2;
+  s.eps = eps;
+  s.amsgrad = amsgrad;
+  s.nesterov = nesterov;
+  return s;
+}
+
 LocalTrainer::LocalTrainer(const Dataset& train, int maxBatch) : train_(train), maxBatch_(maxBatch) {
   FEDSILO_ASSERT(maxBatch > 0);
   x_.assign(static_cast<std::size_t>(train.dim()) * maxBatch, 0.0f);
@@ -60,13 +90,48 @@ const float* LocalTrainer::gatherBatch(const Dataset& data, const Index* idx, in
   return x_.data();
 }
 
+void LocalTrainer::setAugmenter(std::unique_ptr<Augmenter> augmenter, std::uint64_t seed) {
+  augmenter_ = std::move(augmenter);
+  augmentSeed_ = seed;
+}
+
+const float* LocalTrainer::gatherTraining(const Index* idx, int count, int client, int round, std::uint64_t runKey,
+                                          std::int64_t position0) {
+  FEDSILO_ASSERT(count <= maxBatch_);
+  float* x = x_.data();
+  train_.gather(idx, count, x);
+  if (!augmenter_) return x;
+  const std::size_t dim = static_cast<std::size_t>(train_.dim());
+  for (int j = 0; j < count; ++j) {
+    Rng rng(augmentSeed_, client, round, Purpose::Augment, mix64(runKey ^ static_cast<std::uint64_t>(position0 + j)));
+    augmenter_->apply(augmenter_->draw(rng), x + static_cast<std::size_t>(j) * dim);
+  }
+  return x;
+}
+
+std::size_t LocalTrainer::collectSegments(const Model& model, const GradientHook* hook) {
+  const std::size_t begin = hook ? hook->trainBegin : 0;
+  const std::size_t end = hook ? hook->trainEnd : static_cast<std::size_t>(model.numParams());
+  segments_.clear();
+  std::size_t tensor = 0;
+  for (const LayerBlock& block : model.blocks())
+    for (const ParamTensor& t : block.tensors) {
+      const std::size_t lo = std::max(begin, static_cast<std::size_t>(t.offset));
+      const std::size_t hi = std::min(end, static_cast<std::size_t>(t.offset + t.size));
+      if (lo < hi) segments_.push_back(ParamSegment{lo, hi, tensor});
+      ++tensor;
+    }
+  return tensor;
+}
+
 const std::int32_t* LocalTrainer::gatherLabels(const Dataset& data, const Index* idx, int count) {
   for (int i = 0; i < count; ++i) y_[i] = data.labels[static_cast<std::size_t>(idx[i])];
   return y_.data();
 }
 
 double LocalTrainer::dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp, int client,
-                                          int round, std::int64_t shard0) {
+                                          int round, std::int64_t shard0, std::uint64_t runKey,
+                                          std::int64_t position0) {
   const std::size_t P = static_cast<std::size_t>(model.numParams());
   if (shardSum_.size() != P + 1) shardSum_.resize(P + 1);
   shardSum_.clear();
@@ -76,7 +141,7 @@ double LocalTrainer::dataParallelGradient(Model& model, const Index* idx, int co
     const int cnt = std::min(m, count - off);
     // Dropout masks of shard s: the same whichever rank computes it.
     model.setRandomContext(dp.seed, client, (static_cast<std::int64_t>(round) << 32) + shard0 + s);
-    const float* x = gatherBatch(train_, idx + off, cnt);
+    const float* x = gatherTraining(idx + off, cnt, client, round, runKey, position0 + off);
     const std::int32_t* y = gatherLabels(train_, idx + off, cnt);
     const double w = static_cast<double>(cnt) / static_cast<double>(count);
     const double loss = model.lossAndGradient(x, y, cnt);  // mean over the shard
@@ -94,15 +159,24 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
   TrainStats st;
   if (indices.empty() || opt.epochs <= 0) return st;
   FEDSILO_ASSERT(opt.batch <= maxBatch_ && opt.batch <= model.maxBatch());
-  Sgd sgd(opt.lr, opt.momentum, opt.weightDecay);
+  const Optimizer optimizer(opt.optimizerSettings());
+  OptimizerState& state = opt.state ? *opt.state : freshState_;
+  const std::size_t tensors = collectSegments(model, hook);
+  optimizer.prepare(state, static_cast<std::size_t>(model.numParams()), tensors);
+  if (!opt.state) state.clear();
+  // The run's augmentation key: drawn only when augmenting, so that runs without augmentation see the
+  // same shuffles as before.
+  const std::uint64_t runKey = augmenter_ ? shuffle.next() : 0;
   order_.assign(indices.begin(), indices.end());
   const std::size_t n = order_.size();
   const std::size_t P = static_cast<std::size_t>(model.numParams());
   double lossSum = 0.0;
   std::int64_t shards = 0;  // data-parallel: shards so far (the dropout key)
   // Plain SGD (no momentum, weight decay, hook, data parallelism or DP-SGD) runs as one Model::sgdStep:
-  // the update is fused into the Dense weight-gradient kernel, with the same rounding as Sgd::step.
-  const bool fusedSgd = !dp && !private_ && !hook && opt.momentum == 0.0 && opt.weightDecay == 0.0;
+  // the update is fused into the Dense weight-gradient kernel, with the same rounding as the optimizer's
+  // plain SGD step. Without a hook every tensor trains, so the optimizer's segments are the whole model.
+  const bool fusedSgd = opt.optimizer == OptimizerKind::Sgd && !dp && !private_ && !hook && opt.momentum == 0.0 &&
+                        opt.weightDecay == 0.0;
   for (int e = 0; e < opt.epochs; ++e) {
     // A fresh permutation of the client's samples each epoch, restarting from the sorted list so
     // that the permutation depends only on (seed, client, round, epoch draws), not on history.
@@ -110,14 +184,15 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
     shuffle.shuffle(order_);
     for (std::size_t b = 0; b < n; b += static_cast<std::size_t>(opt.batch)) {
       const int cnt = static_cast<int>(std::min<std::size_t>(opt.batch, n - b));
+      const std::int64_t position = static_cast<std::int64_t>(static_cast<std::size_t>(e) * n + b);
       double loss;
       if (dp) {
-        loss = dataParallelGradient(model, order_.data() + b, cnt, *dp, client, round, shards);
+        loss = dataParallelGradient(model, order_.data() + b, cnt, *dp, client, round, shards, runKey, position);
         shards += (cnt + std::max(dp->shardSamples, 1) - 1) / std::max(dp->shardSamples, 1);
       } else if (private_) {
         loss = privateGradient(model, indices, opt);  // DP-SGD: a Poisson batch instead of this slice
       } else {
-        const float* x = gatherBatch(train_, order_.data() + b, cnt);
+        const float* x = gatherTraining(order_.data() + b, cnt, client, round, runKey, position);
         const std::int32_t* y = gatherLabels(train_, order_.data() + b, cnt);
         loss = fusedSgd ? model.sgdStep(x, y, cnt, static_cast<float>(opt.lr)) : model.lossAndGradient(x, y, cnt);
       }
@@ -127,7 +202,7 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
                                st.steps, " (lr = ", opt.lr, "; try a smaller train.lr)"));
       if (!fusedSgd) {
         if (hook) (*hook)(model.params(), model.grads(), P);
-        sgd.step(model.params(), model.grads(), P);
+        optimizer.step(model.params(), model.grads(), segments_, state);
       }
       lossSum += loss;
       ++st.steps;

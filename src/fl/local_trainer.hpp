@@ -4,21 +4,39 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/config.hpp"
 #include "core/exact_sum.hpp"
 #include "core/rng.hpp"
+#include "data/augment.hpp"
 #include "data/dataset.hpp"
 #include "fl/dp_sgd.hpp"
 #include "nn/model.hpp"
-#include "optim/sgd.hpp"
+#include "optim/optimizer.hpp"
 
 namespace fedsilo {
 
 // Called after each backward pass with the current parameters and the batch gradient (flat buffers
-// of length n); may modify the gradient in place.
-using GradientHook = std::function<void(const float* params, float* grads, std::size_t n)>;
+// of length n); may modify the gradient in place. A hook may also restrict the optimizer to the
+// parameters [trainBegin, trainEnd): the others, and their optimizer state, are not touched at all
+// (what a parameter without gradient gets from torch.optim), whatever the optimizer and its weight
+// decay (fl/gradient_hooks.hpp: freezeOutsideHook).
+struct GradientHook {
+  using Function = std::function<void(const float* params, float* grads, std::size_t n)>;
+  Function apply;  // may be empty
+  std::size_t trainBegin = 0, trainEnd = std::numeric_limits<std::size_t>::max();
+
+  GradientHook() = default;
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, GradientHook>>>
+  GradientHook(F&& f) : apply(std::forward<F>(f)) {}  // NOLINT: implicit, like the std::function it wraps
+  void operator()(const float* params, float* grads, std::size_t n) const {
+    if (apply) apply(params, grads, n);
+  }
+};
 
 struct TrainStats {
   double meanLoss = 0.0;  // mean of the batch losses
@@ -45,8 +63,16 @@ struct TrainOptions {
   double lr = 0.05;
   double momentum = 0.0;
   double weightDecay = 0.0;
-  int maxSteps = 0;  // > 0: stop after this many SGD steps (pFedMe/q-FedSGD style)
-  static TrainOptions from(const TrainConfig& t) { return {t.epochs, t.batch, t.lr, t.momentum, t.weightDecay, 0}; }
+  int maxSteps = 0;  // > 0: stop after this many optimizer steps (pFedMe/q-FedSGD style)
+  // The optimizer (optim/optimizer.hpp) besides lr, momentum and weightDecay above.
+  OptimizerKind optimizer = OptimizerKind::Sgd;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  bool amsgrad = false, nesterov = false;
+  // The optimizer's moments: a client's persistent state (train.optimizer_state = keep), continued
+  // and updated; nullptr: fresh moments for this run (the trainer's own buffer, cleared first).
+  OptimizerState* state = nullptr;
+  static TrainOptions from(const TrainConfig& t);
+  OptimizerSettings optimizerSettings() const;
 };
 
 // Data-parallel SGD over one index list held by every rank (the `global` baseline): every rank runs
@@ -71,7 +97,12 @@ EvalStats predictionStats(const std::vector<std::int32_t>& pred, const Dataset& 
 class LocalTrainer {
  public:
   LocalTrainer(const Dataset& train, int maxBatch);
-  // Runs `opt.epochs` epochs of mini-batch SGD over `indices` (a fresh permutation per epoch from
+  // Augments every training batch of train() (never evaluation, sensitivity or full-batch gradients):
+  // sample i of a run gets the map drawn from Rng(seed, client, round, Augment, key) with key a hash
+  // of the run's key (one draw from its shuffle stream, taken only when augmenting) and i's position
+  // in the run (epoch * n + place in the epoch's order), so it does not depend on the rank.
+  void setAugmenter(std::unique_ptr<Augmenter> augmenter, std::uint64_t seed);
+  // Runs `opt.epochs` epochs of mini-batch training over `indices` (a fresh permutation per epoch from
   // `shuffle`; last partial batch kept), starting from the model's current parameters.
   // Throws NumericError naming `client` and `round` if a loss becomes NaN or Inf.
   // With `dp`, the batch gradients are computed data-parallel across ranks (see DataParallel); every
@@ -102,14 +133,25 @@ class LocalTrainer {
   AlignedVector<float> gradAcc_;
   ExactSum shardSum_;  // data-parallel: the batch's shard gradients and loss, summed across ranks
   std::int64_t samplesTrained_ = 0;
+  OptimizerState freshState_;           // the moments of runs without a persistent state
+  std::vector<ParamSegment> segments_;  // the parameter tensors the optimizer updates in this run
+  std::unique_ptr<Augmenter> augmenter_;
+  std::uint64_t augmentSeed_ = 0;
   PrivateSgd* private_ = nullptr;        // DP-SGD settings of the client being trained (nullptr: off)
   IndexList privateBatch_;               // DP-SGD: the step's Poisson sample
   AlignedVector<float> privateSum_;      // DP-SGD: the clipped sum over chunks of a large Poisson batch
 
+  // The model's tensors inside the hook's trainable range, into segments_; returns the model's tensor count.
+  std::size_t collectSegments(const Model& model, const GradientHook* hook);
+  // Gathers training samples idx[0..count) into x_ and augments them (when set): sample j is the run's
+  // sample number position0 + j, with the run's augmentation key `runKey`.
+  const float* gatherTraining(const Index* idx, int count, int client, int round, std::uint64_t runKey,
+                              std::int64_t position0);
+
   // The batch gradient (into model.grads()) and mean loss of the `count` samples at idx, computed
   // data-parallel; `shard0` numbers the batch's first shard for the dropout key.
   double dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp, int client, int round,
-                              std::int64_t shard0);
+                              std::int64_t shard0, std::uint64_t runKey, std::int64_t position0);
   // DP-SGD's gradient for one step (into model.grads()) over a Poisson sample of `indices`; returns
   // the sample's mean loss (0 for an empty sample). fl/dp_sgd.cpp.
   double privateGradient(Model& model, const IndexList& indices, const TrainOptions& opt);

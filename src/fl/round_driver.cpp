@@ -10,6 +10,7 @@
 #include "core/timer.hpp"
 #include "fl/fairness.hpp"
 #include "fl/personal_store.hpp"
+#include "optim/lr_schedule.hpp"
 
 namespace fedsilo {
 
@@ -178,8 +179,7 @@ void RoundDriver::trainClient(int client, int round, const ReductionLayout& layo
   const int slot = localIndex(client);
   loadParams(p_.model, p_.global);
   p_.model.setRandomContext(p_.cfg.seed, client, round);
-  ClientContext clientContext{p_.ctx, p_.clients[client], round, p_.model, p_.trainer, p_.global};
-  clientContext.train = p_.hooks.training(round, p_.cfg.train);
+  ClientContext clientContext = clientContextFor(client, round);
   ClientUpdate update;
   if (privacy_) privacy_->beforeClient(client, round, p_.trainer);
   const bool sent = updateUnlessDiverged(clientContext, layout, update);
@@ -223,12 +223,15 @@ bool RoundDriver::updateUnlessDiverged(ClientContext& clientContext, const Reduc
   PersonalStore* personal = p_.alg.personalStore();
   std::optional<std::vector<float>> before;
   if (personal && skipDiverged) before = personal->snapshot(client);
+  OptimizerStateStore::Snapshot optimizerBefore;
+  if (clientContext.optimizerStates && skipDiverged) optimizerBefore = optimizerStates_.snapshot(client);
   try {
     p_.alg.clientUpdate(clientContext, update);
     checkFinite(update, client, clientContext.round, layout);
   } catch (const NumericError& e) {
     if (!skipDiverged) throw;
     if (personal) personal->restore(client, std::move(before));
+    if (clientContext.optimizerStates) optimizerStates_.restore(client, std::move(optimizerBefore));
     p_.ctx.announce().rankWarning(fmt(e.what(), "; update dropped (fl.skip_diverged)"));
     return false;
   }
@@ -498,14 +501,23 @@ void RoundDriver::finishTraining() {
     for (int k = p_.placement.first(r); k < p_.placement.end(r); ++k) {
       loadParams(p_.model, p_.global);
       p_.model.setRandomContext(p_.cfg.seed, k, rounds);
-      ClientContext clientContext{p_.ctx, p_.clients[k], rounds, p_.model, p_.trainer, p_.global};
-      clientContext.train = p_.hooks.training(rounds, p_.cfg.train);
+      ClientContext clientContext = clientContextFor(k, rounds);
       p_.alg.finishClient(clientContext);
     }
     // The end-of-training evaluation: a candidate of the last round (fl/eval_selection.hpp).
     const bool candidate = p_.cfg.eval.point == EvalPoint::AfterAggregation || p_.alg.changesModelsAtEnd();
     lastFigures_ = evaluateClients(rounds, nullptr, candidate ? rounds - 1 : -1);
   });
+}
+
+// What client `client` trains with in `round` (round = rounds: the end-of-training hooks): the
+// round's learning rate (train.lr_schedule) and, with train.optimizer_state = keep, its own
+// optimizer states.
+ClientContext RoundDriver::clientContextFor(int client, int round) {
+  ClientContext c{p_.ctx, p_.clients[client], round, p_.model, p_.trainer, p_.global};
+  c.train = p_.hooks.training(round, trainingForRound(p_.cfg.train, round, p_.cfg.rounds));
+  if (p_.cfg.train.optimizerState == OptimizerStateMode::Keep) c.optimizerStates = &optimizerStates_;
+  return c;
 }
 
 GlobalFigures RoundDriver::finalGlobal() { return finalGlobalEvaluated_ ? lastGlobal_ : evaluateGlobal(); }
@@ -546,6 +558,7 @@ void RoundDriver::checkpoint(StateArchive& ar) {
   ar.clientDoubles("driver/client_figures", figures);
   ar.clientDoubles("driver/sensitivity_round0", sens0);
   ar.clientDoubles("driver/sensitivity_final", sensFinal);
+  if (p_.cfg.train.optimizerState == OptimizerStateMode::Keep) optimizerStates_.checkpoint(ar, "driver/optimizer");
   if (ar.saving()) return;
   FEDSILO_ASSERT(scalars.size() == 3 && p_.global.size() == static_cast<std::size_t>(p_.model.numParams()),
                  "checkpoint driver state does not fit this model");

@@ -113,7 +113,8 @@ class RoundDriver {
   GlobalFigures finalGlobal();
   // Saves or restores (collective, symmetric) the driver's state between rounds: the round to run
   // next, the global model, the local clients' last figures and sensitivity rows (by client id, so a
-  // checkpoint restores at any rank count) and the round times.
+  // checkpoint restores at any rank count), the round times and, with train.optimizer_state = keep,
+  // the local clients' optimizer states.
   void checkpoint(StateArchive& ar);
   // The privacy records (/privacy/*; collective; nothing when privacy is off), and the banner line.
   void recordPrivacy(RecordSink& sink) const;
@@ -126,6 +127,7 @@ class RoundDriver {
   const std::vector<double>& roundSeconds() const { return roundSeconds_; }
   // The model each local client's summary reports (eval.select; fl/eval_selection.hpp).
   const ClientSelection& selection() const { return selection_; }
+  const OptimizerStateStore& optimizerStates() const { return optimizerStates_; }
 
  private:
   // The one exact reduction of a round: [sum w v over the reduced blocks | sum w per block | sums].
@@ -157,6 +159,7 @@ class RoundDriver {
   };
 
   ReductionLayout layoutReduction(int round) const;
+  ClientContext clientContextFor(int client, int round);
   void runRankUpdate(int round);
   LocalRound trainLocalClients(int round, const ReductionLayout& layout);
   void trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local);
@@ -203,6 +206,7 @@ class RoundDriver {
   bool everEvaluated_ = false;
   std::unique_ptr<ServerOptimizer> serverOptimizer_;  // fl.server_optimizer (null: none); state on rank 0
   ClientSelection selection_;
+  OptimizerStateStore optimizerStates_;  // train.optimizer_state = keep: the local clients' moments
 };
 
 }  // namespace fedsilo

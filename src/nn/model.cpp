@@ -86,7 +86,7 @@ template <typename T>
 void ModelT<T>::initialize(Rng& rng) {
   FEDSILO_ASSERT(finalized_);
   for (std::size_t i = 0; i < layers_.size(); ++i)
-    if (!layerBlock_[i].empty()) layers_[i]->initParams(rng, params_.data() + layerParamOffset_[i]);
+    if (!layerBlock_[i].empty()) initializeLayer(*layers_[i], params_.data() + layerParamOffset_[i], rng, init_);
 }
 
 template <typename T>

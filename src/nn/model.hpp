@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/init.hpp"
 #include "nn/layer.hpp"
 #include "nn/loss.hpp"
 
@@ -46,8 +47,11 @@ class ModelT {
   // Allocates the flat buffers and binds every layer. No layer can be added afterwards.
   // OutOfMemoryError (core/memory.hpp) names the parameter count and size when they do not fit.
   void finalize();
-  // Initialises all parameters from `rng` (one stream for the whole model, layers in order).
+  // Initialises all parameters from `rng` (one stream for the whole model, layers in order), with the
+  // scheme set by setInitialization (default: PyTorch's defaults; nn/init.hpp).
   void initialize(Rng& rng);
+  void setInitialization(const InitOptions& options) { init_ = options; }
+  const InitOptions& initialization() const { return init_; }
   // Preallocates activation/gradient workspaces for batches up to maxBatch (forward, training).
   // OutOfMemoryError names the buffer (the model's activations or one layer's workspace), the batch
   // size and the bytes.
@@ -132,6 +136,7 @@ class ModelT {
   std::vector<ReluFusableT<T>*> fused_;
   std::vector<DenseT<T>*> dense_;
   bool fusion_ = true;
+  InitOptions init_;
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
   std::vector<AlignedVector<T>> acts_;
   AlignedVector<T> gradA_, gradB_, dlogits_;

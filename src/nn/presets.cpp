@@ -159,6 +159,7 @@ std::unique_ptr<ModelT<T>> buildModel(const ModelConfig& cfg, const InputSpec& i
     throw ConfigError(fmt("model.dropout = ", cfg.dropout, ": expected a value in [0, 1)"));
   std::unique_ptr<ModelT<T>> m = buildLayers<T>(cfg, input);
   m->setLoss(makeLoss<T>(cfg.loss.value_or(defaultLoss(cfg.name)), cfg.focalGamma));
+  m->setInitialization(InitOptions{cfg.initScheme, cfg.initBias});
   m->finalize();
   return m;
 }

@@ -27,12 +27,19 @@ Dataset makeData(int n) {
   return ds;
 }
 
-std::unique_ptr<Model> makeModel(double dropout) {
+// The same features as 1 x 2 x 3 images (for augmentation).
+Dataset makeImages(int n) {
+  Dataset ds = makeData(n);
+  ds.shape = Shape{1, 2, 3};
+  return ds;
+}
+
+std::unique_ptr<Model> makeModel(double dropout, Shape shape = Shape{6, 1, 1}) {
   ModelConfig mc;
   mc.name = ModelPreset::Mlp;
   mc.hidden = {10};
   mc.dropout = dropout;
-  auto m = buildModel<float>(mc, InputSpec{Shape{6, 1, 1}, 3, 0});
+  auto m = buildModel<float>(mc, InputSpec{shape, 3, 0});
   m->reserve(8);
   Rng init(5, -1, -1, Purpose::Init);
   m->initialize(init);
@@ -88,16 +95,29 @@ IndexList allOf(const Dataset& ds) {
   return idx;
 }
 
-std::vector<float> trainDataParallel(int ranks, int shard, double dropout, const Dataset& ds) {
-  const TrainOptions opt = options();
+// With `augment`: Adam (AMSGrad) instead of SGD and every training batch augmented.
+std::vector<float> trainDataParallel(int ranks, int shard, double dropout, const Dataset& ds, bool augment = false) {
+  TrainOptions opt = options();
+  if (augment) {
+    opt.optimizer = OptimizerKind::Adam;
+    opt.amsgrad = true;
+    opt.lr = 0.01;
+  }
   const IndexList idx = allOf(ds);
   ThreadAllreduce reduce(ranks);
   std::vector<std::vector<float>> out(ranks);
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
-      auto m = makeModel(dropout);
+      auto m = makeModel(dropout, ds.shape);
       LocalTrainer tr(ds, 8);
+      if (augment) {
+        AugmentSettings a;
+        a.rotation = 30;
+        a.flip = true;
+        a.cropPadding = 1;
+        tr.setAugmenter(std::make_unique<Augmenter>(a, ds.shape, std::vector<float>{0.0f}, "test"), 3);
+      }
       Rng shuffle(3, -1, 0, Purpose::Shuffle);
       DataParallel dp{r, ranks, shard, 3, [&](ExactSum& s) { reduce(s); }};
       tr.train(*m, idx, opt, shuffle, -1, 0, nullptr, &dp);
@@ -115,6 +135,15 @@ TEST(DataParallel, SameModelAtAnyRankCount) {
     EXPECT_EQ(trainDataParallel(2, 3, dropout, ds), one) << "2 ranks, dropout " << dropout;
     EXPECT_EQ(trainDataParallel(3, 3, dropout, ds), one) << "3 ranks, dropout " << dropout;
   }
+}
+
+// Augmentation is keyed by the sample's position in the run, never by the rank that computes it.
+TEST(DataParallel, AugmentedAdamTrainingIsTheSameAtAnyRankCount) {
+  const Dataset ds = makeImages(61);
+  const std::vector<float> one = trainDataParallel(1, 3, 0.0, ds, true);
+  EXPECT_EQ(trainDataParallel(2, 3, 0.0, ds, true), one);
+  EXPECT_EQ(trainDataParallel(3, 3, 0.0, ds, true), one);
+  EXPECT_NE(trainDataParallel(1, 3, 0.0, ds, false), one);
 }
 
 TEST(DataParallel, OneShardPerBatchIsTheSerialLoop) {

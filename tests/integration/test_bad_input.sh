@@ -41,6 +41,26 @@ check_case missing_data_dir 3 "/nonexistent/fmnist" --data.dir /nonexistent/fmni
 check_case corrupt_idx 3 "train-images-idx3-ubyte" --data.dir "$corrupt"
 check_case missing_config 2 "/nonexistent.ini" --config /nonexistent.ini
 check_case bad_split 2 "data.split" --data.split 0.5,0.6,0.1
+# Client protocol options (optimizer, schedule, initialisation, inputs).
+check_case bad_optimizer 2 "train.optimizer = rmsprop" --train.optimizer rmsprop
+check_case nesterov_without_momentum 2 "train.nesterov = true needs train.momentum > 0" --train.nesterov true
+check_case momentum_with_adam 2 "train.momentum = 0.9 applies to train.optimizer = sgd" --train.optimizer adam --train.momentum 0.9
+check_case bad_beta2 2 "train.beta2 = 1" --train.beta2 1
+check_case bad_optimizer_state 2 "train.optimizer_state = sometimes" --train.optimizer_state sometimes
+check_case bad_lr_schedule 2 "train.lr_schedule = linear" --train.lr_schedule linear
+check_case lr_min_above_lr 2 "train.lr_min = 1" --train.lr_schedule cosine --train.lr_min 1
+check_case pfedme_with_adam 2 "train.optimizer = adam does not apply" --algorithm pfedme --train.optimizer adam
+check_case bad_init_scheme 2 "model.init_scheme = he" --model.init_scheme he
+check_case model_init_missing 3 "/nonexistent/model.h5" --model.init /nonexistent/model.h5
+echo "not HDF5" >"$TMP/notes.txt"
+check_case model_init_not_hdf5 3 "notes.txt: cannot open it as HDF5" --model.init "$TMP/notes.txt"
+check_case bad_normalize 2 "data.normalize = zscore" --data.normalize zscore
+check_case std_without_mean 2 "data.std = 0.3" --data.normalize mean_std --data.std 0.3
+check_case mean_per_channel 2 "data.mean: 2 values given, expected 1 or one per channel (1" --data.normalize mean_std --data.mean 0.1,0.2 --data.std 0.3,0.3
+check_case bad_augment 2 "data.augment = mixup" --data.augment mixup
+check_case augment_tabular 2 "data.augment = affine needs images" --dataset synthetic --data.augment affine
+check_case bad_augment_scale 2 "data.augment_scale = 1.2,0.8" --data.augment affine --data.augment_scale 1.2,0.8
+check_case data_limit_too_large 2 "data.limit = 100000" --data.limit 100000
 check_case bad_placement 2 "fl.placement = racks" --fl.placement racks
 check_case bad_global_shard 2 "gems.global_shard" --algorithm global --rounds 1 --gems.global_shard -1
 check_case bad_gems_init 2 "gems.init = random" --algorithm average --rounds 1 --gems.init random

@@ -44,7 +44,7 @@ for f in fedsiloConfig.cmake fedsiloConfigVersion.cmake fedsiloTargets.cmake; do
 done
 INC=$P/include/fedsilo
 for h in fl/algorithm.hpp fl/algorithms/fedavg.hpp fl/aggregation.hpp app/run_main.hpp comm/communicator.hpp \
-  core/config.hpp nn/model.hpp optim/sgd.hpp data/dataset.hpp privacy/rdp_accountant.hpp; do
+  core/config.hpp nn/model.hpp optim/optimizer.hpp data/dataset.hpp privacy/rdp_accountant.hpp; do
   [ -f "$INC/$h" ] || fail "install: public header $h missing"
 done
 for gone in io comm/mpi_handle.hpp comm/h5_mpio.hpp core/h5_handle.hpp core/malloc_counter.hpp \

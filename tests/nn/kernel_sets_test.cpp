@@ -3,7 +3,7 @@
 //  - every set gives the same bits for whole training steps of the presets (logits, parameter
 //    gradients, input gradients), fused or not;
 //  - Model::sgdStep (the SGD update fused into the Dense weight-gradient kernel) equals
-//    lossAndGradient followed by p = fma(-lr, g, p), and Sgd::step where the build rounds it once;
+//    lossAndGradient followed by p = fma(-lr, g, p), and the optimizer's plain SGD step where the build rounds it once;
 //  - Model::evaluate in chunks of a small reserved batch equals one pass over the whole batch.
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include "isa_scope.hpp"
 #include "nn/model.hpp"
 #include "nn/presets.hpp"
-#include "optim/sgd.hpp"
+#include "optim/optimizer.hpp"
 
 namespace fedsilo::test {
 namespace {
@@ -135,7 +135,12 @@ TEST(KernelSets, SgdStepIsGradientThenUpdate) {
       auto fused = presetModel(name, kImage, 32), plain = presetModel(name, kImage, 32);
       auto sgdModel = presetModel(name, kImage, 32);
       const auto y = labels(32, 10);
-      Sgd sgd(lr, 0.0, 0.0);
+      OptimizerSettings plainSgd;
+      plainSgd.lr = lr;
+      const Optimizer sgd(plainSgd);
+      OptimizerState sgdState;
+      const auto all = static_cast<std::size_t>(sgdModel->numParams());
+      sgd.prepare(sgdState, all, 1);
       for (int step = 0; step < 3; ++step) {  // three steps: the fused update feeds the next forward
         const auto x = inputs(kImage, 32, 20 + step);
         const double lf = fused->sgdStep(x.data(), y.data(), 32, lr);
@@ -143,11 +148,11 @@ TEST(KernelSets, SgdStepIsGradientThenUpdate) {
         EXPECT_EQ(lf, lp);
         for (Index i = 0; i < plain->numParams(); ++i) plain->params()[i] = std::fma(-lr, plain->grads()[i], plain->params()[i]);
         sgdModel->lossAndGradient(x.data(), y.data(), 32);
-        sgd.step(sgdModel->params(), sgdModel->grads(), static_cast<std::size_t>(sgdModel->numParams()));
+        sgd.step(sgdModel->params(), sgdModel->grads(), {ParamSegment{0, all, 0}}, sgdState);
       }
       const auto n = static_cast<std::size_t>(fused->numParams());
       EXPECT_TRUE(sameBits(fused->params(), plain->params(), n)) << isaName(isa);
-#ifdef __FMA__  // this build rounds Sgd::step's p - lr * g once as well
+#ifdef __FMA__  // this build rounds the SGD step's p - lr * g once as well
       EXPECT_TRUE(sameBits(fused->params(), sgdModel->params(), n)) << isaName(isa);
 #endif
     }

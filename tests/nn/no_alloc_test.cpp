@@ -13,6 +13,7 @@
 #include <new>
 
 #include "core/malloc_counter.hpp"
+#include "fl/local_trainer.hpp"
 #include "grad_check.hpp"
 #include "nn/conv2d.hpp"
 #include "nn/dense.hpp"
@@ -207,6 +208,53 @@ TEST(NoAllocation, PresetTrainingStep) {
       EXPECT_EQ(c.mallocs, 0);
     else
       RecordProperty("mallocs_" + name, static_cast<int>(c.mallocs));
+  }
+}
+
+// A whole local training run (LocalTrainer::train: batch gather, augmentation, forward/backward,
+// Adam with AMSGrad on a persistent state) after a first run has sized every buffer.
+TEST(NoAllocation, TrainingRunWithAdamAndAugmentation) {
+  const long denseAllocs = denseMallocs();
+  Dataset ds;
+  ds.shape = Shape{1, 28, 28};
+  ds.numClasses = 10;
+  for (int i = 0; i < 96; ++i) {
+    for (int f = 0; f < 784; ++f) ds.u8.push_back(static_cast<std::uint8_t>((i * 31 + f * 7) % 256));
+    ds.labels.push_back(i % 10);
+  }
+  ds.setNormalization({0.286}, {0.353});
+  ModelConfig cfg;
+  cfg.hidden = {64};
+  auto m = buildModel<float>(cfg, InputSpec{ds.shape, 10, 0});
+  Rng init(1, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(32);
+  LocalTrainer trainer(ds, 32);
+  AugmentSettings a;
+  a.rotation = 10;
+  a.translate = 0.1;
+  a.scaleMin = 0.9;
+  a.scaleMax = 1.1;
+  a.flip = true;
+  a.cropPadding = 2;
+  trainer.setAugmenter(std::make_unique<Augmenter>(a, ds.shape, std::vector<float>{ds.zeroValue(0)}, "test"), 1);
+  IndexList idx;
+  for (Index i = 0; i < ds.size(); ++i) idx.push_back(i);
+  TrainOptions opt;
+  opt.batch = 32;
+  opt.epochs = 2;
+  opt.optimizer = OptimizerKind::Adam;
+  opt.amsgrad = true;
+  opt.lr = 1e-3;
+  OptimizerState state;
+  opt.state = &state;
+  Rng warm(1, 0, 0, Purpose::Shuffle);
+  trainer.train(*m, idx, opt, warm, 0, 0);
+  Rng shuffle(1, 0, 1, Purpose::Shuffle);
+  const Counts c = countAllocations([&] { trainer.train(*m, idx, opt, shuffle, 0, 1); });
+  EXPECT_EQ(c.news, 0);
+  if (denseAllocs == 0) {
+    EXPECT_EQ(c.mallocs, 0);
   }
 }
 

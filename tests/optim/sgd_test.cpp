@@ -1,18 +1,46 @@
-// Sgd against torch.optim.SGD's update rule (dampening 0, no Nesterov), worked by hand:
+// The client optimizer with train.optimizer = sgd (optim/optimizer.hpp) against torch.optim.SGD's
+// update rule (dampening 0, no Nesterov), worked by hand:
 //   g <- g + wd * p;   v <- g on the first step, else v <- mu * v + g;   p <- p - lr * v.
 // The expected values below are the arithmetic of that rule written out, not the optimiser's output.
+// (tests/optim/optimizer_test.cpp covers Nesterov, Adam, AdamW and the per-tensor step counts.)
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "core/config.hpp"
-#include "optim/sgd.hpp"
+#include "optim/optimizer.hpp"
 
 namespace fedsilo {
 namespace {
 
 // float arithmetic of a handful of operations on values of order 1: a few ulps (float eps is 1.2e-7).
 constexpr float kTol = 2e-6f;
+
+// One parameter tensor stepped by Optimizer with OptimizerKind::Sgd; the state (the momentum buffer)
+// is held here as the trainer holds it, so that it carries over steps and learning-rate changes.
+class Sgd {
+ public:
+  Sgd(double lr, double momentum, double weightDecay) {
+    s_.kind = OptimizerKind::Sgd;
+    s_.lr = lr;
+    s_.momentum = momentum;
+    s_.weightDecay = weightDecay;
+  }
+  explicit Sgd(const TrainConfig& t) : s_(OptimizerSettings::from(t)) {}
+  void step(float* p, const float* g, std::size_t n) {
+    const Optimizer optimizer(s_);
+    optimizer.prepare(state_, n, 1);
+    optimizer.step(p, g, {ParamSegment{0, n, 0}}, state_);
+  }
+  const std::vector<float>& velocity() const { return state_.first; }
+  void reset() { state_.clear(); }  // a fresh torch.optim.SGD: the next step is a first step
+  void setLr(double lr) { s_.lr = lr; }
+  double lr() const { return s_.lr; }
+
+ private:
+  OptimizerSettings s_;
+  OptimizerState state_;
+};
 
 void expectValues(const std::vector<float>& got, const std::vector<double>& want, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;

@@ -16,7 +16,7 @@ void Ditto::clientUpdate(ClientContext& c, ClientUpdate& out) {
   std::memcpy(c.model.params(), v.data(), P * sizeof(float));
   const GradientHook hook = proximalHook(lambda_, c.global.data());
   Rng rng(c.fl.cfg.seed, c.client.id, c.round, Purpose::Shuffle, 1);
-  c.trainer.train(c.model, c.client.train, c.trainOptions(), rng, c.client.id, c.round,
+  c.trainer.train(c.model, c.client.train, c.trainOptions(ModelRole::Personal), rng, c.client.id, c.round,
                   lambda_ > 0.0 ? &hook : nullptr);
   std::memcpy(v.data(), c.model.params(), P * sizeof(float));
   // The model leaves holding the trained global copy (what is sent and what sensitivity measures).

@@ -166,6 +166,9 @@ std::unique_ptr<Algorithm> makeFedFa(const ExperimentConfig& cfg) {
   FedFaOptions o;
   o.accuracyShare = cfg.algo.getDouble("fedfa.alpha", 0.0, 1.0);
   o.clientMomentum = cfg.algo.getDouble("fedfa.client_momentum", 0.0, 0.999999);
+  if (o.clientMomentum != 0.0 && cfg.train.optimizer != OptimizerKind::Sgd)
+    throw ConfigError(fmt("fedfa.client_momentum = ", o.clientMomentum, " is SGD momentum, but train.optimizer = ",
+                          cfg.train.optimizer, " (set fedfa.client_momentum = 0, or train.optimizer = sgd)"));
   o.serverMomentum = cfg.algo.getDouble("fedfa.server_momentum", 0.0, 0.999999);
   o.serverLr = cfg.algo.getDouble("fedfa.server_lr", 1e-9, 1e6);
   return std::make_unique<FedFa>(o);

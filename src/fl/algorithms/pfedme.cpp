@@ -30,6 +30,8 @@ void PFedMe::clientUpdate(ClientContext& c, ClientUpdate& out) {
   inner.lr = opt_.personalLr;
   inner.epochs = opt_.innerSteps;  // K epochs over a one-batch index list = K steps on that batch
   inner.momentum = 0.0;            // the authors' pFedMeOptimizer: plain gradient steps on the inner problem
+  inner.nesterov = false;
+  inner.state = nullptr;           // (plain steps keep no state)
   const GradientHook hook = proximalHook(opt_.lambda, local_.data());  // + lambda (theta - w_{k,r})
   const float step = static_cast<float>(outer.lr * opt_.lambda);
   Rng rng = c.shuffleRng();
@@ -75,6 +77,10 @@ std::vector<OptionSpec> pFedMeOptions() {
 }
 
 std::unique_ptr<Algorithm> makePFedMe(const ExperimentConfig& cfg) {
+  if (cfg.train.optimizer != OptimizerKind::Sgd)
+    throw ConfigError(fmt("algorithm = pfedme: train.optimizer = ", cfg.train.optimizer,
+                          " does not apply: pFedMe's updates are its own plain gradient steps (pfedme.personal_lr, "
+                          "train.lr); expected train.optimizer = sgd"));
   return std::make_unique<PFedMe>(PFedMeOptions::parse(cfg.algo));
 }
 

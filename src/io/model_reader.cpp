@@ -1,0 +1,105 @@
+#include "io/model_reader.hpp"
+
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/h5_handle.hpp"
+
+namespace fedsilo {
+
+namespace {
+
+bool exists(hid_t file, const std::string& path) {
+  // H5Lexists fails (rather than saying no) when an intermediate group is missing: test every prefix.
+  for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+    const std::string prefix = at == std::string::npos ? path : path.substr(0, at);
+    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (at == std::string::npos) return true;
+  }
+}
+
+// A 1-D dataset's size, DataError when it is not 1-D.
+hsize_t length1d(hid_t dataset, const std::string& file, const std::string& path) {
+  h5::Handle space(H5Dget_space(dataset), H5Sclose, "space " + path);
+  hsize_t n = 0;
+  if (H5Sget_simple_extent_ndims(space) != 1)
+    throw DataError(fmt("model.init = ", file, ": ", path, " is not a 1-D array"));
+  H5Sget_simple_extent_dims(space, &n, nullptr);
+  return n;
+}
+
+template <typename T>
+std::vector<T> readNumbers(hid_t file, const std::string& fileName, const std::string& path, hid_t memType) {
+  h5::Handle d(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose, "open " + path);
+  std::vector<T> v(static_cast<std::size_t>(length1d(d, fileName, path)));
+  if (!v.empty()) h5::check(H5Dread(d, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "read " + path);
+  return v;
+}
+
+std::vector<std::string> readStrings(hid_t file, const std::string& fileName, const std::string& path) {
+  h5::Handle d(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose, "open " + path);
+  h5::Handle type(H5Dget_type(d), H5Tclose, "type " + path);
+  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
+    throw DataError(fmt("model.init = ", fileName, ": ", path, " is not an array of fixed-length strings"));
+  const std::size_t len = H5Tget_size(type), n = length1d(d, fileName, path);
+  std::vector<char> buf(std::max<std::size_t>(len * n, 1), '\0');
+  if (n > 0) h5::check(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "read " + path);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string s(buf.data() + i * len, len);
+    s.erase(s.find_last_not_of('\0') + 1);
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+StoredModel readStoredModel(const std::string& path) {
+  const h5::QuietErrors quiet;  // a bad file gets our one-line DataError, not HDF5's error stack
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw DataError(fmt("model.init = ", path, ": no such file (expected a fedsilo results file or checkpoint)"));
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0)
+    throw DataError(
+        fmt("model.init = ", path, ": cannot open it as HDF5 (expected a fedsilo results file or checkpoint)"));
+  h5::Handle file(f, H5Fclose, "open " + path);
+  StoredModel m;
+  if (exists(file, "/model/global")) {
+    m.dataset = "/model/global";
+    if (!exists(file, "/model/layers/name") || !exists(file, "/model/layers/size"))
+      throw DataError(fmt("model.init = ", path, ": /model/global without its layer table /model/layers"));
+    m.layerNames = readStrings(file, path, "/model/layers/name");
+    m.layerSizes = readNumbers<std::int64_t>(file, path, "/model/layers/size", H5T_NATIVE_INT64);
+  } else if (exists(file, "/replicated/driver/global")) {
+    m.dataset = "/replicated/driver/global";
+  } else {
+    throw DataError(fmt("model.init = ", path, ": holds neither /model/global (a finished results file) nor ",
+                        "/replicated/driver/global (a checkpoint)"));
+  }
+  m.params = readNumbers<float>(file, path, m.dataset, H5T_NATIVE_FLOAT);
+  return m;
+}
+
+void checkStoredModel(const StoredModel& stored, const std::string& path, const std::vector<std::string>& names,
+                      const std::vector<std::int64_t>& sizes) {
+  std::int64_t total = 0;
+  for (std::int64_t s : sizes) total += s;
+  if (!stored.layerNames.empty()) {
+    if (stored.layerNames.size() != names.size())
+      throw ConfigError(fmt("model.init = ", path, ": the stored model has ", stored.layerNames.size(),
+                            " layer blocks, the configured model ", names.size()));
+    for (std::size_t b = 0; b < names.size(); ++b)
+      if (stored.layerNames[b] != names[b] || b >= stored.layerSizes.size() || stored.layerSizes[b] != sizes[b])
+        throw ConfigError(fmt("model.init = ", path, ": layer block ", b, " is ", stored.layerNames[b], " (",
+                              b < stored.layerSizes.size() ? stored.layerSizes[b] : -1,
+                              " parameters) in the file, but ", names[b], " (", sizes[b],
+                              " parameters) in the configured model"));
+  }
+  if (static_cast<std::int64_t>(stored.params.size()) != total)
+    throw ConfigError(fmt("model.init = ", path, ": ", stored.dataset, " holds ", stored.params.size(),
+                          " parameters, the configured model has ", total));
+}
+
+}  // namespace fedsilo
