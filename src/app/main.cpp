@@ -19,7 +19,6 @@ int main(int argc, char** argv) {
   // `fedsilo epsilon ...` answers from the accountant alone: no MPI, no experiment.
   if (argc > 1 && std::string(argv[1]) == "epsilon") return runEpsilonCommand(argc - 1, argv + 1);
   MpiEnvironment env(argc, argv);
-  std::string partial, checkpointTmp;
   int code = 0;
   bool threw = false, agreed = false;
   {
@@ -29,11 +28,12 @@ int main(int argc, char** argv) {
       coordinated(comm, [&] { parsed = parseCommandLine(argc, argv); });
       if (parsed.action != ParseOutcome::Action::Run) {
         if (comm.isRoot()) std::fputs(parsed.text.c_str(), stdout);
-        return 0;
+        if (parsed.action != ParseOutcome::Action::DryRun) return 0;
+        std::fflush(stdout);
+        code = dryRunExperiment(parsed.config, comm);
+      } else {
+        code = runExperiment(parsed.config, comm);
       }
-      partial = parsed.config.output.path + ".partial";
-      checkpointTmp = parsed.config.output.path + ".ckpt.tmp";
-      code = runExperiment(parsed.config, comm);
     } catch (const PeerFailure& e) {
       code = static_cast<int>(e.code());
       threw = true;
@@ -62,10 +62,8 @@ int main(int argc, char** argv) {
     }
     if (threw && !agreed) {
       // The failure happened outside a coordinated region: the other ranks may be blocked in a
-      // collective, so remove the partial results file (and a half-written checkpoint) and take every
-      // rank down now.
-      if (!partial.empty()) std::remove(partial.c_str());
-      if (!checkpointTmp.empty()) std::remove(checkpointTmp.c_str());
+      // collective, so take every rank down now (run control has removed the partial results file and
+      // a half-written checkpoint, if they were this run's).
       std::fflush(stderr);
       MpiEnvironment::abort(code);
     }

@@ -15,6 +15,7 @@
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
 #include "io/results_writer.hpp"
+#include "io/storage_errors.hpp"
 
 namespace fedsilo {
 
@@ -91,36 +92,50 @@ void checkRoundCounters(const CheckpointInfo& info, const std::string& path, int
                            " is past the configuration's rounds = ", rounds));
 }
 
-// One run of an experiment on this rank, in the order run() calls the steps: find and check the
-// checkpoint to resume from, build the experiment and restore it, open the results file, run the
+// One run of an experiment on this rank, in the order run() calls the steps: check the output's
+// names and folder, take its lock (from here on the output's files are this run's), find and check
+// the checkpoint to resume from, build the experiment and restore it, open the results file, run the
 // rounds (a progress line each, periodic checkpoints, stop requests agreed by every rank), then the
-// final records or the stop.
+// final records or the stop. dryRun() makes the same start-up steps and stops before the results file.
 class RunControl {
  public:
   RunControl(const ExperimentConfig& cfg, const Communicator& comm, const FaultPlan& faults)
-      : cfg_(cfg), comm_(comm), faults_(faults, comm.rank()), ckptPath_(checkpointPath(cfg.output.path)),
-        partialPath_(cfg.output.path + ".partial"), countPlacement_(cfg.clients, comm.size()) {}
+      : cfg_(cfg), comm_(comm), faults_(faults, comm.rank()), files_(cfg.output.path),
+        ckptPath_(checkpointPath(cfg.output.path)), partialPath_(files_.partial),
+        countPlacement_(cfg.clients, comm.size()) {}
 
   int run();
+  int dryRun();
   // After a failure only this rank saw (outside a coordinated region): the other ranks may be blocked
   // in a collective HDF5 call, and closing these files is collective too, so closing would hang.
-  // Abandon them; main() removes the partial file and aborts every rank.
+  // Abandon them and remove the partial results file, a half-written checkpoint and the lock file,
+  // but only when they are this run's (it holds the output's lock); main() then aborts every rank.
+  // Rank 0 keeps its lock on the removed lock file until it exits: a run that starts meanwhile makes
+  // a new one, which the other ranks of this run cannot touch: each of their steps that names a file
+  // (create, rename, remove) follows a collective call that cannot complete without this rank.
   void abandonFiles() {
     (void)writer_.release();
     (void)from_.release();
+    if (ownsOutput_) {
+      std::remove(files_.partial.c_str());
+      std::remove(files_.checkpointTmp.c_str());
+      std::remove(files_.lock.c_str());
+    }
+    lock_.holdUntilExit();
   }
   // After a failure every rank agreed on: close the resume checkpoint here, on every rank together
   // (a Checkpoint destroyed by unwinding abandons its file instead of closing it collectively).
   void closeCheckpoint() { from_.reset(); }
 
  private:
+  void startUp(FolderMode folders);
   void findCheckpoint();
   void openCheckpoint();
   void restoreFromCheckpoint();
   void openResults();
   void printBanner() const;
   bool afterRound(const RoundSummary& summary);
-  void saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize);
+  void saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize, std::int64_t partialCrc);
   int reportStop() const;
   int finish();
 
@@ -130,7 +145,12 @@ class RunControl {
   // From here on SIGTERM/SIGUSR1 only set a flag; the run stops at the end of the current round.
   StopSignals signals_;
   Timer total_;
+  const OutputFiles files_;
   const std::string ckptPath_, partialPath_;
+  // Declared before the files so that it is released after they are closed (and the partial file of
+  // a failed run removed).
+  OutputLock lock_;
+  bool ownsOutput_ = false;  // every rank: the lock was taken, the output's files are this run's
   const Placement countPlacement_;  // the placement a checkpoint is opened with, before the experiment's exists
   bool resume_ = false, reopen_ = false;
   CheckpointInfo resumed_;
@@ -142,13 +162,23 @@ class RunControl {
   int stoppedBy_ = 0, stoppedAt_ = 0;
 };
 
-int RunControl::run() {
-  prepareOutputFolder(cfg_.output.path, comm_);  // the checkpoint lives beside the results file
+// The start-up checks, in an order that touches nothing of the output before its lock is held:
+// names and folder (the lock file lives there), the lock, then the checkpoint (checked before any
+// data is loaded, so a mismatch fails fast), the experiment (data, partition, model, algorithm) and
+// the restore from the checkpoint (which verifies its checksums).
+void RunControl::startUp(FolderMode folders) {
+  prepareOutputFolder(cfg_.output.path, comm_, folders);
+  lock_ = lockOutput(cfg_.output.path, comm_, folders);
+  ownsOutput_ = true;
   findCheckpoint();
-  if (resume_) openCheckpoint();  // before loading any data: a mismatch fails fast
+  if (resume_) openCheckpoint();
   exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_);
   recorder_ = std::make_unique<RoundRecorder>(comm_, exp_->placement());
   if (from_) restoreFromCheckpoint();
+}
+
+int RunControl::run() {
+  startUp(FolderMode::Create);
   openResults();
   printBanner();
   // The experiment writes through the recorder; under the io fault, through the faulty sink first.
@@ -158,6 +188,21 @@ int RunControl::run() {
   if (stoppedBy_ != 0) return reportStop();
   exp_->writeFinal(*sink);
   return finish();
+}
+
+// The real run's start-up without its side effects: missing folders are not created, the lock is
+// released at once, and nothing is trained or written.
+int RunControl::dryRun() {
+  startUp(FolderMode::CheckOnly);
+  lock_.release();
+  if (comm_.isRoot()) {
+    std::printf("# dry run: start-up checks passed: %s can be written by this run alone; data, partition and model "
+                "(%lld parameters) set up for %d clients%s\n",
+                cfg_.output.path.c_str(), static_cast<long long>(exp_->context().numParams), cfg_.clients,
+                resume_ ? fmt("; checkpoint ", ckptPath_, " verified").c_str() : "");
+    std::fflush(stdout);
+  }
+  return 0;
 }
 
 void RunControl::findCheckpoint() {
@@ -185,9 +230,14 @@ void RunControl::restoreFromCheckpoint() {
   resumed_ = from_->info();
   from_.reset();  // collective close
   // Re-open the partial results only if it was closed cleanly at exactly this checkpoint (a stop on a
-  // signal); after a periodic checkpoint the run went on writing it, so rebuild it instead.
-  reopen_ = resumed_.partialKept != 0 &&
-            partialResultsIntact(partialPath_, resumed_.partialSize, resumed_.rows, comm_);
+  // signal) and has not changed since (size and checksum); after a periodic checkpoint the run went on
+  // writing it, so rebuild it instead, as when it changed (a resumed run that was killed, damage).
+  if (resumed_.partialKept == 0) return;
+  const std::string problem =
+      partialResultsProblem(partialPath_, resumed_.partialSize, resumed_.partialCrc, resumed_.rows, comm_);
+  reopen_ = problem.empty();
+  if (!reopen_ && comm_.isRoot())
+    std::printf("note: %s %s: rebuilding it from the checkpoint\n", partialPath_.c_str(), problem.c_str());
 }
 
 void RunControl::openResults() {
@@ -236,16 +286,17 @@ bool RunControl::afterRound(const RoundSummary& summary) {
     // Close the partial results cleanly FIRST, then record in the checkpoint that it may be re-opened.
     writer_->closeKeepingPartial();
     writer_.reset();
-    saveCheckpoint(next, 1, fileSizeOnRoot(partialPath_, comm_));
+    saveCheckpoint(next, 1, fileSizeOnRoot(partialPath_, comm_), fileChecksumOnRoot(partialPath_, comm_));
     stoppedBy_ = sig;
     stoppedAt_ = next;
     return false;
   }
-  if (cfg_.checkpoint.every > 0 && next % cfg_.checkpoint.every == 0) saveCheckpoint(next, 0, -1);
+  if (cfg_.checkpoint.every > 0 && next % cfg_.checkpoint.every == 0) saveCheckpoint(next, 0, -1, -1);
   return true;
 }
 
-void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize) {
+void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize,
+                                std::int64_t partialCrc) {
   Timer timer;
   CheckpointInfo info;
   info.version = FEDSILO_VERSION;
@@ -254,6 +305,7 @@ void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t
   info.rows = static_cast<std::int64_t>(recorder_->rows());
   info.partialKept = partialKept;
   info.partialSize = partialSize;
+  info.partialCrc = partialCrc;
   info.numClients = cfg_.clients;
   info.numRanks = comm_.size();
   info.roundNames = recorder_->names();
@@ -295,10 +347,22 @@ int RunControl::finish() {
 
 }  // namespace
 
-int runExperiment(const ExperimentConfig& cfg, const Communicator& comm) {
+namespace {
+
+int runControlled(const ExperimentConfig& cfg, const Communicator& comm, bool dry) {
   RunControl control(cfg, comm, faultPlanFromEnvironment());
   try {
-    return control.run();
+    return dry ? control.dryRun() : control.run();
+  } catch (const RuntimeError& e) {
+    // A write that failed for want of space or permission: say so when the message does not.
+    const bool agreed = agreedFailure(e);
+    if (agreed) control.closeCheckpoint();
+    else control.abandonFiles();
+    const std::string message = withStorageProblem(e.what(), cfg.output.path);
+    if (message == e.what()) throw;
+    RuntimeError withReason(message);
+    if (agreed) withReason.markAgreed();
+    throw withReason;
   } catch (...) {
     if (agreedFailure(std::current_exception()))
       control.closeCheckpoint();
@@ -307,5 +371,11 @@ int runExperiment(const ExperimentConfig& cfg, const Communicator& comm) {
     throw;
   }
 }
+
+}  // namespace
+
+int runExperiment(const ExperimentConfig& cfg, const Communicator& comm) { return runControlled(cfg, comm, false); }
+
+int dryRunExperiment(const ExperimentConfig& cfg, const Communicator& comm) { return runControlled(cfg, comm, true); }
 
 }  // namespace fedsilo
