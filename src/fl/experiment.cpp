@@ -80,10 +80,22 @@ void Experiment::placeClients() {
   placement_ = Placement(samples, comm_.size());
 }
 
+namespace {
+
+// The largest training batch any client can form: a batch larger than a client's training set is the
+// whole set, so min(train.batch, the largest client's training set) sizes the training buffers.
+int largestTrainingBatch(const std::vector<ClientData>& clients, int batch) {
+  std::size_t largest = 1;
+  for (const ClientData& c : clients) largest = std::max(largest, c.train.size());
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(batch), largest));
+}
+
+}  // namespace
+
 void Experiment::buildModelAndAlgorithm() {
   InputSpec in{data_.train.shape, data_.train.numClasses, data_.vocabSize};
   model_ = buildModel<float>(cfg_.model, in);
-  const int maxBatch = std::max(cfg_.train.batch, cfg_.eval.batch);
+  const int maxBatch = std::max(largestTrainingBatch(clients_, cfg_.train.batch), cfg_.eval.batch);
   model_->reserve(maxBatch);
   trainer_ = std::make_unique<LocalTrainer>(data_.train, maxBatch);
   // The shared initial model: one stream keyed by the experiment seed only.
