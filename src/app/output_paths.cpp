@@ -5,12 +5,11 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <system_error>
 
 #include "core/error.hpp"
+#include "io/storage_errors.hpp"
 
 namespace fedsilo {
 
@@ -97,22 +96,10 @@ fs::path prepareParents(const std::string& outputPath, FolderMode mode) {
   return folder;
 }
 
-// Creates, writes one page to and removes a temporary file in `folder`: a read-only, full or
-// forbidden folder fails here with the system's reason.
+// A read-only, full or forbidden folder fails here, with the system's reason.
 void writeTest(const std::string& outputPath, const fs::path& folder) {
-  std::string name = (folder / ".fedsilo-write-test-XXXXXX").string();
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0)
-    throw RuntimeError(fmt("output = ", outputPath, ": cannot create a file in ", folder.string(), ": ",
-                           std::strerror(errno)));
-  const std::string page(4096, '\0');
-  const bool wrote = ::write(fd, page.data(), page.size()) == static_cast<ssize_t>(page.size());
-  const int err = errno;
-  ::close(fd);
-  ::unlink(name.c_str());
-  if (!wrote)
-    throw RuntimeError(fmt("output = ", outputPath, ": cannot write a file in ", folder.string(), ": ",
-                           std::strerror(err)));
+  const std::string failed = writeProbe(folder.string(), 4096);
+  if (!failed.empty()) throw RuntimeError(fmt("output = ", outputPath, ": ", failed));
 }
 
 }  // namespace

@@ -354,11 +354,12 @@ int runControlled(const ExperimentConfig& cfg, const Communicator& comm, bool dr
   try {
     return dry ? control.dryRun() : control.run();
   } catch (const RuntimeError& e) {
-    // A write that failed for want of space or permission: say so when the message does not.
+    // A write that failed for want of space or permission: say so when the message does not (asked
+    // before the partial file of this run is removed, which frees its space).
+    const std::string message = withStorageProblem(e.what(), cfg.output.path);
     const bool agreed = agreedFailure(e);
     if (agreed) control.closeCheckpoint();
     else control.abandonFiles();
-    const std::string message = withStorageProblem(e.what(), cfg.output.path);
     if (message == e.what()) throw;
     RuntimeError withReason(message);
     if (agreed) withReason.markAgreed();

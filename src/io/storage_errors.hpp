@@ -1,15 +1,19 @@
 // Why a file system refuses writes, for error messages: parallel HDF5 reports a failed MPI-IO write
-// without the system's reason (Open MPI's MPI-IO returns a generic error), so when a write of the
-// results file or a checkpoint fails, fedsilo looks at the file system itself.
+// without the system's reason (Open MPI's MPI-IO returns a generic error), so fedsilo asks the file
+// system itself, by writing a temporary file beside the output.
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace fedsilo {
 
-// The reason the folder that holds (or will hold) `path` cannot take writes, in the system's words
-// with the folder named: "out is on a read-only file system (Read-only file system)", "... full (No
-// space left on device: 0 bytes free)", "... has no free inodes ...", "... not writable (Permission
-// denied)". "" when none of these holds.
+// Creates a temporary file in `folder`, writes `bytes` bytes to it and removes it. Returns "" when
+// that worked, else what failed with the system's reason ("cannot create a file in out: Read-only
+// file system", "cannot write 1048576 bytes in out: No space left on device").
+std::string writeProbe(const std::string& folder, std::size_t bytes);
+
+// The reason the folder that holds `path` cannot take writes now (a read-only file system; a failed
+// write probe of 1 MiB: no space, no inodes, quota, permission), or "" when it can.
 std::string storageProblem(const std::string& path);
 
 // For the message of an HDF5 call on `file` that just failed: ": <reason>" with the reason HDF5
