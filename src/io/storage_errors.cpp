@@ -57,7 +57,7 @@ std::string withStorageProblem(const std::string& message, const std::string& pa
   for (int err : {EROFS, ENOSPC, EACCES, EDQUOT})
     if (message.find(std::strerror(err)) != std::string::npos) return message;
   const std::string problem = storageProblem(path);
-  return problem.empty() ? message : fmt(message, " (", problem, ")");
+  return problem.empty() || message.find(problem) != std::string::npos ? message : fmt(message, " (", problem, ")");
 }
 
 std::string failureReason(const std::string& file) {
