@@ -31,15 +31,14 @@ while [ $# -gt 0 ]; do
 done
 
 # config | algorithms | options every run needs | reduced overrides (dropped by --full) | seeds
-# The one-shot GEMS baselines need --rounds 1 where the config's rounds = 2 (neuron-wise GEMS).
+# The GEMS configs leave rounds unset: each one-shot algorithm runs its own count (neuron-wise gems 2, else 1).
 PLAN=(
   "playerfl_fmnist_mlp.ini|playerfl playerfl_random fedavg local fedbabu fedprox ditto pfedme fedlp|||0"
   "playerfl_fmnist.ini|playerfl playerfl_random fedavg local fedbabu fedprox ditto pfedme fedlp|||0"
   "alpha_fedavg_fmnist_mlp.ini|fedavg alpha_fedavg qffl||--rounds 5|1 2 3"
   "qffl_synthetic.ini|qffl fedavg alpha_fedavg fedfa|||0 1 2 3 4"
   "gems_fmnist_logreg.ini|gems average ensemble oneshot_local global public_only|||0 1 2 3 4"
-  "gems_fmnist_mlp.ini|gems|||0 1 2 3 4"
-  "gems_fmnist_mlp.ini|average ensemble oneshot_local global public_only|--rounds 1||0 1 2 3 4"
+  "gems_fmnist_mlp.ini|gems average ensemble oneshot_local global public_only|||0 1 2 3 4"
 )
 
 lines=()

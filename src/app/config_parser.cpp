@@ -2,11 +2,10 @@
 
 #include <boost/program_options.hpp>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "app/config_file.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "data/loaders.hpp"
@@ -33,7 +32,9 @@ const std::vector<Opt>& coreOptions() {
       {"dataset", "fashion_mnist", joinNames<DatasetKind>(" | ")},
       {"model", "mlp", "model preset: " + joinNames<ModelPreset>(" | ")},
       {"clients", "10", "number of clients K (>= 1)"},
-      {"rounds", "20", "number of communication rounds (>= 1)"},
+      {"rounds", "20",
+       "number of communication rounds (>= 1); when not set, a one-shot algorithm runs its own count (gems 1, or 2 "
+       "neuron-wise; the baselines 1) and the resolved configuration shows it"},
       {"seed", "0", "experiment seed (>= 0); every random stream is keyed by (seed, client, round, purpose)"},
       {"output", "results.h5",
        "results file (HDF5; missing parent folders are created); written as <output>.partial and renamed when "
@@ -80,6 +81,11 @@ const std::vector<Opt>& coreOptions() {
       {"eval.every", "1", "evaluate every N rounds (the last round always)"},
       {"eval.batch", "256", "evaluation batch size"},
       {"output.client_models", "false", "also write every client's final model to /model/clients"},
+      {"output.jsonl", "false",
+       "also write <output>.jsonl: one JSON object per round, flushed as the round ends (tail -f it, or read it "
+       "without h5py)"},
+      {"output.progress_seconds", "10",
+       "print a progress line during a round at most this often, in seconds (0 = never)"},
       {"checkpoint.every", "0", "write <output>.ckpt every N rounds (0: only on SIGTERM/SIGUSR1)"},
   };
   return opts;
@@ -124,11 +130,7 @@ class RawValues {
                             openHi ? ")" : "]"));
     return x;
   }
-  bool boolean(const std::string& key) const {
-    OptionValues o;
-    o.set(key, text(key));
-    return o.getBool(key);
-  }
+  bool boolean(const std::string& key) const { return parseBool(key, text(key)); }
   template <typename E>
   E choice(const std::string& key) const {
     return parseEnum<E>(key, text(key));
@@ -224,21 +226,28 @@ void readRun(const RawValues& raw, ExperimentConfig& c) {
   c.eval.every = raw.smallInteger("eval.every", 1, 100000000);
   c.eval.batch = raw.smallInteger("eval.batch", 1, 1 << 20);
   c.output.clientModels = raw.boolean("output.client_models");
+  c.output.jsonl = raw.boolean("output.jsonl");
+  c.output.progressSeconds = raw.number("output.progress_seconds", 0.0, 1e9);
   c.checkpoint.every = raw.smallInteger("checkpoint.every", 0, 100000000);
 }
 
-// The algorithm's name and its own options: validated now, before any data is read.
-void readAlgorithm(const std::map<std::string, std::string>& values, ExperimentConfig& c) {
-  bool known = false;
-  for (const auto& e : algorithmRegistry()) known = known || c.algorithm == e.name;
-  if (!known) makeAlgorithm(c);  // throws the ConfigError listing the algorithms
+// The algorithm's name and its own options: validated now, before any data is read. A one-shot
+// algorithm runs its own number of rounds when `rounds` was not given, and `values` (the resolved
+// configuration) then shows that count; an explicit other count is its factory's error.
+void readAlgorithm(std::map<std::string, std::string>& values, bool roundsGiven, ExperimentConfig& c) {
+  const AlgorithmEntry* entry = findAlgorithm(c.algorithm);
+  if (!entry) makeAlgorithm(c);  // throws the ConfigError listing the algorithms
   for (const auto& o : allAlgorithmOptions()) c.algo.set(o.key, values.at(o.key));
   // Options that name files are resolved here, at the application level, so that algorithms never do I/O.
   resolveAlphaFedAvgReference(c.algo);
+  if (!roundsGiven && entry->oneShotRounds) {
+    c.rounds = entry->oneShotRounds(c);
+    values["rounds"] = std::to_string(c.rounds);
+  }
   makeAlgorithm(c);  // every algorithm checks its own options
 }
 
-ExperimentConfig toConfig(const std::map<std::string, std::string>& values) {
+ExperimentConfig toConfig(std::map<std::string, std::string>& values, bool roundsGiven) {
   const RawValues raw(values);
   ExperimentConfig c;
   readTopLevel(raw, c);
@@ -247,7 +256,7 @@ ExperimentConfig toConfig(const std::map<std::string, std::string>& values) {
   readData(raw, c.data);
   readModel(raw, c.model);
   readRun(raw, c);
-  readAlgorithm(values, c);
+  readAlgorithm(values, roundsGiven, c);
   return c;
 }
 
@@ -283,6 +292,8 @@ struct OptionSet {
     generic.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
         "config,c", po::value<std::string>(), "INI configuration file")(
         "resume", "continue from <output>.ckpt if it exists")(
+        "quiet,q", "print nothing on standard output (no start-up line, round lines, progress or decisions); warnings "
+                   "and errors still go to standard error")(
         "dry-run", "validate the configuration, print it fully resolved, and exit");
     for (const auto& o : coreOptions()) add(experiment, o.key, o.def, o.help);
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
@@ -303,6 +314,8 @@ std::string usageText(const OptionSet& options) {
      << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n\n"
      << options.all << "\nAlgorithms:\n";
   for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
+  os << "\nBoolean options take true/false, 1/0, yes/no or on/off in any case (the resolved configuration says true or\n"
+     << "false). The INI file must be text (UTF-8; a byte-order mark at its start is skipped).\n";
   os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors,\n"
      << "75 interrupted by SIGTERM/SIGUSR1 after writing <output>.ckpt (run again with --resume).\n";
   return os.str();
@@ -326,16 +339,23 @@ void storeCommandLine(int argc, const char* const* argv, const OptionSet& option
   po::store(parsed, vm);
 }
 
+// The INI file's options into `vm` (the command line's, stored first, win). Boost's messages quote
+// the offending line: they are cut and made printable before they reach the one error line.
 void storeConfigFile(const std::string& path, const OptionSet& options, po::variables_map& vm) {
-  if (std::filesystem::is_directory(path))
-    throw ConfigError(fmt("config = ", path, ": is a directory, expected an INI file"));
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt("config = ", path, ": cannot open the configuration file"));
-  // A zero-byte file is what a failed or interrupted write leaves: refuse it rather than run every
-  // default (a file of comments only is a deliberate choice and is accepted).
-  if (in.peek() == std::ifstream::traits_type::eof())
-    throw ConfigError(fmt("config = ", path, ": the file is empty (0 bytes), expected an INI file"));
-  po::store(po::parse_config_file(in, options.inFile, false), vm);
+  std::istringstream in(readConfigText(path));
+  try {
+    po::store(po::parse_config_file(in, options.inFile, false), vm);
+  } catch (const po::error& e) {
+    throw ConfigError(fmt("config = ", path, ": ", printableExcerpt(e.what(), 160)));
+  }
+}
+
+// Boolean options (those whose default is true or false) are stored as true or false, whichever of
+// the accepted spellings was given; a value that is none of them is an error, also for the options of
+// an algorithm that is not selected.
+void normaliseBooleans(const OptionSet& options, std::map<std::string, std::string>& values) {
+  for (const auto& [key, def] : options.defaults)
+    if (def == "true" || def == "false") values[key] = parseBool(key, values[key]) ? "true" : "false";
 }
 
 // Every experiment and algorithm option as text, defaults filled in, data.dir resolved.
@@ -380,9 +400,11 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   } catch (const po::error& e) {
     throw ConfigError(fmt("command line/config: ", e.what()));
   }
-  const std::map<std::string, std::string> values = resolvedValues(options, vm);
-  out.config = toConfig(values);
+  std::map<std::string, std::string> values = resolvedValues(options, vm);
+  normaliseBooleans(options, values);
+  out.config = toConfig(values, vm.count("rounds") != 0 && !vm["rounds"].defaulted());
   out.config.checkpoint.resume = vm.count("resume") != 0;
+  out.config.output.quiet = vm.count("quiet") != 0;
   out.config.resolvedIni = resolvedIni(values);
   if (vm.count("dry-run")) {
     out.action = ParseOutcome::Action::DryRun;

@@ -1,7 +1,11 @@
 #include "app/round_recorder.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <unordered_map>
+
+#include "fl/fairness.hpp"
 
 namespace fedsilo {
 
@@ -92,6 +96,56 @@ void RoundRecorder::replay(RecordSink& out) const {
     }
     out.endRound();
   }
+}
+
+std::vector<double> RoundRecorder::scalarColumn(const std::string& name) const {
+  const auto it = scalars_.find(name);
+  return it == scalars_.end() ? std::vector<double>{} : it->second;
+}
+
+// The client rows `name` of every kept round, gathered to rank 0 in client order (rank-major blocks
+// of rounds x local clients, reordered).
+std::vector<std::vector<double>> RoundRecorder::gatherClientRows(const std::string& name) const {
+  const auto it = clients_.find(name);
+  std::vector<double> mine;
+  if (it != clients_.end())
+    for (const auto& row : it->second) mine.insert(mine.end(), row.begin(), row.end());
+  std::vector<int> counts;
+  const std::vector<double> all = comm_.gatherv(mine, 0, &counts);
+  std::vector<std::vector<double>> rows(rows_);
+  if (!comm_.isRoot() || it == clients_.end()) return rows;
+  std::size_t at = 0;
+  for (int r = 0; r < comm_.size(); ++r) {
+    const auto count = static_cast<std::size_t>(placement_.count(r));
+    for (std::uint64_t t = 0; t < rows_; ++t, at += count)
+      rows[t].insert(rows[t].end(), all.begin() + static_cast<std::ptrdiff_t>(at),
+                     all.begin() + static_cast<std::ptrdiff_t>(at + count));
+  }
+  return rows;
+}
+
+std::vector<RoundSummary> RoundRecorder::summaries(const ExperimentConfig& cfg) const {
+  const std::vector<std::vector<double>> accuracy = gatherClientRows("client_accuracy");
+  const std::vector<std::vector<double>> participated = gatherClientRows("participated");
+  const auto column = [&](const std::string& name, std::uint64_t t) {
+    const auto it = scalars_.find(name);
+    return it == scalars_.end() ? std::nan("") : it->second.at(t);
+  };
+  std::vector<RoundSummary> out(rows_);
+  for (std::uint64_t t = 0; t < rows_; ++t) {
+    RoundSummary& s = out[t];
+    s.round = static_cast<int>(column("round", t));
+    s.evaluated = isEvaluationRound(cfg, s.round);
+    s.globalAccuracy = column("global_accuracy", t);
+    s.globalLoss = column("global_loss", t);
+    s.seconds = column("seconds", t);
+    s.trainSeconds = column("train_seconds", t);
+    // As RoundDriver::evaluateRound: NaN in a round that was not evaluated.
+    s.meanClientAccuracy = s.evaluated ? mean(accuracy[t]) : std::nan("");
+    s.worst10 = s.evaluated ? worstFraction(accuracy[t]) : std::nan("");
+    s.participants = static_cast<int>(std::count(participated[t].begin(), participated[t].end(), 1.0));
+  }
+  return out;
 }
 
 void RoundRecorder::note(char kind, const std::string& name) {

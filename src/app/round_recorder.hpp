@@ -12,6 +12,7 @@
 #include "comm/communicator.hpp"
 #include "comm/placement.hpp"
 #include "core/state_archive.hpp"
+#include "fl/round_driver.hpp"
 
 namespace fedsilo {
 
@@ -34,9 +35,15 @@ class RoundRecorder final : public ForwardingSink {
   void load(StateArchive& ar, const std::string& file, const std::string& names, std::uint64_t rows);
   // Writes the kept rows to `out` (a fresh results file), as the original run appended them.
   void replay(RecordSink& out) const;
+  // The kept rows' round figures, as the round driver summarised them (collective; complete on rank 0:
+  // the client figures are gathered there): what a resumed run rewrites its JSON Lines stream from.
+  std::vector<RoundSummary> summaries(const ExperimentConfig& cfg) const;
+  // A kept column of replicated scalars ("seconds"), empty when there is none.
+  std::vector<double> scalarColumn(const std::string& name) const;
 
  private:
   void note(char kind, const std::string& name);
+  std::vector<std::vector<double>> gatherClientRows(const std::string& name) const;
 
   const Communicator& comm_;
   const Placement& placement_;

@@ -7,7 +7,9 @@
 #include <optional>
 #include <sstream>
 
+#include "app/console.hpp"
 #include "app/fault_injection.hpp"
+#include "app/jsonl_stream.hpp"
 #include "app/output_paths.hpp"
 #include "app/round_recorder.hpp"
 #include "app/signals.hpp"
@@ -44,8 +46,21 @@ std::string fmtAcc(double x, bool evaluated) {
   return b;
 }
 
+// "1 round", "20 rounds".
+std::string counted(long long n, const char* noun) { return fmt(n, " ", noun, n == 1 ? "" : "s"); }
+
+// The round line under the header printed by printBanner.
+std::string roundLine(const RoundSummary& s, double eta) {
+  char b[160];
+  std::snprintf(b, sizeof b, "%6d %10s %10s %10s %9.3f %9.3f %9s", s.round, fmtAcc(s.globalAccuracy, s.evaluated).c_str(),
+                fmtAcc(s.meanClientAccuracy, s.evaluated).c_str(), fmtAcc(s.worst10, s.evaluated).c_str(),
+                s.trainSeconds, s.seconds, clockTime(eta).c_str());
+  return b;
+}
+
 // The resolved configuration as section.key -> value, without the keys a resumed run may change:
-// the output path (the checkpoint was found through it anyway) and how often to checkpoint.
+// the output path (the checkpoint was found through it anyway), how often to checkpoint, and what is
+// shown while it runs (the JSON Lines stream is rebuilt from the checkpoint on resume).
 std::map<std::string, std::string> resumeRelevant(const std::string& ini) {
   std::map<std::string, std::string> out;
   std::istringstream in(ini);
@@ -59,7 +74,8 @@ std::map<std::string, std::string> resumeRelevant(const std::string& ini) {
     const auto eq = line.find(" = ");
     if (eq == std::string::npos) continue;
     const std::string key = (section.empty() ? "" : section + ".") + line.substr(0, eq);
-    if (key == "output" || key == "checkpoint.every") continue;
+    if (key == "output" || key == "checkpoint.every" || key == "output.jsonl" || key == "output.progress_seconds")
+      continue;
     out[key] = line.substr(eq + 3);
   }
   return out;
@@ -94,14 +110,15 @@ void checkRoundCounters(const CheckpointInfo& info, const std::string& path, int
 
 // One run of an experiment on this rank, in the order run() calls the steps: check the output's
 // names and folder, take its lock (from here on the output's files are this run's), find and check
-// the checkpoint to resume from, build the experiment and restore it, open the results file, run the
-// rounds (a progress line each, periodic checkpoints, stop requests agreed by every rank), then the
-// final records or the stop. dryRun() makes the same start-up steps and stops before the results file.
+// the checkpoint to resume from, build the experiment and restore it, open the results file (and the
+// JSON Lines stream), run the rounds (a line each with the run's ETA, periodic checkpoints, stop
+// requests agreed by every rank), then the final records or the stop. What it prints goes through
+// console_. dryRun() makes the same start-up steps and stops before the results file.
 class RunControl {
  public:
   RunControl(const ExperimentConfig& cfg, const Communicator& comm, const FaultPlan& faults)
-      : cfg_(cfg), comm_(comm), faults_(faults, comm.rank()), files_(cfg.output.path),
-        ckptPath_(checkpointPath(cfg.output.path)), partialPath_(files_.partial),
+      : cfg_(cfg), comm_(comm), faults_(faults, comm.rank()), console_(comm.isRoot(), cfg.output, cfg.rounds),
+        files_(cfg.output.path), ckptPath_(checkpointPath(cfg.output.path)), partialPath_(files_.partial),
         countPlacement_(cfg.clients, comm.size()) {}
 
   int run();
@@ -133,7 +150,8 @@ class RunControl {
   void openCheckpoint();
   void restoreFromCheckpoint();
   void openResults();
-  void printBanner() const;
+  void openJsonl();
+  void printBanner();
   bool afterRound(const RoundSummary& summary);
   void saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize, std::int64_t partialCrc);
   int reportStop() const;
@@ -142,6 +160,7 @@ class RunControl {
   const ExperimentConfig& cfg_;
   const Communicator& comm_;
   const FaultInjection faults_;
+  Console console_;
   // From here on SIGTERM/SIGUSR1 only set a flag; the run stops at the end of the current round.
   StopSignals signals_;
   Timer total_;
@@ -159,6 +178,8 @@ class RunControl {
   std::unique_ptr<Experiment> exp_;
   std::unique_ptr<RoundRecorder> recorder_;
   std::optional<FaultySink> faultySink_;
+  std::unique_ptr<JsonlStream> jsonl_;  // rank 0, output.jsonl
+  std::vector<double> roundSeconds_;    // every finished round's, rounds before a resume included (the ETA)
   int stoppedBy_ = 0, stoppedAt_ = 0;
 };
 
@@ -172,7 +193,7 @@ void RunControl::startUp(FolderMode folders) {
   ownsOutput_ = true;
   findCheckpoint();
   if (resume_) openCheckpoint();
-  exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_);
+  exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_, console_);
   recorder_ = std::make_unique<RoundRecorder>(comm_, exp_->placement());
   if (from_) restoreFromCheckpoint();
 }
@@ -180,6 +201,7 @@ void RunControl::startUp(FolderMode folders) {
 int RunControl::run() {
   startUp(FolderMode::Create);
   openResults();
+  openJsonl();
   printBanner();
   // The experiment writes through the recorder; under the io fault, through the faulty sink first.
   RecordSink* sink = recorder_.get();
@@ -195,24 +217,20 @@ int RunControl::run() {
 int RunControl::dryRun() {
   startUp(FolderMode::CheckOnly);
   lock_.release();
-  if (comm_.isRoot()) {
-    std::printf("# dry run: start-up checks passed: %s can be written by this run alone; data, partition and model "
-                "(%lld parameters) set up for %d clients%s\n",
-                cfg_.output.path.c_str(), static_cast<long long>(exp_->context().numParams), cfg_.clients,
-                resume_ ? fmt("; checkpoint ", ckptPath_, " verified").c_str() : "");
-    std::fflush(stdout);
-  }
+  console_.say(fmt("# dry run: start-up checks passed: ", cfg_.output.path, " can be written by this run alone; data, "
+                   "partition and model (", counted(exp_->context().numParams, "parameter"), ") set up for ",
+                   counted(cfg_.clients, "client"), resume_ ? fmt("; checkpoint ", ckptPath_, " verified") : ""));
   return 0;
 }
 
 void RunControl::findCheckpoint() {
   const bool haveCkpt = existsOnRoot(ckptPath_, comm_);
   resume_ = cfg_.checkpoint.resume && haveCkpt;
-  if (comm_.isRoot() && cfg_.checkpoint.resume && !haveCkpt)
-    std::printf("--resume: no checkpoint %s, starting from round 0\n", ckptPath_.c_str());
-  if (comm_.isRoot() && !cfg_.checkpoint.resume && haveCkpt)
-    std::printf("note: %s exists but --resume was not given: starting from round 0 (the run replaces it)\n",
-                ckptPath_.c_str());
+  if (cfg_.checkpoint.resume && !haveCkpt)
+    console_.say(fmt("--resume: no checkpoint ", ckptPath_, ", starting from round 0"));
+  if (!cfg_.checkpoint.resume && haveCkpt)
+    console_.say(fmt("note: ", ckptPath_, " exists but --resume was not given: starting from round 0 (the run "
+                     "replaces it)"));
 }
 
 void RunControl::openCheckpoint() {
@@ -228,6 +246,7 @@ void RunControl::restoreFromCheckpoint() {
   exp_->checkpoint(*from_);
   recorder_->load(*from_, ckptPath_, from_->info().roundNames, static_cast<std::uint64_t>(from_->info().rows));
   resumed_ = from_->info();
+  roundSeconds_ = recorder_->scalarColumn("seconds");
   from_.reset();  // collective close
   // Re-open the partial results only if it was closed cleanly at exactly this checkpoint (a stop on a
   // signal) and has not changed since (size and checksum); after a periodic checkpoint the run went on
@@ -236,8 +255,7 @@ void RunControl::restoreFromCheckpoint() {
   const std::string problem =
       partialResultsProblem(partialPath_, resumed_.partialSize, resumed_.partialCrc, resumed_.rows, comm_);
   reopen_ = problem.empty();
-  if (!reopen_ && comm_.isRoot())
-    std::printf("note: %s %s: rebuilding it from the checkpoint\n", partialPath_.c_str(), problem.c_str());
+  if (!reopen_) console_.say(fmt("note: ", partialPath_, " ", problem, ": rebuilding it from the checkpoint"));
 }
 
 void RunControl::openResults() {
@@ -253,29 +271,51 @@ void RunControl::openResults() {
   recorder_->setTarget(writer_.get());
 }
 
-void RunControl::printBanner() const {
-  if (!comm_.isRoot()) return;
-  std::printf("fedsilo %s: %s on %s, model %s (%lld parameters), %d clients on %d ranks, %d rounds\n", FEDSILO_VERSION,
-              cfg_.algorithm.c_str(), nameOf(cfg_.data.dataset), nameOf(cfg_.model.name),
-              static_cast<long long>(exp_->context().numParams), cfg_.clients, comm_.size(), cfg_.rounds);
-  if (resume_)
-    std::printf("resuming from %s at round %lld (written at %lld ranks; results: %s)\n", ckptPath_.c_str(),
-                static_cast<long long>(resumed_.nextRound), static_cast<long long>(resumed_.numRanks),
-                reopen_ ? "partial file re-opened" : "partial file rebuilt from the checkpoint");
-  std::printf("%6s %10s %10s %10s %9s %9s\n", "round", "global_acc", "client_acc", "worst10", "train_s", "round_s");
-  std::fflush(stdout);
+// output.jsonl: rank 0 starts <output>.jsonl empty, or, resuming, with the checkpoint's rounds (which
+// every rank helps gather). Inside a coordinated region: a file that cannot be written fails the run
+// on every rank before the first round.
+void RunControl::openJsonl() {
+  if (!cfg_.output.jsonl) return;
+  const std::vector<RoundSummary> done = recorder_->summaries(cfg_);
+  coordinated(comm_, [&] {
+    if (!comm_.isRoot()) return;
+    std::string text;
+    std::vector<double> seconds;
+    for (const RoundSummary& s : done) {
+      seconds.push_back(s.seconds);
+      text += roundJson(s, etaSeconds(seconds, cfg_.rounds));
+    }
+    jsonl_ = std::make_unique<JsonlStream>(cfg_.output.path + ".jsonl");
+    jsonl_->restart(text);
+  });
 }
 
-// After each round: the progress line, the test hooks, then a stop request (agreed by every rank) or
-// a periodic checkpoint. Returns false to stop the run.
+void RunControl::printBanner() {
+  console_.say(fmt("fedsilo ", FEDSILO_VERSION, ": ", cfg_.algorithm, " on ", nameOf(cfg_.data.dataset), ", model ",
+                   nameOf(cfg_.model.name), " (", counted(exp_->context().numParams, "parameter"), "), ",
+                   counted(cfg_.clients, "client"), " on ", counted(comm_.size(), "rank"), ", ",
+                   counted(cfg_.rounds, "round")));
+  if (resume_)
+    console_.say(fmt("resuming from ", ckptPath_, " at round ", resumed_.nextRound, " (written at ",
+                     counted(resumed_.numRanks, "rank"), "; results: ",
+                     reopen_ ? "partial file re-opened" : "partial file rebuilt from the checkpoint", ")"));
+  if (jsonl_) console_.say(fmt("round figures also in ", jsonl_->path(), " (one JSON object per round)"));
+  char header[120];
+  std::snprintf(header, sizeof header, "%6s %10s %10s %10s %9s %9s %9s", "round", "global_acc", "client_acc", "worst10",
+                "train_s", "round_s", "eta");
+  console_.say(header);
+}
+
+// After each round: the round line (and JSON Lines object), the test hooks, then a stop request
+// (agreed by every rank) or a periodic checkpoint. Returns false to stop the run.
 bool RunControl::afterRound(const RoundSummary& summary) {
-  if (comm_.isRoot()) {
-    std::printf("%6d %10s %10s %10s %9.3f %9.3f\n", summary.round,
-                fmtAcc(summary.globalAccuracy, summary.evaluated).c_str(),
-                fmtAcc(summary.meanClientAccuracy, summary.evaluated).c_str(),
-                fmtAcc(summary.worst10, summary.evaluated).c_str(), summary.trainSeconds, summary.seconds);
-    std::fflush(stdout);
-  }
+  roundSeconds_.push_back(summary.seconds);
+  const double eta = etaSeconds(roundSeconds_, cfg_.rounds);
+  console_.say(roundLine(summary, eta));
+  if (cfg_.output.jsonl)
+    coordinated(comm_, [&] {
+      if (jsonl_) jsonl_->append(roundJson(summary, eta));
+    });
   faults_.afterRound(summary.round);
   const int next = summary.round + 1;
   if (next >= cfg_.rounds) return true;  // a stop request now changes nothing: the run is done
@@ -313,10 +353,9 @@ void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t
   exp_->checkpoint(*checkpoint);
   recorder_->save(*checkpoint);
   checkpoint->commit();
-  if (comm_.isRoot()) {
-    std::printf("checkpoint before round %d: %s (%.2f s)\n", next, ckptPath_.c_str(), timer.seconds());
-    std::fflush(stdout);
-  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.2f", timer.seconds());
+  console_.say(fmt("checkpoint before round ", next, ": ", ckptPath_, " (", seconds, " s)"));
 }
 
 int RunControl::reportStop() const {
@@ -339,9 +378,10 @@ int RunControl::finish() {
     // The results file is complete: a checkpoint of this run (or a stale one) has no use any more.
     std::remove(ckptPath_.c_str());
     std::remove((ckptPath_ + ".tmp").c_str());
-    std::printf("done in %.2f s; results in %s\n", total_.seconds(), cfg_.output.path.c_str());
-    std::fflush(stdout);
   }
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.2f", total_.seconds());
+  console_.say(fmt("done in ", seconds, " s; results in ", cfg_.output.path));
   return 0;
 }
 

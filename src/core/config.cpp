@@ -1,5 +1,6 @@
 #include "core/config.hpp"
 
+#include <cctype>
 #include <ostream>
 
 #include "core/error.hpp"
@@ -58,23 +59,7 @@ const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>() {
   return names;
 }
 
-template <typename E>
-std::optional<E> findEnum(const std::string& text) {
-  const std::string name = trim(text);
-  for (const auto& entry : enumNames<E>())
-    if (name == entry.name) return entry.value;
-  return std::nullopt;
-}
-
-template <typename E>
-E parseEnum(const std::string& key, const std::string& text) {
-  if (const std::optional<E> value = findEnum<E>(text)) return *value;
-  throw ConfigError(fmt(key, " = ", text, ": expected one of ", joinNames<E>(", ")));
-}
-
-#define FEDSILO_ENUM_FUNCTIONS(E)                                                          \
-  template std::optional<E> findEnum<E>(const std::string&);                               \
-  template E parseEnum<E>(const std::string&, const std::string&);                         \
+#define FEDSILO_ENUM_FUNCTIONS(E) \
   std::ostream& operator<<(std::ostream& os, E value) { return os << nameOf(value); }
 FEDSILO_ENUM_FUNCTIONS(DatasetKind)
 FEDSILO_ENUM_FUNCTIONS(PartitionScheme)
@@ -101,11 +86,14 @@ long long OptionValues::getInt(const std::string& key, long long min, long long 
   return v;
 }
 
-bool OptionValues::getBool(const std::string& key) const {
-  const std::string v = trim(raw(key));
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  throw ConfigError(fmt(key, " = ", raw(key), ": expected true or false"));
+bool OptionValues::getBool(const std::string& key) const { return parseBool(key, raw(key)); }
+
+bool parseBool(const std::string& key, const std::string& text) {
+  std::string word = trim(text);
+  for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (word == "true" || word == "1" || word == "yes" || word == "on") return true;
+  if (word == "false" || word == "0" || word == "no" || word == "off") return false;
+  throw ConfigError(fmt(key, " = ", text, ": expected a boolean: true/false, 1/0, yes/no or on/off (any case)"));
 }
 
 std::vector<int> OptionValues::getIntList(const std::string& key, int min, int max) const {

@@ -10,10 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+#include "core/strings.hpp"
+
 namespace fedsilo {
 
 // Enumerated options (dataset, partition.scheme, model, model.loss, fl.placement), converted from their
-// names once, by the configuration parser.
+// names once, by the configuration parser. Algorithms' own enumerated options (gems.init, ...) use the
+// same pattern: an enumNames<E>() specialisation next to the algorithm, and parseEnum when parsing.
 enum class DatasetKind { FashionMnist, Mnist, Emnist, Cifar10, Leaf, Synthetic, Csv, Hdf5, Sequence };
 enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
 enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm };
@@ -66,10 +70,18 @@ std::string joinNames(const std::string& separator, bool withHelp = false) {
 
 // The value named `text` (surrounding blanks ignored), or nullopt.
 template <typename E>
-std::optional<E> findEnum(const std::string& text);
+std::optional<E> findEnum(const std::string& text) {
+  const std::string name = trim(text);
+  for (const auto& entry : enumNames<E>())
+    if (name == entry.name) return entry.value;
+  return std::nullopt;
+}
 // As findEnum, but throws ConfigError "key = text: expected one of a, b, c" for an unknown name.
 template <typename E>
-E parseEnum(const std::string& key, const std::string& text);
+E parseEnum(const std::string& key, const std::string& text) {
+  if (const std::optional<E> value = findEnum<E>(text)) return *value;
+  throw ConfigError(fmt(key, " = ", text, ": expected one of ", joinNames<E>(", ")));
+}
 
 // Messages print the names (fmt("model = ", cfg.model.name)).
 std::ostream& operator<<(std::ostream& os, DatasetKind value);
@@ -143,6 +155,9 @@ struct EvalConfig {
 struct OutputConfig {
   std::string path = "results.h5";
   bool clientModels = false;         // also write /model/clients[K,P]
+  bool jsonl = false;                // also write <path>.jsonl, one JSON object per round
+  double progressSeconds = 10.0;     // least time between two progress lines within a round (0 = none)
+  bool quiet = false;                // --quiet: nothing on standard output (command line only, not in the INI)
 };
 
 struct CheckpointConfig {
@@ -160,13 +175,17 @@ class OptionValues {
   std::string getString(const std::string& key) const { return raw(key); }
   double getDouble(const std::string& key, double min, double max) const;
   long long getInt(const std::string& key, long long min, long long max) const;
-  bool getBool(const std::string& key) const;
+  bool getBool(const std::string& key) const;  // parseBool
   std::vector<int> getIntList(const std::string& key, int min, int max) const;  // "" -> empty
   const std::map<std::string, std::string>& all() const { return values_; }
 
  private:
   std::map<std::string, std::string> values_;
 };
+
+// A boolean option's value: true/false, 1/0, yes/no or on/off in any case, surrounding blanks ignored.
+// ConfigError naming the key, the value and the accepted forms otherwise.
+bool parseBool(const std::string& key, const std::string& text);
 
 // A declared algorithm option: shown by --help, accepted in the INI file and on the command line.
 struct OptionSpec {

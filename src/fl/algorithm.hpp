@@ -27,6 +27,7 @@
 #include "core/record_sink.hpp"
 #include "core/state_archive.hpp"
 #include "data/dataset.hpp"
+#include "fl/announcer.hpp"
 #include "fl/client.hpp"
 #include "fl/local_trainer.hpp"
 #include "fl/personal_store.hpp"
@@ -45,7 +46,9 @@ struct FlContext {
   std::vector<LayerBlock> blocks;
   Index numParams = 0;
   InputSpec input;
+  Announcer* announcer = nullptr;  // where decisions and progress go (nullptr: nowhere)
   bool isLocal(int client) const { return placement.owner(client) == rank; }
+  Announcer& announce() const { return announcer ? *announcer : silentAnnouncer(); }
   int numBlocks() const { return static_cast<int>(blocks.size()); }
   // The dataset a client's test indices point into (its own test files for natural partitions).
   const Dataset& testSet(const ClientData& c) const { return c.testFromTestSet ? data.test : data.train; }

@@ -58,8 +58,9 @@ std::vector<ClientData> makeClients(const DataBundle& data, const ExperimentConf
   return clients;
 }
 
-Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm, const RunHooks& hooks)
-    : cfg_(cfg), comm_(comm), hooks_(hooks), placement_(cfg.clients, comm.size()) {
+Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm, const RunHooks& hooks,
+                       Announcer& announcer)
+    : cfg_(cfg), comm_(comm), hooks_(hooks), announcer_(announcer), placement_(cfg.clients, comm.size()) {
   // Every rank reads the data itself (no broadcast of the dataset); failures are agreed on.
   coordinated(comm_, [&] { data_ = loadDataset(hooks_.dataToLoad(cfg_.data), cfg_.seed); });
   coordinated(comm_, [&] { clients_ = makeClients(data_, cfg_); });
@@ -102,7 +103,8 @@ void Experiment::buildModelAndAlgorithm() {
   Rng init(cfg_.seed, -1, -1, Purpose::Init);
   model_->initialize(init);
   global_.assign(model_->params(), model_->params() + model_->numParams());
-  ctx_.reset(new FlContext{cfg_, data_, clients_, placement_, comm_.rank(), model_->blocks(), model_->numParams(), in});
+  ctx_.reset(new FlContext{cfg_, data_, clients_, placement_, comm_.rank(), model_->blocks(), model_->numParams(), in,
+                           &announcer_});
   alg_ = makeAlgorithm(cfg_);
   alg_->setup(*ctx_, global_);
 }

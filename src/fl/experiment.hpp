@@ -12,6 +12,7 @@
 #include "core/record_sink.hpp"
 #include "data/dataset.hpp"
 #include "fl/algorithm.hpp"
+#include "fl/announcer.hpp"
 #include "fl/client.hpp"
 #include "fl/local_trainer.hpp"
 #include "fl/round_driver.hpp"
@@ -27,8 +28,10 @@ class Experiment {
  public:
   // Loads the dataset, partitions it, builds the model and the algorithm. Collective; failures on any
   // rank are agreed on (every rank throws). `hooks` (kept by reference) lets tests make one rank
-  // misbehave; production runs use the default.
-  Experiment(const ExperimentConfig& cfg, const Communicator& comm, const RunHooks& hooks = noRunHooks());
+  // misbehave; production runs use the default. The algorithms' decisions and the rounds' progress go
+  // to `announcer` (kept by reference).
+  Experiment(const ExperimentConfig& cfg, const Communicator& comm, const RunHooks& hooks = noRunHooks(),
+             Announcer& announcer = silentAnnouncer());
   ~Experiment();
 
   // Runs rounds [nextRound(), cfg.rounds). `onRound` (may be empty) is called on every rank after each
@@ -59,6 +62,7 @@ class Experiment {
   const ExperimentConfig& cfg_;
   const Communicator& comm_;
   const RunHooks& hooks_;
+  Announcer& announcer_;
   Placement placement_;
   DataBundle data_;
   std::vector<ClientData> clients_;

@@ -130,6 +130,7 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
       lossSum += loss;
       ++st.steps;
       st.samples += cnt;
+      samplesTrained_ += cnt;
       if (opt.maxSteps > 0 && st.steps >= opt.maxSteps) {
         st.meanLoss = lossSum / static_cast<double>(st.steps);
         return st;

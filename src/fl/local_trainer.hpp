@@ -86,6 +86,8 @@ class LocalTrainer {
   const float* gatherBatch(const Dataset& data, const Index* idx, int count);
   const std::int32_t* gatherLabels(const Dataset& data, const Index* idx, int count);
   const Dataset& trainSet() const { return train_; }
+  // Samples this trainer has trained on so far, over every call of train() (the progress line's rate).
+  std::int64_t samplesTrained() const { return samplesTrained_; }
 
  private:
   const Dataset& train_;
@@ -95,6 +97,7 @@ class LocalTrainer {
   IndexList order_;
   AlignedVector<float> gradAcc_;
   ExactSum shardSum_;  // data-parallel: the batch's shard gradients and loss, summed across ranks
+  std::int64_t samplesTrained_ = 0;
 
   // The batch gradient (into model.grads()) and mean loss of the `count` samples at idx, computed
   // data-parallel; `shard0` numbers the batch's first shard for the dropout key.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -34,6 +33,10 @@ void loadParams(Model& model, const std::vector<float>& params) {
 const RunHooks& noRunHooks() {
   static const RunHooks none;
   return none;
+}
+
+bool isEvaluationRound(const ExperimentConfig& cfg, int round) {
+  return round == cfg.rounds - 1 || (cfg.eval.every > 0 && round % cfg.eval.every == 0);
 }
 
 ClientFigures::ClientFigures(int localClients)
@@ -96,15 +99,33 @@ void RoundDriver::runRankUpdate(int round) {
 RoundDriver::LocalRound RoundDriver::trainLocalClients(int round, const ReductionLayout& layout) {
   LocalRound local(numLocal());
   const FlConfig& fl = p_.cfg.fl;
+  startTrainingProgress(round, layout.selected);
   coordinated(p_.comm, [&] {
     for (int k : layout.selected) {
       if (!p_.ctx.isLocal(k)) continue;
-      if (fl.dropout > 0.0 && Rng(p_.cfg.seed, k, round, Purpose::ClientDropout).bernoulli(fl.dropout))
-        continue;  // dropped out: sends nothing
-      trainClient(k, round, layout, local);
+      const std::int64_t samplesBefore = p_.trainer.samplesTrained();
+      const bool droppedOut =  // a dropped-out client sends nothing
+          fl.dropout > 0.0 && Rng(p_.cfg.seed, k, round, Purpose::ClientDropout).bernoulli(fl.dropout);
+      if (!droppedOut) trainClient(k, round, layout, local);
+      p_.ctx.announce().clientDone(p_.trainer.samplesTrained() - samplesBefore);
     }
   });
   return local;
+}
+
+// The training phase's work for the progress line: this rank's selected clients and every rank's
+// (each rank knows every client's size, so this needs no communication).
+void RoundDriver::startTrainingProgress(int round, const std::vector<int>& selected) const {
+  PhaseSize mine, all;
+  for (int k : selected) {
+    const auto samples = static_cast<std::int64_t>(p_.clients[k].train.size());
+    all.clients += 1;
+    all.samples += samples;
+    if (!p_.ctx.isLocal(k)) continue;
+    mine.clients += 1;
+    mine.samples += samples;
+  }
+  p_.ctx.announce().startPhase(round, RoundPhase::Training, mine, all);
 }
 
 void RoundDriver::trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local) {
@@ -144,7 +165,7 @@ bool RoundDriver::updateUnlessDiverged(ClientContext& clientContext, const Reduc
   } catch (const NumericError& e) {
     if (!skipDiverged) throw;
     if (personal) personal->restore(client, std::move(before));
-    std::fprintf(stderr, "fedsilo: warning: %s; update dropped (fl.skip_diverged)\n", e.what());
+    p_.ctx.announce().rankWarning(fmt(e.what(), "; update dropped (fl.skip_diverged)"));
     return false;
   }
   return true;
@@ -268,10 +289,24 @@ std::vector<double> RoundDriver::participantShares(const ReductionLayout& layout
   return shares;
 }
 
+// The evaluation phase's work for the progress line: every client's test split.
+void RoundDriver::startEvaluationProgress(int round) const {
+  PhaseSize mine, all;
+  for (const ClientData& c : p_.clients) {
+    all.clients += 1;
+    all.samples += static_cast<std::int64_t>(c.test.size());
+    if (!p_.ctx.isLocal(c.id)) continue;
+    mine.clients += 1;
+    mine.samples += static_cast<std::int64_t>(c.test.size());
+  }
+  p_.ctx.announce().startPhase(round, RoundPhase::Evaluating, mine, all);
+}
+
 ClientFigures RoundDriver::evaluateClients(int round) {
   const int r = p_.comm.rank();
   Model& model = p_.model;
   ClientFigures figures(numLocal());
+  startEvaluationProgress(round);
   const std::vector<float> saved(model.params(), model.params() + model.numParams());
   bool holdsGlobal = false;  // the model holds the global parameters (loaded once for all such clients)
   for (int k = p_.placement.first(r), i = 0; k < p_.placement.end(r); ++k, ++i) {
@@ -291,6 +326,7 @@ ClientFigures RoundDriver::evaluateClients(int round) {
     figures.accuracy[i] = stats.accuracy();
     figures.f1[i] = stats.macroF1();
     figures.loss[i] = stats.meanLoss();
+    p_.ctx.announce().clientDone(static_cast<std::int64_t>(c.test.size()));
   }
   loadParams(model, saved);
   return figures;
@@ -320,8 +356,7 @@ GlobalFigures RoundDriver::evaluateGlobal() {
 // When due (eval.every, and always the last round): every local client, the global model, and the
 // mean and worst-10% client accuracy (computed on rank 0, broadcast). Otherwise the figures stay NaN.
 void RoundDriver::evaluateRound(int round, RoundSummary& summary, ClientFigures& figures) {
-  const int every = p_.cfg.eval.every;
-  summary.evaluated = isLast(round) || (every > 0 && round % every == 0);
+  summary.evaluated = isEvaluationRound(p_.cfg, round);
   summary.globalAccuracy = summary.globalLoss = summary.meanClientAccuracy = summary.worst10 = kNaN;
   if (!summary.evaluated) return;
   coordinated(p_.comm, [&] {

@@ -56,6 +56,9 @@ class RunHooks {
 // The hooks of a production run.
 const RunHooks& noRunHooks();
 
+// Whether round `round` is evaluated: every eval.every rounds and always the last one.
+bool isEvaluationRound(const ExperimentConfig& cfg, int round);
+
 // Everything a round reads or updates. Experiment builds each piece once and owns it.
 struct RoundParts {
   const ExperimentConfig& cfg;
@@ -144,6 +147,8 @@ class RoundDriver {
   std::vector<double> participantShares(const ReductionLayout& layout, const LocalRound& local,
                                         const std::vector<double>& blockWeightSum) const;
   ClientFigures evaluateClients(int round);
+  void startTrainingProgress(int round, const std::vector<int>& selected) const;
+  void startEvaluationProgress(int round) const;
   void evaluateRound(int round, RoundSummary& summary, ClientFigures& figures);
   void recordRound(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
                    const LocalRound& local, const std::vector<double>& shares) const;

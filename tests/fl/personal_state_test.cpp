@@ -16,7 +16,6 @@
 #include "fl/algorithm.hpp"
 #include "fl/algorithms/fedbabu.hpp"
 #include "fl/algorithms/one_shot.hpp"
-#include "fl/option_choice.hpp"
 #include "fl/personal_store.hpp"
 #include "fl/state_packer.hpp"
 #include "app/config_parser.hpp"
@@ -235,16 +234,19 @@ TEST(StatePacker, RowsRoundTripAndDropAPartialRow) {
 }
 
 enum class Fruit { Apple, Pear };
-constexpr Choice<Fruit> kFruits[] = {{"apple", Fruit::Apple}, {"pear", Fruit::Pear}};
+}  // namespace
+template <>
+const std::vector<EnumName<Fruit>>& enumNames<Fruit>() {
+  static const std::vector<EnumName<Fruit>> names = {{Fruit::Apple, "apple"}, {Fruit::Pear, "pear"}};
+  return names;
+}
+namespace {
 
 TEST(OptionChoice, OneTableChecksAndConverts) {
-  OptionValues o;
-  o.set("x.fruit", " pear ");
-  EXPECT_EQ(parseChoice(o, "x.fruit", kFruits), Fruit::Pear);
-  EXPECT_STREQ(choiceWord(Fruit::Apple, kFruits), "apple");
-  o.set("x.fruit", "plum");
+  EXPECT_EQ(parseEnum<Fruit>("x.fruit", " pear "), Fruit::Pear);
+  EXPECT_STREQ(nameOf(Fruit::Apple), "apple");
   try {
-    parseChoice(o, "x.fruit", kFruits);
+    parseEnum<Fruit>("x.fruit", "plum");
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(), "x.fruit = plum: expected one of apple, pear");

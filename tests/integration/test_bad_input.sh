@@ -26,6 +26,7 @@ check_case() {  # name expected_code expected_text args...
   if [ "$rc" -ne "$code" ]; then fail "$name: exit code $rc, expected $code"; cat "$TMP/$name.err" >&2; return; fi
   if [ "$lines" -ne 1 ]; then fail "$name: $lines error lines, expected exactly 1"; cat "$TMP/$name.err" >&2; return; fi
   if ! grep "^fedsilo: error" "$TMP/$name.err" | grep -qF -- "$text"; then fail "$name: message does not name '$text'"; cat "$TMP/$name.err" >&2; return; fi
+  if grep "^fedsilo: error" "$TMP/$name.err" | LC_ALL=C grep -q '[^ -~]'; then fail "$name: the error line holds unprintable bytes"; return; fi
   if [ "$ms" -gt 10000 ]; then fail "$name: took $ms ms (> 10 s)"; return; fi
   if [ -e "$out" ] || [ -e "$out.partial" ]; then fail "$name: results file left behind"; return; fi
   pass "$name: exit $rc in $ms ms: $(grep '^fedsilo: error' "$TMP/$name.err")"
@@ -45,6 +46,18 @@ check_case bad_global_shard 2 "gems.global_shard" --algorithm global --rounds 1 
 check_case bad_gems_init 2 "gems.init = random" --algorithm average --rounds 1 --gems.init random
 check_case bad_accuracy_floor 2 "alpha_fedavg.accuracy_floor" --algorithm alpha_fedavg --alpha_fedavg.accuracy_floor 1
 check_case tiny_accuracy_floor 2 "alpha_fedavg.accuracy_floor" --algorithm alpha_fedavg --alpha_fedavg.accuracy_floor 1e-9
+check_case bad_jsonl_bool 2 "output.jsonl = maybe: expected a boolean: true/false, 1/0, yes/no or on/off" --output.jsonl maybe
+check_case bad_skip_diverged_bool 2 "fl.skip_diverged = 2: expected a boolean" --fl.skip_diverged 2
+check_case negative_progress_seconds 2 "output.progress_seconds = -1: expected a number in [0" --output.progress_seconds -1
+check_case text_progress_seconds 2 "soon" --output.progress_seconds soon
+check_case one_shot_wrong_rounds 2 "rounds = 3: algorithm = ensemble is one-shot here and needs rounds = 1" \
+  --algorithm ensemble --rounds 3
+# Configuration files that are not text: refused before parsing, the bytes never echoed raw.
+check_case config_dev_zero 2 "config = /dev/zero: byte 0x00 at offset 0 (line 1): not a text INI file" --config /dev/zero
+printf 'clients = 4\n\001\002\003binary\n' >"$TMP/binary.ini"
+check_case config_binary 2 "binary.ini: byte 0x01 at offset 12 (line 2): not a text INI file" --config "$TMP/binary.ini"
+printf 'seed = 1\n\377\376 = 1\n' >"$TMP/high.ini"
+check_case config_high_bytes 2 "high.ini: unrecognised option '\\xff\\xfe'" --config "$TMP/high.ini"
 check_case bad_max_classes 2 "data.max_classes = 1" --data.max_classes 1
 # A CSV whose labels reach 4: with data.max_classes = 3 the label is a data error before anything is sized by it.
 "$PY" -c "
@@ -64,5 +77,26 @@ if "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" --rounds 1 --output "$TMP/new/ne
 else
   tail -3 "$TMP/nested.log" >&2
   fail "missing parent folders of --output: no results file $TMP/new/nested/r.h5"
+fi
+# The other side of the configuration checks: a UTF-8 byte-order mark is skipped (seed = 7 is read), and
+# a one-shot algorithm without rounds runs its own count (the resolved configuration says rounds = 1).
+printf '\357\273\277seed = 7\n' >"$TMP/bom.ini"
+NO_ROUNDS=(--clients 4 --model.hidden 16 --partition.samples_per_client 100 --train.batch 16 --eval.batch 100)
+if "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${NO_ROUNDS[@]}" --config "$TMP/bom.ini" --algorithm average \
+     --gems.local_epochs 2 --output "$TMP/bom.h5" >"$TMP/bom.log" 2>&1 &&
+   "$PY" - "$TMP/bom.h5" <<'PYEOF'
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    config = f.attrs["config"]
+    config = config.decode() if isinstance(config, bytes) else config
+    assert int(f.attrs["seed"]) == 7, f"seed {f.attrs['seed']}"
+    assert int(f.attrs["num_rounds"]) == 1 and "\nrounds = 1\n" in config, f.attrs["num_rounds"]
+    assert f["rounds/round"].shape[0] == 1
+PYEOF
+then
+  pass "a config with a byte-order mark is read; average without rounds runs its 1 round"
+else
+  tail -3 "$TMP/bom.log" >&2
+  fail "byte-order mark / one-shot default rounds: the run failed or its file says otherwise"
 fi
 finish

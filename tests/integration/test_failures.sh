@@ -8,7 +8,7 @@
 # Cases: bad data on rank 1 only (FEDSILO_FAULT=data, test-only), NaN loss on rank 1 from round 1
 # (FEDSILO_FAULT=nan) and honestly from a huge learning rate (--train.lr 1e6), an HDF5 write error on
 # one rank outside any coordinated region (FEDSILO_FAULT=io: main aborts all ranks), and output
-# folders that cannot be made (a parent is a file) or written.
+# folders that cannot exist (a parent is a file) or cannot be written.
 TEST_NAME=test_failures
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -58,9 +58,9 @@ for np in 2 4; do
   run_case io-rank1 "$np" 1 "HDF5: write /rounds/" io:rank=1,round=1 DIR
   run_case io-rank0 "$np" 1 "HDF5: write /rounds/" io:rank=0,round=0 DIR
   run_case io-ckpt "$np" 1 "HDF5: write /rounds/" io:rank=1,round=2 DIR --checkpoint.every 1
-  # (Missing folders are created: a parent that is a file is the case that cannot work.)
-  touch "$WORK/a-file"
-  run_case outdir-not-a-folder "$np" 2 "a-file exists and is not a folder" "" "$WORK/a-file/dir/x.h5"
+  # Missing parent folders are created (test_bad_input); a parent that is a file is refused on every rank.
+  : >"$WORK/a_file"
+  run_case outdir-parent-is-file "$np" 2 "a_file exists and is not a folder" "" "$WORK/a_file/sub/x.h5"
   run_case outdir-unwritable "$np" 1 "cannot create" "" "/proc/fedsilo-test-$$.h5"
 done
 finish

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -96,7 +95,6 @@ AlphaFedAvgOptions AlphaFedAvgOptions::parse(const ExperimentConfig& cfg) {
 void AlphaFedAvg::setup(const FlContext& ctx, std::vector<float>& global) {
   (void)global;
   K_ = static_cast<int>(ctx.clients.size());
-  rank_ = ctx.rank;
   numTrain_.resize(static_cast<std::size_t>(K_));
   for (int k = 0; k < K_; ++k) {
     numTrain_[k] = static_cast<double>(ctx.clients[k].numTrain());
@@ -127,8 +125,10 @@ void AlphaFedAvg::setup(const FlContext& ctx, std::vector<float>& global) {
     if (opt_.weighted && !sameClients)
       throw ConfigError(
           fmt("alpha_fedavg.weighted = true needs one reference accuracy per client (", K_, "), got ", ref.size()));
-    runSearch(ref, opt_.weighted ? numTrain_ : std::vector<double>{}, target);
+    runSearch(ctx.announce(), ref, opt_.weighted ? numTrain_ : std::vector<double>{}, target);
     searchedAt_ = -2;
+    ctx.announce().decision(fmt("alpha_fedavg: alpha = ", alpha_, " before training, from the reference accuracies (",
+                                search_.describe(), ")"));
   }
   if (opt_.verifySamples > 0 && ctx.rank == 0) {
     // The server's own model for the report check (the driver's working model belongs to the clients).
@@ -149,7 +149,8 @@ void AlphaFedAvg::setup(const FlContext& ctx, std::vector<float>& global) {
                        std::vector<double>(static_cast<std::size_t>(K_), kNaN));
 }
 
-void AlphaFedAvg::runSearch(const std::vector<double>& reported, const std::vector<double>& w, double target) {
+void AlphaFedAvg::runSearch(Announcer& say, const std::vector<double>& reported, const std::vector<double>& w,
+                            double target) {
   std::vector<double> acc(reported);
   for (double& a : acc)
     if (std::isfinite(a)) a = std::max(a, opt_.accuracyFloor);
@@ -164,9 +165,8 @@ void AlphaFedAvg::runSearch(const std::vector<double>& reported, const std::vect
       alpha_ = opt_.alphaMax;
       search_.alpha = alpha_;
       search_.efficiency = alphaEfficiency(acc, alpha_, w);
-      if (rank_ == 0)
-        std::fprintf(stderr, "fedsilo: alpha_fedavg: %s; every alpha meets the target, using alpha_max = %g\n",
-                     search_.describe().c_str(), alpha_);
+      say.warning(fmt("alpha_fedavg: ", search_.describe(), "; every alpha meets the target, using alpha_max = ",
+                      alpha_));
       break;
     case AlphaSearchOutcome::AboveRange:
       throw ConfigError(fmt("alpha_fedavg: the efficiency target E_T = ", target, " is unreachable by any alpha > 0: ",
@@ -177,9 +177,7 @@ void AlphaFedAvg::runSearch(const std::vector<double>& reported, const std::vect
         return std::fabs(x.second - target) < std::fabs(y.second - target);
       });
       alpha_ = best != search_.trace.end() ? best->first : 1.0;
-      if (rank_ == 0)
-        std::fprintf(stderr, "fedsilo: alpha_fedavg: %s; using the closest iterate alpha = %g\n",
-                     search_.describe().c_str(), alpha_);
+      say.warning(fmt("alpha_fedavg: ", search_.describe(), "; using the closest iterate alpha = ", alpha_));
       break;
     }
     case AlphaSearchOutcome::NoData:
@@ -222,8 +220,12 @@ void AlphaFedAvg::serverUpdate(const FlContext& ctx, const ServerInput& in, std:
     for (int k : in.payloadClients) {
       if (verifyIdx_[k].empty()) continue;
       checks[k] = verifyTrainer_->evaluate(*verifyModel_, ctx.data.train, verifyIdx_[k], ctx.cfg.eval.batch).accuracy();
-      if (std::fabs(reports[k] - checks[k]) > opt_.verifyTolerance && ++strikes_[k] >= opt_.verifyStrikes)
-        excluded_[k] = 1;
+      if (std::fabs(reports[k] - checks[k]) <= opt_.verifyTolerance) continue;
+      if (++strikes_[k] < opt_.verifyStrikes || excluded_[k]) continue;
+      excluded_[k] = 1;
+      ctx.announce().decision(fmt("alpha_fedavg: round ", in.round, ": client ", k, " excluded from aggregation (",
+                                  strikes_[k], " strikes; reported accuracy ", reports[k], ", the server's check ",
+                                  checks[k], ", tolerance ", opt_.verifyTolerance, ")"));
     }
   }
   // The in-run α search ([I]): the reports of this round's trusted participants, used from the next round.
@@ -235,8 +237,12 @@ void AlphaFedAvg::serverUpdate(const FlContext& ctx, const ServerInput& in, std:
         n.push_back(numTrain_[k]);
       }
     const double target = opt_.efficiencyTarget >= 0.0 ? opt_.efficiencyTarget : efficiency(acc, n);
-    runSearch(acc, opt_.weighted ? n : std::vector<double>{}, target);
-    if (alphaKnown_) searchedAt_ = in.round;
+    runSearch(ctx.announce(), acc, opt_.weighted ? n : std::vector<double>{}, target);
+    if (alphaKnown_) {
+      searchedAt_ = in.round;
+      ctx.announce().decision(fmt("alpha_fedavg: round ", in.round, ": alpha = ", alpha_, ", used from round ",
+                                  in.round + 1, " (", search_.describe(), ")"));
+    }
   }
   applyWeightedMean(in, ctx.blocks, global);
   state_ = encodeState(reports, checks);

@@ -74,11 +74,12 @@ class AlphaFedAvg : public FedAvg {
   // Decodes a broadcast state; appends the round's reports/checks to the history when `append`.
   void applyState(const std::vector<double>& s, bool append);
   std::vector<double> encodeState(const std::vector<double>& reports, const std::vector<double>& checks) const;
-  void runSearch(const std::vector<double>& acc, const std::vector<double>& sampleWeights, double target);
+  void runSearch(Announcer& say, const std::vector<double>& acc, const std::vector<double>& sampleWeights,
+                 double target);
   double clientWeight(int client, int round, double reported) const;
 
   AlphaFedAvgOptions opt_;
-  int K_ = 0, rank_ = 0;
+  int K_ = 0;
   std::vector<double> numTrain_;
   // Replicated (identical on every rank after each round).
   bool alphaKnown_ = false;

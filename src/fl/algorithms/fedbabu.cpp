@@ -4,17 +4,18 @@
 
 #include "core/error.hpp"
 #include "fl/gradient_hooks.hpp"
-#include "fl/option_choice.hpp"
 
 namespace fedsilo {
 
-namespace {
-constexpr Choice<FinetuneScope> kFinetuneScopes[] = {{"head", FinetuneScope::Head}, {"full", FinetuneScope::Full}};
-}  // namespace
+template <>
+const std::vector<EnumName<FinetuneScope>>& enumNames<FinetuneScope>() {
+  static const std::vector<EnumName<FinetuneScope>> names = {{FinetuneScope::Head, "head"}, {FinetuneScope::Full, "full"}};
+  return names;
+}
 
 FedBabuOptions FedBabuOptions::parse(const OptionValues& o) {
   FedBabuOptions f;
-  f.finetune = parseChoice(o, "fedbabu.finetune", kFinetuneScopes);
+  f.finetune = parseEnum<FinetuneScope>("fedbabu.finetune", o.getString("fedbabu.finetune"));
   f.finetuneEpochs = static_cast<int>(o.getInt("fedbabu.finetune_epochs", 0, 100000));
   return f;
 }

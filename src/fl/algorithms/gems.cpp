@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -15,6 +17,24 @@ namespace {
 constexpr std::uint64_t kHeadStream = 0;    // the convex ball's surface samples
 constexpr std::uint64_t kFisherStream = 1;  // Fisher: sample choice and sampled classes
 constexpr std::uint64_t kNeuronStream = 2;  // + l: hidden neuron l's surface samples
+
+// "min 0.12, median 0.5, max 2.3 over 250" (or every value, when there are at most 10).
+std::string spread(std::vector<double> values) {
+  const auto text = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", x);
+    return std::string(b);
+  };
+  if (values.empty()) return "none";
+  if (values.size() <= 10) {
+    std::string s;
+    for (double v : values) s += (s.empty() ? "" : ", ") + text(v);
+    return s;
+  }
+  std::sort(values.begin(), values.end());
+  return "min " + text(values.front()) + ", median " + text(values[values.size() / 2]) + ", max " +
+         text(values.back()) + " over " + std::to_string(values.size());
+}
 
 bool neuronModeOf(const ExperimentConfig& cfg) {
   const OneShotOptions o = OneShotOptions::parse(cfg);
@@ -331,6 +351,10 @@ void Gems::aggregateHidden(const FlContext& ctx, const ServerInput& in) {
   neuronGroup_.assign(merged.groupOf.begin(), merged.groupOf.end());
   mergedGroups_ = merged.mergedGroups;
   mergedFound_ = merged.mergedFound;
+  ctx.announce().decision(fmt("gems: round ", in.round, ": hidden layer of width ", hiddenWidth_, " from ", N,
+                              " neuron balls (", K_, " clients x ", H_, ") in ", k, " k-means clusters; ",
+                              mergedGroups_, " groups merged, ", mergedFound_,
+                              " of them with a common intersection; neuron radii ", spread(neuronRadius_)));
 }
 
 void Gems::aggregateHeads(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {
@@ -353,6 +377,9 @@ void Gems::aggregateHeads(const FlContext& ctx, const ServerInput& in, std::vect
   axes_ = balls.axes;
   found_ = r.found;
   objective_ = r.objective;
+  ctx.announce().decision(fmt("gems: round ", in.round, ": radii found per client ", spread(radii_), "; ",
+                              found_ ? "a point in every good-enough ball" : "no common point of the balls",
+                              " (objective ", objective_, ")", neuron_ ? fmt(", head width ", headSize()) : ""));
   Workbench& b = neuron_ ? wideBench(ctx) : bench(ctx);
   Model& m = *b.model;
   if (neuron_) {
@@ -370,10 +397,22 @@ void Gems::aggregateHeads(const FlContext& ctx, const ServerInput& in, std::vect
   const std::vector<float> raw(m.params(), m.params() + m.numParams());
   model_.assign(raw.begin(), raw.end());
   std::vector<float> tuned = sweep(ctx, m, *b.trainer, raw);
+  announceFineTuning(ctx);
   if (neuron_)
     final_ = std::move(tuned);
   else
     global = std::move(tuned);
+}
+
+// The fine-tuning sweep's test accuracies, per public-sample size (gems.finetune_sizes).
+void Gems::announceFineTuning(const FlContext& ctx) const {
+  std::string sizes;
+  for (std::size_t i = 0; i < sweepAcc_.size() && i < opt_.finetuneSizes.size(); ++i)
+    sizes += fmt(i ? ", " : "", opt_.finetuneSizes[i], " -> ", sweepAcc_[i]);
+  const std::string final =
+      opt_.publicSamples > 0 ? fmt("; the final model is tuned on ", opt_.publicSamples, ": ", accAfter_) : "";
+  ctx.announce().decision(fmt("gems: test accuracy ", accBefore_, " before fine-tuning; after fine-tuning the last "
+                              "layer on S public samples (S -> accuracy): ", sizes, final));
 }
 
 void Gems::serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {

@@ -92,6 +92,7 @@ class Gems : public OneShot {
   void headRound(ClientContext& c, ClientUpdate& out);
   void aggregateHidden(const FlContext& ctx, const ServerInput& in);
   void aggregateHeads(const FlContext& ctx, const ServerInput& in, std::vector<float>& global);
+  void announceFineTuning(const FlContext& ctx) const;
   Workbench& wideBench(const FlContext& ctx) const;  // the MLP of width hiddenWidth_
   void loadWide(Model& m) const;                     // hidden layer from hiddenLayer_
   Index headSize() const;                            // GEMS block size this round

@@ -6,7 +6,6 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "fl/gradient_hooks.hpp"
-#include "fl/option_choice.hpp"
 
 namespace fedsilo {
 
@@ -45,26 +44,37 @@ std::vector<OptionSpec> oneShotOptionSpecs() {
   };
 }
 
-namespace {
-constexpr Choice<LocalInit> kLocalInits[] = {{"shared", LocalInit::Shared}, {"independent", LocalInit::Independent}};
-constexpr Choice<BallShape> kBallShapes[] = {{"sphere", BallShape::Sphere}, {"ellipsoid", BallShape::Ellipsoid}};
-constexpr Choice<GemsMode> kGemsModes[] = {
-    {"auto", GemsMode::Auto}, {"convex", GemsMode::Convex}, {"neuron", GemsMode::Neuron}};
-}  // namespace
+template <>
+const std::vector<EnumName<LocalInit>>& enumNames<LocalInit>() {
+  static const std::vector<EnumName<LocalInit>> names = {{LocalInit::Shared, "shared"}, {LocalInit::Independent, "independent"}};
+  return names;
+}
+
+template <>
+const std::vector<EnumName<BallShape>>& enumNames<BallShape>() {
+  static const std::vector<EnumName<BallShape>> names = {{BallShape::Sphere, "sphere"}, {BallShape::Ellipsoid, "ellipsoid"}};
+  return names;
+}
+
+template <>
+const std::vector<EnumName<GemsMode>>& enumNames<GemsMode>() {
+  static const std::vector<EnumName<GemsMode>> names = {{GemsMode::Auto, "auto"}, {GemsMode::Convex, "convex"}, {GemsMode::Neuron, "neuron"}};
+  return names;
+}
 
 OneShotOptions OneShotOptions::parse(const ExperimentConfig& cfg) {
   const OptionValues& v = cfg.algo;
   OneShotOptions o;
   o.localEpochs = static_cast<int>(v.getInt("gems.local_epochs", 0, 1000000));
-  o.init = parseChoice(v, "gems.init", kLocalInits);
+  o.init = parseEnum<LocalInit>("gems.init", v.getString("gems.init"));
   o.epsilon = v.getDouble("gems.epsilon", 0.0, 1.0);
   o.rMax = v.getDouble("gems.r_max", 1e-12, 1e12);
   o.tol = v.getDouble("gems.tol", 1e-12, 1e12);
   o.samples = static_cast<int>(v.getInt("gems.samples", 1, 100000000));
-  o.shape = parseChoice(v, "gems.shape", kBallShapes);
+  o.shape = parseEnum<BallShape>("gems.shape", v.getString("gems.shape"));
   o.fisherSamples = static_cast<int>(v.getInt("gems.fisher_samples", 1, 100000000));
   o.fisherProp = v.getDouble("gems.fisher_prop", 1e-12, 1.0);
-  o.mode = parseChoice(v, "gems.mode", kGemsModes);
+  o.mode = parseEnum<GemsMode>("gems.mode", v.getString("gems.mode"));
   o.neuronEpsilon = v.getDouble("gems.neuron_epsilon", 0.0, 1e12);
   o.neuronTol = v.getDouble("gems.neuron_tol", 1e-12, 1e12);
   o.clusters = static_cast<int>(v.getInt("gems.clusters", 1, 100000000));
@@ -85,7 +95,8 @@ OneShotOptions OneShotOptions::parse(const ExperimentConfig& cfg) {
 void requireOneShotConfig(const ExperimentConfig& cfg, const std::string& name, int rounds) {
   if (cfg.rounds != rounds)
     throw ConfigError(fmt("rounds = ", cfg.rounds, ": algorithm = ", name, " is one-shot here and needs rounds = ",
-                          rounds, rounds == 2 ? " (round 0: hidden layer, round 1: heads)" : ""));
+                          rounds, rounds == 2 ? " (round 0: hidden layer, round 1: heads)" : "",
+                          "; leave rounds unset to run it"));
   if (cfg.fl.clientsPerRound != 0 && cfg.fl.clientsPerRound < cfg.clients)
     throw ConfigError(fmt("fl.clients_per_round = ", cfg.fl.clientsPerRound, ": algorithm = ", name,
                           " uses every client once (set 0)"));

@@ -131,7 +131,18 @@ void PlayerFl::setup(const FlContext& ctx, std::vector<float>&) {
   if (explicitSplit_ > 0) {
     playerSplit_ = explicitSplit_;
     split_ = chooseSplit(playerSplit_);
+    announceSplit(ctx, -1);
   }
+}
+
+std::string PlayerFl::splitDescription() const {
+  const auto names = [&](int from, int to) {
+    std::string s;
+    for (int b = from; b < to; ++b) s += (s.empty() ? "" : ", ") + blockNames_[static_cast<std::size_t>(b)];
+    return s.empty() ? std::string("none") : s;
+  };
+  return fmt("split layer ", split_, " of ", L_, " (", blockNames_[static_cast<std::size_t>(split_ - 1)],
+             "): federated ", names(0, split_), "; local ", names(split_, L_));
 }
 
 std::vector<char> PlayerFl::reducedBlocks(const FlContext& ctx, int) const {
@@ -169,21 +180,39 @@ void PlayerFl::serverUpdate(const FlContext& ctx, const ServerInput& in, std::ve
     int used = 0;
     curve_ = federationCurve(in.sensitivity, L_, &used);
     if (used < static_cast<int>(in.sensitivityClients.size()))
-      std::fprintf(stderr,
-                   "fedsilo: warning: playerfl: %d of %zu clients' sensitivity rows could not be normalised "
-                   "(first block 0 or not finite) and were left out of the curve\n",
-                   static_cast<int>(in.sensitivityClients.size()) - used, in.sensitivityClients.size());
+      ctx.announce().warning(fmt("playerfl: ", static_cast<int>(in.sensitivityClients.size()) - used, " of ",
+                                 in.sensitivityClients.size(),
+                                 " clients' sensitivity rows could not be normalised (first block 0 or not finite) "
+                                 "and were left out of the curve"));
   }
   if (split_ == 0) {
     if (curve_.empty() || !std::isfinite(curve_[0]))
-      std::fprintf(stderr,
-                   "fedsilo: warning: playerfl: no usable sensitivity in round %d; federating all but the "
-                   "last block\n",
-                   in.round);
+      ctx.announce().warning(
+          fmt("playerfl: no usable sensitivity in round ", in.round, "; federating all but the last block"));
     playerSplit_ = curve_.empty() ? L_ - 1 : relativeJumpSplit(curve_, opt_.threshold);
     split_ = chooseSplit(playerSplit_);
+    announceSplit(ctx, in.round);
   }
   applyPrefixWeightedMean(in, ctx.blocks, split_, global);
+}
+
+// The split as it is decided, in round `round` (-1: at set-up, from playerfl.split), and why: the
+// option, or the rule with its threshold and the federation curve; PLayer-FL-Random's draw also names
+// the split it avoided.
+void PlayerFl::announceSplit(const FlContext& ctx, int round) const {
+  std::string curve;
+  for (double f : curve_) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", f);
+    curve += (curve.empty() ? "" : ", ") + std::string(b);
+  }
+  const std::string rule = explicitSplit_ > 0 ? fmt("playerfl.split = ", opt_.split.text)
+                                              : fmt("relative-jump rule, threshold ", opt_.threshold,
+                                                    ", on the federation curve [", curve, "]");
+  const std::string why =
+      split_ == playerSplit_ ? rule : fmt("random draw avoiding PLayer-FL's split ", playerSplit_, " from the ", rule);
+  const std::string when = round >= 0 ? fmt("round ", round, ": ") : std::string();
+  ctx.announce().decision(fmt(name(), ": ", when, splitDescription(), " (", why, ")"));
 }
 
 std::vector<double> PlayerFl::serverState() const {

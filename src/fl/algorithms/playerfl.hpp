@@ -85,6 +85,9 @@ class PlayerFl : public Algorithm {
   // The split this algorithm federates, given PLayer-FL's split (PlayerFlRandom draws another one).
   virtual int chooseSplit(int playerSplit) const { return playerSplit; }
   virtual const char* splitSource() const { return explicitSplit_ > 0 ? "explicit" : "sensitivity"; }
+  // "split layer 2 of 3 (fc2): federated fc1, fc2; local fc3" (split_ > 0).
+  std::string splitDescription() const;
+  void announceSplit(const FlContext& ctx, int round) const;
 
   PlayerFlOptions opt_;
   int L_ = 0;
