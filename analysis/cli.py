@@ -68,6 +68,18 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_select(args) -> int:
+    from . import select as SEL
+
+    runs = _load(args.files)
+    params = args.param or ["train.lr"]
+    selections, warnings = SEL.select(runs, params, args.metric)
+    for warning in warnings:
+        print(f"analysis: warning: {warning}", file=sys.stderr)
+    _write(SEL.render(selections, params, args.metric, args.format, args.config, args.seeds), args.out)
+    return 0
+
+
 def _plot_done(written: List[str]) -> int:
     for p in written:
         print(f"wrote {p}")
@@ -158,6 +170,30 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--bootstrap-seed", type=int, default=0, help="seed of numpy's Generator (default: 0)")
     output_opts(q)
     q.set_defaults(func=cmd_compare)
+
+    q = sp.add_parser("select", formatter_class=fmt, help="hyper-parameters by validation score, final runs",
+                      description="The runs of a grid (jobs/grid.py) grouped by setting (the tuned parameters "
+                                  "left out) and algorithm variant; per group, the value of the tuned "
+                                  "parameters with the best mean over seeds of the runs' validation score: the "
+                                  "mean over clients of /summary/client_val_accuracy (or _loss with --metric "
+                                  "loss), the validation figures of the evaluations the summary reports "
+                                  "(eval.select), weighted as the run's client mean (eval.client_weighting). "
+                                  "Prints the choice per group and, with --config, the final runs' commands "
+                                  "(--format manifest: jobs/sweep.manifest lines for jobs/local/sweep.sh and "
+                                  "jobs/sweep.sbatch).")
+    q.add_argument("files", nargs="+", metavar="FILE", help="fedsilo results files (.h5) of the grid")
+    q.add_argument("--param", action="append", metavar="SECTION.KEY",
+                   help="the tuned option, as in the configuration (repeat for several; default: train.lr)")
+    q.add_argument("--metric", choices=["accuracy", "loss"], default="accuracy",
+                   help="highest validation accuracy (default) or lowest validation loss")
+    q.add_argument("--config", metavar="INI", help="configuration of the final runs (their commands are printed)")
+    q.add_argument("--seeds", type=int, nargs="+", default=[0], metavar="SEED",
+                   help="seeds of the final runs (default: 0)")
+    q.add_argument("--format", choices=["markdown", "csv", "manifest"], default="markdown",
+                   help="markdown table and commands (default), csv (every value tried), or manifest (the final "
+                        "runs only, one 'CONFIG ALGORITHM SEED options' line each; needs --config)")
+    q.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    q.set_defaults(func=cmd_select)
 
     q = sp.add_parser("plot", formatter_class=fmt, help="figures (PNG, optional PDF)",
                       description="Write one figure as PNG (and FILE.pdf beside it with --pdf).")

@@ -77,6 +77,8 @@ class Run:
     rounds: Dict[str, np.ndarray] = field(default_factory=dict)
     # /summary scalars as stored by fedsilo (for cross-checks; tables recompute them)
     stored_summary: Dict[str, float] = field(default_factory=dict)
+    # every per-client /summary dataset by name ([K]: client_val_accuracy, selected_round, ...)
+    summary_per_client: Dict[str, np.ndarray] = field(default_factory=dict)
     sensitivity_layers: Optional[List[str]] = None
     sensitivity: Dict[str, np.ndarray] = field(default_factory=dict)  # stage -> [K, L]
     split_layer: Optional[Tuple[int, str]] = None  # (p federated blocks, name)
@@ -409,6 +411,7 @@ def _read(path: str, f) -> Run:
         global_accuracy=gacc,
         rounds=rounds,
         stored_summary=stored,
+        summary_per_client=per_client,
         sensitivity_layers=sens_layers,
         sensitivity=sens,
         **records,

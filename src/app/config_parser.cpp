@@ -78,8 +78,27 @@ const std::vector<Opt>& coreOptions() {
       {"fl.placement", "samples",
        "clients -> ranks, contiguous ranges balancing: " + joinNames<PlacementBalance>(" | ", true) +
            "; results do not depend on it"},
+      {"fl.server_optimizer", "none",
+       "server optimizer on the aggregate, Delta = aggregate - global (FedOpt, Reddi et al. 2021, no bias "
+       "correction): " + joinNames<ServerOptimizerKind>(" | ", true) +
+           "; only for algorithms that average models"},
+      {"fl.server_lr", "1", "server learning rate eta (> 0) of fl.server_optimizer"},
+      {"fl.server_momentum", "0.9", "fl.server_optimizer = momentum: beta in [0, 1) of m <- beta m + Delta"},
+      {"fl.server_beta1", "0.9", "adam, yogi, adagrad: first-moment decay beta1 in [0, 1)"},
+      {"fl.server_beta2", "0.99", "adam, yogi: second-moment decay beta2 in [0, 1)"},
+      {"fl.server_tau", "0.001",
+       "adam, yogi, adagrad: adaptivity tau > 0 (step eta m / (sqrt(v) + tau), v from tau^2)"},
       {"eval.every", "1", "evaluate every N rounds (the last round always)"},
       {"eval.batch", "256", "evaluation batch size"},
+      {"eval.select", "final",
+       "model each client's summary uses: " + joinNames<EvalSelect>(" | ", true) +
+           " (best_val needs validation samples, data.split)"},
+      {"eval.select_metric", "accuracy", "eval.select = best_val: " + joinNames<SelectMetric>(" | ", true)},
+      {"eval.point", "after_aggregation",
+       "when clients are evaluated: " + joinNames<EvalPoint>(" | ", true) +
+           "; a client that did not train that round is evaluated after the server step"},
+      {"eval.client_weighting", "uniform",
+       "weights of the client mean in /summary/mean and /summary/mean_f1: " + joinNames<ClientWeighting>(" | ", true)},
       {"output.client_models", "false", "also write every client's final model to /model/clients"},
       {"output.jsonl", "false",
        "also write <output>.jsonl: one JSON object per round, flushed as the round ends (tail -f it, or read it "
@@ -218,13 +237,38 @@ void readModel(const RawValues& raw, ModelConfig& m) {
   m.lstmLayers = raw.smallInteger("model.lstm_layers", 1, 16);
 }
 
+void readServerOptimizer(const RawValues& raw, ServerOptimizerConfig& s) {
+  s.kind = raw.choice<ServerOptimizerKind>("fl.server_optimizer");
+  s.lr = raw.number("fl.server_lr", 0.0, 1e6, true);
+  s.momentum = raw.number("fl.server_momentum", 0.0, 1.0, false, true);
+  s.beta1 = raw.number("fl.server_beta1", 0.0, 1.0, false, true);
+  s.beta2 = raw.number("fl.server_beta2", 0.0, 1.0, false, true);
+  s.tau = raw.number("fl.server_tau", 0.0, 1e6, true);
+}
+
+// eval.*: the evaluation rules (fl/eval_selection.hpp). best_val compares validation scores, so the
+// clients need a validation split.
+void readEvalRules(const RawValues& raw, const DataConfig& data, EvalConfig& e) {
+  e.every = raw.smallInteger("eval.every", 1, 100000000);
+  e.batch = raw.smallInteger("eval.batch", 1, 1 << 20);
+  e.select = raw.choice<EvalSelect>("eval.select");
+  e.selectMetric = raw.choice<SelectMetric>("eval.select_metric");
+  e.point = raw.choice<EvalPoint>("eval.point");
+  e.clientWeighting = raw.choice<ClientWeighting>("eval.client_weighting");
+  if (e.select == EvalSelect::BestVal && !(data.split[1] > 0.0))
+    throw ConfigError(fmt("eval.select = best_val compares validation scores, but data.split = ",
+                          raw.text("data.split"),
+                          " gives the clients no validation samples (set a validation fraction, or eval.select = "
+                          "final)"));
+}
+
 void readRun(const RawValues& raw, ExperimentConfig& c) {
   c.fl.clientsPerRound = raw.smallInteger("fl.clients_per_round", 0, 1000000);
   c.fl.dropout = raw.number("fl.dropout", 0.0, 1.0, false, true);
   c.fl.skipDiverged = raw.boolean("fl.skip_diverged");
   c.fl.placement = raw.choice<PlacementBalance>("fl.placement");
-  c.eval.every = raw.smallInteger("eval.every", 1, 100000000);
-  c.eval.batch = raw.smallInteger("eval.batch", 1, 1 << 20);
+  readServerOptimizer(raw, c.fl.serverOptimizer);
+  readEvalRules(raw, c.data, c.eval);
   c.output.clientModels = raw.boolean("output.client_models");
   c.output.jsonl = raw.boolean("output.jsonl");
   c.output.progressSeconds = raw.number("output.progress_seconds", 0.0, 1e9);

@@ -59,6 +59,54 @@ const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>() {
   return names;
 }
 
+template <>
+const std::vector<EnumName<ServerOptimizerKind>>& enumNames<ServerOptimizerKind>() {
+  static const std::vector<EnumName<ServerOptimizerKind>> names = {
+      {ServerOptimizerKind::None, "none", "the aggregate is the new global model"},
+      {ServerOptimizerKind::Momentum, "momentum", "FedAvgM"},
+      {ServerOptimizerKind::Adam, "adam", "FedAdam"},
+      {ServerOptimizerKind::Yogi, "yogi", "FedYogi"},
+      {ServerOptimizerKind::Adagrad, "adagrad", "FedAdagrad"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<EvalSelect>>& enumNames<EvalSelect>() {
+  static const std::vector<EnumName<EvalSelect>> names = {
+      {EvalSelect::Final, "final", "the last evaluation"},
+      {EvalSelect::BestVal, "best_val", "each client's evaluation with the best validation score"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<SelectMetric>>& enumNames<SelectMetric>() {
+  static const std::vector<EnumName<SelectMetric>> names = {
+      {SelectMetric::Accuracy, "accuracy", "highest validation accuracy"},
+      {SelectMetric::Loss, "loss", "lowest validation loss"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<EvalPoint>>& enumNames<EvalPoint>() {
+  static const std::vector<EnumName<EvalPoint>> names = {
+      {EvalPoint::AfterAggregation, "after_aggregation", "the model each client uses after the server step"},
+      {EvalPoint::AfterLocal, "after_local", "a client that trained: its model right after local training"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<ClientWeighting>>& enumNames<ClientWeighting>() {
+  static const std::vector<EnumName<ClientWeighting>> names = {
+      {ClientWeighting::Uniform, "uniform", "every client alike"},
+      {ClientWeighting::Samples, "samples", "by training samples"},
+  };
+  return names;
+}
+
 #define FEDSILO_ENUM_FUNCTIONS(E) \
   std::ostream& operator<<(std::ostream& os, E value) { return os << nameOf(value); }
 FEDSILO_ENUM_FUNCTIONS(DatasetKind)
@@ -66,6 +114,11 @@ FEDSILO_ENUM_FUNCTIONS(PartitionScheme)
 FEDSILO_ENUM_FUNCTIONS(ModelPreset)
 FEDSILO_ENUM_FUNCTIONS(LossKind)
 FEDSILO_ENUM_FUNCTIONS(PlacementBalance)
+FEDSILO_ENUM_FUNCTIONS(ServerOptimizerKind)
+FEDSILO_ENUM_FUNCTIONS(EvalSelect)
+FEDSILO_ENUM_FUNCTIONS(SelectMetric)
+FEDSILO_ENUM_FUNCTIONS(EvalPoint)
+FEDSILO_ENUM_FUNCTIONS(ClientWeighting)
 #undef FEDSILO_ENUM_FUNCTIONS
 
 const std::string& OptionValues::raw(const std::string& key) const {

@@ -23,6 +23,13 @@ enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
 enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm };
 enum class LossKind { CrossEntropy, Hinge, Focal };
 enum class PlacementBalance { Samples, Clients };
+// The server optimizer applied to the aggregate (FedOpt, Reddi et al. 2021; fl/server_optimizer.hpp)
+// and the evaluation rules (eval.select, eval.select_metric, eval.point, eval.client_weighting).
+enum class ServerOptimizerKind { None, Momentum, Adam, Yogi, Adagrad };
+enum class EvalSelect { Final, BestVal };
+enum class SelectMetric { Accuracy, Loss };
+enum class EvalPoint { AfterAggregation, AfterLocal };
+enum class ClientWeighting { Uniform, Samples };
 
 // One value of an enumerated option: its spelling in the INI file and on the command line, and a few
 // words for --help where the name alone does not say enough.
@@ -47,6 +54,16 @@ template <>
 const std::vector<EnumName<LossKind>>& enumNames<LossKind>();
 template <>
 const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>();
+template <>
+const std::vector<EnumName<ServerOptimizerKind>>& enumNames<ServerOptimizerKind>();
+template <>
+const std::vector<EnumName<EvalSelect>>& enumNames<EvalSelect>();
+template <>
+const std::vector<EnumName<SelectMetric>>& enumNames<SelectMetric>();
+template <>
+const std::vector<EnumName<EvalPoint>>& enumNames<EvalPoint>();
+template <>
+const std::vector<EnumName<ClientWeighting>>& enumNames<ClientWeighting>();
 
 // The name of a value ("dirichlet").
 template <typename E>
@@ -89,6 +106,11 @@ std::ostream& operator<<(std::ostream& os, PartitionScheme value);
 std::ostream& operator<<(std::ostream& os, ModelPreset value);
 std::ostream& operator<<(std::ostream& os, LossKind value);
 std::ostream& operator<<(std::ostream& os, PlacementBalance value);
+std::ostream& operator<<(std::ostream& os, ServerOptimizerKind value);
+std::ostream& operator<<(std::ostream& os, EvalSelect value);
+std::ostream& operator<<(std::ostream& os, SelectMetric value);
+std::ostream& operator<<(std::ostream& os, EvalPoint value);
+std::ostream& operator<<(std::ostream& os, ClientWeighting value);
 
 struct TrainConfig {
   int epochs = 1;
@@ -140,16 +162,31 @@ struct ModelConfig {
   int lstmLayers = 2;
 };
 
+// FedOpt's server step on the pseudo-gradient Delta = aggregate - w (fl.server_*).
+struct ServerOptimizerConfig {
+  ServerOptimizerKind kind = ServerOptimizerKind::None;
+  double lr = 1.0;        // eta
+  double momentum = 0.9;  // momentum: beta of m <- beta m + Delta
+  double beta1 = 0.9;     // adam, yogi, adagrad: m <- beta1 m + (1 - beta1) Delta
+  double beta2 = 0.99;    // adam, yogi: second-moment decay
+  double tau = 1e-3;      // adaptivity (denominator sqrt(v) + tau; v starts at tau^2)
+};
+
 struct FlConfig {
   int clientsPerRound = 0;           // 0 = all clients every round
   double dropout = 0.0;              // probability that a selected client drops out of a round
   bool skipDiverged = false;         // drop a NaN/Inf client update instead of failing
   PlacementBalance placement = PlacementBalance::Samples;  // what the client ranges of the ranks balance
+  ServerOptimizerConfig serverOptimizer;
 };
 
 struct EvalConfig {
   int every = 1;                     // evaluate every N rounds (the last round always)
   int batch = 1000;
+  EvalSelect select = EvalSelect::Final;           // which evaluated model the summary uses
+  SelectMetric selectMetric = SelectMetric::Accuracy;  // best_val: higher accuracy or lower loss
+  EvalPoint point = EvalPoint::AfterAggregation;   // when a client that trained is evaluated
+  ClientWeighting clientWeighting = ClientWeighting::Uniform;  // weights of /summary/mean
 };
 
 struct OutputConfig {

@@ -4,13 +4,24 @@
 
 namespace fedsilo {
 
+void applyAggregate(const ServerInput& in, Index offset, Index size, const double* target, std::vector<float>& global) {
+  float* x = global.data() + offset;
+  if (in.serverOptimizer) {
+    in.serverOptimizer->step(offset, size, target, x);
+    return;
+  }
+  for (Index i = 0; i < size; ++i) x[i] = static_cast<float>(target[i]);
+}
+
 void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, std::vector<float>& global) {
+  std::vector<double> mean;
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     if (in.accOffset[b] < 0 || !(in.blockWeightSum[b] > 0.0)) continue;
     const double inv = 1.0 / in.blockWeightSum[b];
     const Index off = in.accOffset[b];
-    for (Index i = 0; i < blocks[b].size; ++i)
-      global[static_cast<std::size_t>(blocks[b].offset + i)] = static_cast<float>(in.acc->value(off + i) * inv);
+    mean.resize(static_cast<std::size_t>(blocks[b].size));
+    for (Index i = 0; i < blocks[b].size; ++i) mean[static_cast<std::size_t>(i)] = in.acc->value(off + i) * inv;
+    applyAggregate(in, blocks[b].offset, blocks[b].size, mean.data(), global);
   }
 }
 
@@ -33,6 +44,7 @@ void applyPrefixWeightedMean(const ServerInput& in, const std::vector<LayerBlock
   masked.acc = in.acc;
   masked.accOffset = in.accOffset;
   masked.blockWeightSum = in.blockWeightSum;
+  masked.serverOptimizer = in.serverOptimizer;
   for (std::size_t b = static_cast<std::size_t>(std::max(split, 0)); b < masked.accOffset.size(); ++b)
     masked.accOffset[b] = -1;
   applyWeightedMean(masked, blocks, global);

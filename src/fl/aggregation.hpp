@@ -7,6 +7,12 @@
 
 namespace fedsilo {
 
+// Sets parameters [offset, offset + size) of the global model to the aggregate target[0..size), or,
+// with a server optimizer (in.serverOptimizer), moves them one optimizer step towards it (the
+// pseudo-gradient target - w). Every server step that sets the global model to an aggregate goes
+// through here, so that fl.server_optimizer applies to it.
+void applyAggregate(const ServerInput& in, Index offset, Index size, const double* target, std::vector<float>& global);
+
 // Sets each reduced block with a positive weight sum to the weighted mean (FedAvg's server step);
 // blocks nobody sent keep their value.
 void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, std::vector<float>& global);

@@ -31,6 +31,7 @@
 #include "fl/client.hpp"
 #include "fl/local_trainer.hpp"
 #include "fl/personal_store.hpp"
+#include "fl/server_optimizer.hpp"
 #include "nn/model.hpp"
 #include "nn/presets.hpp"
 
@@ -106,6 +107,9 @@ struct ServerInput {
   // of sensitivityClients), present in round 0 and the last round, else empty.
   std::vector<int> sensitivityClients;
   std::vector<double> sensitivity;  // rows of L values
+  // fl.server_optimizer when it is not none (else nullptr): the aggregation helpers
+  // (fl/aggregation.hpp) step it instead of setting the aggregate.
+  ServerOptimizer* serverOptimizer = nullptr;
 };
 
 class Algorithm {
@@ -137,6 +141,10 @@ class Algorithm {
 
   virtual void clientUpdate(ClientContext& c, ClientUpdate& out) = 0;
   virtual void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) = 0;
+  // Whether the server step sets (part of) the global model to an aggregate of the clients' models
+  // through the aggregation helpers, so that fl.server_optimizer can apply to it. The configuration
+  // parser refuses a server optimizer for an algorithm that says no.
+  virtual bool acceptsServerOptimizer() const { return false; }
   // Server state replicated on every rank after each round (broadcast from rank 0).
   virtual std::vector<double> serverState() const { return {}; }
   virtual void setServerState(const std::vector<double>& state) { (void)state; }
@@ -159,6 +167,9 @@ class Algorithm {
   const PersonalStore* personalStore() const { return const_cast<Algorithm*>(this)->personalStore(); }
   // After the last round, for every local client (FedBABU's head fine-tuning, ...).
   virtual void finishClient(ClientContext& c) { (void)c; }
+  // Whether finishClient changes the models the clients use: the end-of-training evaluation is then
+  // a model of its own for eval.point = after_local (fl/eval_selection.hpp).
+  virtual bool changesModelsAtEnd() const { return false; }
   // The evaluation of client c on its test split when the model it would use is not one parameter
   // vector of the working model (an ensemble's vote, GEMS' wider neuron-wise model), or nullopt (the
   // default): the driver then evaluates the vector evalParams gives. c.model may be overwritten.

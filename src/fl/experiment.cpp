@@ -151,24 +151,36 @@ void Experiment::writeFinal(RecordSink& sink) {
   alg_->record(*ctx_, sink);
 }
 
-// The final client figures and their summary (replicated: computed on root, broadcast), and the final
-// global model's figures.
+// The selected client figures (eval.select) and their summary (replicated: computed on root,
+// broadcast; the client mean weighted per eval.client_weighting), and the final global model's figures.
 void Experiment::writeSummary(RecordSink& sink) {
-  const ClientFigures& last = driver_->lastClientFigures();
-  const std::vector<double> allAccuracy = comm_.gatherv(last.accuracy, 0);
-  const std::vector<double> allF1 = comm_.gatherv(last.f1, 0);
+  const ClientSelection& selection = driver_->selection();
+  const int localClients = placement_.count(comm_.rank());
+  ClientFigures selected(localClients);
+  std::vector<std::int64_t> selectedRound;
+  for (int i = 0; i < localClients; ++i) {
+    selected.set(i, selection.selected(i));
+    selectedRound.push_back(selection.selectedRound(i));
+  }
+  const std::vector<double> allAccuracy = comm_.gatherv(selected.accuracy, 0);
+  const std::vector<double> allF1 = comm_.gatherv(selected.f1, 0);
   std::vector<double> figures(9, kNaN);
   if (comm_.isRoot()) {
     const AccuracySummary s = summarize(allAccuracy);
     std::vector<double> trainSamples(clients_.size());
     for (std::size_t k = 0; k < clients_.size(); ++k) trainSamples[k] = static_cast<double>(clients_[k].train.size());
-    figures = {s.mean,     s.median, s.worst10, s.best10, s.variance, s.jain, efficiency(allAccuracy, trainSamples),
-               median(driver_->roundSeconds()), mean(allF1)};
+    const bool bySamples = cfg_.eval.clientWeighting == ClientWeighting::Samples;
+    const double sampleWeighted = efficiency(allAccuracy, trainSamples);
+    figures = {bySamples ? sampleWeighted : s.mean, s.median, s.worst10, s.best10, s.variance, s.jain, sampleWeighted,
+               median(driver_->roundSeconds()), bySamples ? efficiency(allF1, trainSamples) : mean(allF1)};
   }
   comm_.bcast(figures.data(), figures.size(), 0);
-  sink.writeClientRows("/summary/client_accuracy", last.accuracy, 1);
-  sink.writeClientRows("/summary/client_f1", last.f1, 1);
-  sink.writeClientRows("/summary/client_loss", last.loss, 1);
+  sink.writeClientRows("/summary/client_accuracy", selected.accuracy, 1);
+  sink.writeClientRows("/summary/client_f1", selected.f1, 1);
+  sink.writeClientRows("/summary/client_loss", selected.loss, 1);
+  sink.writeClientRows("/summary/client_val_accuracy", selected.valAccuracy, 1);
+  sink.writeClientRows("/summary/client_val_loss", selected.valLoss, 1);
+  sink.writeClientIntRows("/summary/selected_round", selectedRound, 1);
   const char* names[] = {"mean", "median",     "worst10", "best10", "variance", "jain", "efficiency",
                          "seconds_per_round", "mean_f1"};
   for (std::size_t i = 0; i < figures.size(); ++i) sink.writeScalar(std::string("/summary/") + names[i], figures[i]);
@@ -196,7 +208,12 @@ void Experiment::writeModel(RecordSink& sink) {
   std::vector<float> rows;
   rows.reserve(static_cast<std::size_t>(placement_.count(r)) * global_.size());
   std::vector<float> params(global_.size());
-  for (int k = placement_.first(r); k < placement_.end(r); ++k) {
+  const ClientSelection& selection = driver_->selection();
+  for (int k = placement_.first(r), i = 0; k < placement_.end(r); ++k, ++i) {
+    if (const std::vector<float>* kept = selection.params(i)) {  // eval.select = best_val: the selected model
+      rows.insert(rows.end(), kept->begin(), kept->end());
+      continue;
+    }
     alg_->loadEvalParams(*ctx_, k, global_, params.data());
     rows.insert(rows.end(), params.begin(), params.end());
   }

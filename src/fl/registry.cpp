@@ -61,10 +61,44 @@ const std::vector<AlgorithmEntry>& algorithmRegistry() {
   return table;
 }
 
+namespace {
+
+// The algorithms whose server step goes through the aggregation helpers (for the error message only).
+std::string serverOptimizerAlgorithms(ExperimentConfig cfg) {
+  std::string names;
+  for (const auto& e : algorithmRegistry()) {
+    cfg.algorithm = e.name;
+    try {
+      if (e.make(cfg)->acceptsServerOptimizer()) names += (names.empty() ? "" : ", ") + std::string(e.name);
+    } catch (const ConfigError&) {  // its own options do not fit this configuration: not listed
+    }
+  }
+  return names;
+}
+
+// The protocol options that not every algorithm can take (fl.server_optimizer, eval.point).
+void checkProtocolFit(const ExperimentConfig& cfg, const AlgorithmEntry& entry, const Algorithm& alg) {
+  const ServerOptimizerKind optimizer = cfg.fl.serverOptimizer.kind;
+  if (optimizer != ServerOptimizerKind::None && !alg.acceptsServerOptimizer())
+    throw ConfigError(fmt("fl.server_optimizer = ", optimizer, ": algorithm = ", cfg.algorithm,
+                          " does not average the clients' models into the global one; a server optimizer applies to ",
+                          serverOptimizerAlgorithms(cfg), " (or set fl.server_optimizer = none)"));
+  if (cfg.eval.point == EvalPoint::AfterLocal && entry.oneShotRounds)
+    throw ConfigError(fmt("eval.point = after_local: algorithm = ", cfg.algorithm,
+                          " is one-shot (the server builds the final model from the local ones); use eval.point = "
+                          "after_aggregation"));
+}
+
+}  // namespace
+
 std::unique_ptr<Algorithm> makeAlgorithm(const ExperimentConfig& cfg) {
   std::string names;
   for (const auto& e : algorithmRegistry()) {
-    if (cfg.algorithm == e.name) return e.make(cfg);
+    if (cfg.algorithm == e.name) {
+      std::unique_ptr<Algorithm> alg = e.make(cfg);
+      checkProtocolFit(cfg, e, *alg);
+      return alg;
+    }
     names += (names.empty() ? "" : ", ") + std::string(e.name);
   }
   throw ConfigError(fmt("algorithm = ", cfg.algorithm, ": unknown algorithm, expected one of ", names));

@@ -28,6 +28,16 @@ void requireFiniteBlock(const float* v, const LayerBlock& block, int client, int
 void loadParams(Model& model, const std::vector<float>& params) {
   std::memcpy(model.params(), params.data(), params.size() * sizeof(float));
 }
+
+// An algorithm's own evaluation of a client (Algorithm::evaluateClient): its test split only; no
+// validation figures (NaN).
+ClientEvaluation testOnly(const EvalStats& test) {
+  ClientEvaluation e;
+  e.testAccuracy = test.accuracy();
+  e.testF1 = test.macroF1();
+  e.testLoss = test.meanLoss();
+  return e;
+}
 }  // namespace
 
 const RunHooks& noRunHooks() {
@@ -40,13 +50,42 @@ bool isEvaluationRound(const ExperimentConfig& cfg, int round) {
 }
 
 ClientFigures::ClientFigures(int localClients)
-    : accuracy(localClients, kNaN), f1(localClients, kNaN), loss(localClients, kNaN) {}
+    : accuracy(localClients, kNaN),
+      f1(localClients, kNaN),
+      loss(localClients, kNaN),
+      valAccuracy(localClients, kNaN),
+      valLoss(localClients, kNaN) {}
+
+void ClientFigures::set(int i, const ClientEvaluation& e) {
+  const auto at = static_cast<std::size_t>(i);
+  accuracy[at] = e.testAccuracy;
+  f1[at] = e.testF1;
+  loss[at] = e.testLoss;
+  valAccuracy[at] = e.valAccuracy;
+  valLoss[at] = e.valLoss;
+}
+
+ClientEvaluation ClientFigures::at(int i) const {
+  const auto at = static_cast<std::size_t>(i);
+  ClientEvaluation e;
+  e.testAccuracy = accuracy[at];
+  e.testF1 = f1[at];
+  e.testLoss = loss[at];
+  e.valAccuracy = valAccuracy[at];
+  e.valLoss = valLoss[at];
+  return e;
+}
 
 RoundDriver::RoundDriver(const RoundParts& parts)
     : p_(parts),
       lastFigures_(numLocal()),
       sensRound0_(static_cast<std::size_t>(numLocal()) * parts.model.blocks().size(), kNaN),
-      sensFinal_(sensRound0_) {}
+      sensFinal_(sensRound0_),
+      selection_(parts.cfg.eval, parts.placement.first(parts.comm.rank()), numLocal(),
+                 parts.cfg.eval.select == EvalSelect::BestVal && parts.cfg.output.clientModels) {
+  if (parts.cfg.fl.serverOptimizer.kind != ServerOptimizerKind::None)
+    serverOptimizer_ = std::make_unique<ServerOptimizer>(parts.cfg.fl.serverOptimizer, parts.model.numParams());
+}
 
 RoundSummary RoundDriver::runRound(int round, RecordSink& sink) {
   Timer roundTimer;
@@ -62,7 +101,7 @@ RoundSummary RoundDriver::runRound(int round, RecordSink& sink) {
   summary.participants = countParticipants(local);
   const std::vector<double> shares = participantShares(layout, local, blockWeightSum);
   ClientFigures figures(numLocal());
-  evaluateRound(round, summary, figures);
+  evaluateRound(round, local, summary, figures);
   summary.seconds = p_.comm.allreduceMax(roundTimer.seconds());
   recordRound(sink, summary, figures, local, shares);
   roundSeconds_.push_back(summary.seconds);
@@ -147,6 +186,21 @@ void RoundDriver::trainClient(int client, int round, const ReductionLayout& layo
     local.payloadRows.insert(local.payloadRows.end(), update.payload.begin(), update.payload.end());
   }
   if (isFirst(round) || isLast(round)) recordSensitivity(client, round, local);
+  if (p_.cfg.eval.point == EvalPoint::AfterLocal && isEvaluationRound(p_.cfg, round)) evaluateAfterLocal(client, round, local);
+}
+
+// eval.point = after_local: the client's model right after its local training, before the server step
+// (its personal-store entry when the algorithm keeps one, which is what it trained: Ditto's and
+// pFedMe's personal models, PLayer-FL's whole model; else the working model). Called last in
+// trainClient: the working model may be overwritten.
+void RoundDriver::evaluateAfterLocal(int client, int round, LocalRound& local) {
+  const int slot = localIndex(client);
+  const PersonalStore* personal = p_.alg.personalStore();
+  if (const std::vector<float>* kept = personal ? personal->find(client) : nullptr) loadParams(p_.model, *kept);
+  const ClientEvaluation e = evaluateLoadedModel(p_.clients[client]);
+  local.afterLocal.set(slot, e);
+  local.evaluatedAfterLocal[static_cast<std::size_t>(slot)] = 1;
+  selection_.offer(slot, round, e, p_.model.params(), static_cast<std::size_t>(p_.model.numParams()));
 }
 
 // The client's update, checked for NaN/Inf in what it sends and what it keeps. A diverged update is
@@ -249,6 +303,7 @@ ServerInput RoundDriver::serverInput(int round, const ReductionLayout& layout, c
   in.round = round;
   in.acc = &acc_;
   in.accOffset = layout.offset;
+  in.serverOptimizer = serverOptimizer_.get();
   for (int b = 0; b < L; ++b) in.blockWeightSum.push_back(acc_.value(layout.weightAt(b)));
   for (int s = 0; s < layout.numSums; ++s) in.sums.push_back(acc_.value(layout.sumAt(s)));
   for (std::size_t i = 0; i < payloads.size(); i += static_cast<std::size_t>(G) + 1) {
@@ -302,7 +357,7 @@ void RoundDriver::startEvaluationProgress(int round) const {
   p_.ctx.announce().startPhase(round, RoundPhase::Evaluating, mine, all);
 }
 
-ClientFigures RoundDriver::evaluateClients(int round) {
+ClientFigures RoundDriver::evaluateClients(int round, const std::vector<char>* done, int offerRound) {
   const int r = p_.comm.rank();
   Model& model = p_.model;
   ClientFigures figures(numLocal());
@@ -311,9 +366,11 @@ ClientFigures RoundDriver::evaluateClients(int round) {
   bool holdsGlobal = false;  // the model holds the global parameters (loaded once for all such clients)
   for (int k = p_.placement.first(r), i = 0; k < p_.placement.end(r); ++k, ++i) {
     const ClientData& c = p_.clients[k];
+    if (done && (*done)[static_cast<std::size_t>(i)]) continue;
     ClientContext clientContext{p_.ctx, c, round, model, p_.trainer, p_.global};
     std::optional<EvalStats> own = c.test.empty() ? std::nullopt : p_.alg.evaluateClient(clientContext);
-    if (own || c.test.empty()) {
+    const bool keep = offerRound >= 0 && selection_.keepsParams() && !own;
+    if (own || (c.test.empty() && c.val.empty() && !keep)) {
       holdsGlobal = holdsGlobal && !own;  // the algorithm's own evaluation may have used the model
     } else if (p_.alg.evalParams(p_.ctx, k, p_.global, model.params())) {
       holdsGlobal = false;
@@ -321,15 +378,28 @@ ClientFigures RoundDriver::evaluateClients(int round) {
       loadParams(model, p_.global);
       holdsGlobal = true;
     }
-    const Dataset& ds = c.testFromTestSet ? p_.data.test : p_.data.train;
-    const EvalStats stats = own ? *own : p_.trainer.evaluate(model, ds, c.test, p_.cfg.eval.batch);
-    figures.accuracy[i] = stats.accuracy();
-    figures.f1[i] = stats.macroF1();
-    figures.loss[i] = stats.meanLoss();
+    const ClientEvaluation e = own ? testOnly(*own) : evaluateLoadedModel(c);
+    figures.set(i, e);
+    if (offerRound >= 0)
+      selection_.offer(i, offerRound, e, own ? nullptr : model.params(), static_cast<std::size_t>(model.numParams()));
     p_.ctx.announce().clientDone(static_cast<std::int64_t>(c.test.size()));
   }
   loadParams(model, saved);
   return figures;
+}
+
+// The model in the working model on the client's test split and on its validation split.
+ClientEvaluation RoundDriver::evaluateLoadedModel(const ClientData& c) {
+  const Dataset& ds = c.testFromTestSet ? p_.data.test : p_.data.train;
+  const EvalStats test = p_.trainer.evaluate(p_.model, ds, c.test, p_.cfg.eval.batch);
+  const EvalStats val = p_.trainer.evaluate(p_.model, p_.data.train, c.val, p_.cfg.eval.batch);
+  ClientEvaluation e;
+  e.testAccuracy = test.accuracy();
+  e.testF1 = test.macroF1();
+  e.testLoss = test.meanLoss();
+  e.valAccuracy = val.accuracy();
+  e.valLoss = val.meanLoss();
+  return e;
 }
 
 GlobalFigures RoundDriver::evaluateGlobal() {
@@ -353,14 +423,17 @@ GlobalFigures RoundDriver::evaluateGlobal() {
   return {static_cast<double>(correct) / static_cast<double>(n), lossSum.value(0) / static_cast<double>(n)};
 }
 
-// When due (eval.every, and always the last round): every local client, the global model, and the
-// mean and worst-10% client accuracy (computed on rank 0, broadcast). Otherwise the figures stay NaN.
-void RoundDriver::evaluateRound(int round, RoundSummary& summary, ClientFigures& figures) {
+// When due (eval.every, and always the last round): every local client (those evaluated after their
+// local training, eval.point = after_local, keep those figures), the global model, and the mean and
+// worst-10% client accuracy (computed on rank 0, broadcast). Otherwise the figures stay NaN.
+void RoundDriver::evaluateRound(int round, const LocalRound& local, RoundSummary& summary, ClientFigures& figures) {
   summary.evaluated = isEvaluationRound(p_.cfg, round);
   summary.globalAccuracy = summary.globalLoss = summary.meanClientAccuracy = summary.worst10 = kNaN;
   if (!summary.evaluated) return;
   coordinated(p_.comm, [&] {
-    figures = evaluateClients(round);
+    figures = evaluateClients(round, &local.evaluatedAfterLocal, round);
+    for (int i = 0; i < numLocal(); ++i)
+      if (local.evaluatedAfterLocal[static_cast<std::size_t>(i)]) figures.set(i, local.afterLocal.at(i));
     lastFigures_ = figures;
   });
   lastGlobal_ = evaluateGlobal();
@@ -389,6 +462,8 @@ void RoundDriver::recordRound(RecordSink& sink, const RoundSummary& summary, con
   sink.appendRoundClients("client_accuracy", figures.accuracy);
   sink.appendRoundClients("client_f1", figures.f1);
   sink.appendRoundClients("client_loss", figures.loss);
+  sink.appendRoundClients("client_val_accuracy", figures.valAccuracy);
+  sink.appendRoundClients("client_val_loss", figures.valLoss);
   sink.appendRoundClients("weight", shares);
   sink.appendRoundClients("participated", local.participated);
   sink.appendRoundScalar("seconds", summary.seconds);
@@ -406,13 +481,25 @@ void RoundDriver::finishTraining() {
       clientContext.train = p_.hooks.training(rounds, p_.cfg.train);
       p_.alg.finishClient(clientContext);
     }
-    lastFigures_ = evaluateClients(rounds);
+    // The end-of-training evaluation: a candidate of the last round (fl/eval_selection.hpp).
+    const bool candidate = p_.cfg.eval.point == EvalPoint::AfterAggregation || p_.alg.changesModelsAtEnd();
+    lastFigures_ = evaluateClients(rounds, nullptr, candidate ? rounds - 1 : -1);
   });
 }
 
 GlobalFigures RoundDriver::finalGlobal() { return finalGlobalEvaluated_ ? lastGlobal_ : evaluateGlobal(); }
 
+void RoundDriver::checkpointProtocolState(StateArchive& ar) {
+  selection_.checkpoint(ar);
+  if (!serverOptimizer_) return;
+  std::vector<double> state = ar.saving() ? serverOptimizer_->state() : std::vector<double>{};
+  if (ar.saving()) p_.comm.bcast(state, 0);  // the state lives on rank 0; the archive stores replicated arrays
+  ar.doubles("driver/server_optimizer", state);
+  if (!ar.saving()) serverOptimizer_->setState(state);
+}
+
 void RoundDriver::checkpoint(StateArchive& ar) {
+  checkpointProtocolState(ar);
   const int first = p_.placement.first(p_.comm.rank()), mine = numLocal();
   const std::size_t L = p_.model.blocks().size();
   const auto row = [&](const std::vector<double>& table, int i) {

@@ -12,6 +12,7 @@
 // The driver names no algorithm: everything algorithm-specific goes through the Algorithm interface
 // (fl/algorithm.hpp). Experiment (fl/experiment.hpp) builds the pieces a round works on and owns them.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -23,7 +24,9 @@
 #include "data/dataset.hpp"
 #include "fl/algorithm.hpp"
 #include "fl/client.hpp"
+#include "fl/eval_selection.hpp"
 #include "fl/local_trainer.hpp"
+#include "fl/server_optimizer.hpp"
 
 namespace fedsilo {
 
@@ -74,10 +77,13 @@ struct RoundParts {
   const RunHooks& hooks;
 };
 
-// The local clients' figures of one evaluation, in local-client order (NaN: not evaluated).
+// The local clients' figures of one evaluation, in local-client order (NaN: not evaluated): the test
+// split (accuracy, f1, loss) and the validation split (valAccuracy, valLoss).
 struct ClientFigures {
-  std::vector<double> accuracy, f1, loss;
+  std::vector<double> accuracy, f1, loss, valAccuracy, valLoss;
   explicit ClientFigures(int localClients = 0);
+  void set(int i, const ClientEvaluation& e);
+  ClientEvaluation at(int i) const;
 };
 
 // The global model's figures on the test set (NaN without a global model or test samples).
@@ -110,6 +116,8 @@ class RoundDriver {
   const std::vector<double>& sensitivityRound0() const { return sensRound0_; }  // local clients x blocks
   const std::vector<double>& sensitivityFinal() const { return sensFinal_; }
   const std::vector<double>& roundSeconds() const { return roundSeconds_; }
+  // The model each local client's summary reports (eval.select; fl/eval_selection.hpp).
+  const ClientSelection& selection() const { return selection_; }
 
  private:
   // The one exact reduction of a round: [sum w v over the reduced blocks | sum w per block | sums].
@@ -129,7 +137,13 @@ class RoundDriver {
     std::vector<std::vector<double>> blockWeight;  // empty: sent nothing
     std::vector<double> payloadRows;               // rows [client id, payload...]
     std::vector<double> sensitivityRows;           // rows [client id, per-block sensitivity...]
-    explicit LocalRound(int localClients) : participated(localClients, 0.0), blockWeight(localClients) {}
+    ClientFigures afterLocal;                      // eval.point = after_local: clients evaluated after training
+    std::vector<char> evaluatedAfterLocal;         // per local client: afterLocal holds its figures
+    explicit LocalRound(int localClients)
+        : participated(localClients, 0.0),
+          blockWeight(localClients),
+          afterLocal(localClients),
+          evaluatedAfterLocal(static_cast<std::size_t>(localClients), 0) {}
   };
 
   ReductionLayout layoutReduction(int round) const;
@@ -146,12 +160,20 @@ class RoundDriver {
   int countParticipants(const LocalRound& local) const;
   std::vector<double> participantShares(const ReductionLayout& layout, const LocalRound& local,
                                         const std::vector<double>& blockWeightSum) const;
-  ClientFigures evaluateClients(int round);
+  // Every local client not marked in `done` (null: none) with the parameters it would use now (the
+  // ClientContext of its own evaluation is of round `round`); with offerRound >= 0 each evaluation is
+  // offered to the selection as that round's model.
+  ClientFigures evaluateClients(int round, const std::vector<char>* done = nullptr, int offerRound = -1);
   void startTrainingProgress(int round, const std::vector<int>& selected) const;
   void startEvaluationProgress(int round) const;
-  void evaluateRound(int round, RoundSummary& summary, ClientFigures& figures);
+  ClientEvaluation evaluateLoadedModel(const ClientData& c);
+  void evaluateAfterLocal(int client, int round, LocalRound& local);
+  void evaluateRound(int round, const LocalRound& local, RoundSummary& summary, ClientFigures& figures);
   void recordRound(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
                    const LocalRound& local, const std::vector<double>& shares) const;
+
+  // The protocol state kept across rounds: the server optimizer's moments and the selection.
+  void checkpointProtocolState(StateArchive& ar);
 
   bool isFirst(int round) const { return round == 0; }
   bool isLast(int round) const { return round == p_.cfg.rounds - 1; }
@@ -167,6 +189,8 @@ class RoundDriver {
   GlobalFigures lastGlobal_;                    // the last evaluated round's global figures
   bool finalGlobalEvaluated_ = false;           // the last round was evaluated in this process
   bool everEvaluated_ = false;
+  std::unique_ptr<ServerOptimizer> serverOptimizer_;  // fl.server_optimizer (null: none); state on rank 0
+  ClientSelection selection_;
 };
 
 }  // namespace fedsilo

@@ -67,6 +67,15 @@ with open(sys.argv[1], 'w') as f:
     for i in range(400): f.write(f'{i % 7},{i % 3},{i % 5}\n')
 " "$TMP/labels.csv"
 check_case label_above_max_classes 3 "label 3" --dataset csv --data.file "$TMP/labels.csv" --model logreg --data.max_classes 3
+# Protocol options: server optimizers, evaluation rules, FedBABU's head.
+check_case bad_server_optimizer 2 "fl.server_optimizer = sgd" --fl.server_optimizer sgd
+check_case server_optimizer_for_local 2 "fl.server_optimizer = adam: algorithm = local" --algorithm local --fl.server_optimizer adam
+check_case bad_server_tau 2 "fl.server_tau = 0" --fl.server_optimizer yogi --fl.server_tau 0
+check_case bad_eval_select 2 "eval.select = best" --eval.select best
+check_case best_val_without_validation 2 "eval.select = best_val" --eval.select best_val --data.split 0.8,0,0.2
+check_case after_local_one_shot 2 "eval.point = after_local: algorithm = average" --algorithm average --rounds 1 --eval.point after_local
+check_case unknown_fedbabu_head 2 "no layer block 'fc9'" --algorithm fedbabu --fedbabu.head fc9
+check_case fedbabu_head_not_last 2 "the head must be the model's last blocks" --algorithm fedbabu --fedbabu.head fc1
 touch "$TMP/a_file"
 check_case output_parent_is_a_file 2 "a_file exists and is not a folder" --output "$TMP/a_file/sub/r.h5"
 

@@ -36,8 +36,11 @@ check(int(f["clients/num_train"][:].sum() + f["clients/num_val"][:].sum() + f["c
 for n in ("global_accuracy", "global_loss", "seconds", "train_seconds", "round"):
     check(f["rounds/" + n].shape == (T,), "/rounds/" + n)
 check(list(f["rounds/round"][:]) == [0, 1, 2] and f["rounds/round"].dtype == np.int64, "round indices (int64)")
-for n in ("client_accuracy", "client_f1", "client_loss", "weight", "participated"):
+for n in ("client_accuracy", "client_f1", "client_loss", "client_val_accuracy", "client_val_loss", "weight",
+          "participated"):
     check(f["rounds/" + n].shape == (T, K), "/rounds/" + n)
+val = f["rounds/client_val_accuracy"][:]
+check(((val >= 0) & (val <= 1)).all(), "validation accuracies in [0,1] every (evaluated) round")
 acc = f["rounds/client_accuracy"][:]
 check(((acc >= 0) & (acc <= 1)).all(), "accuracies in [0,1]")
 w = f["rounds/weight"][:]
@@ -49,6 +52,10 @@ s = f["summary"]
 check(s["client_accuracy"].shape == (K,), "summary client accuracy")
 final = f["summary/client_accuracy"][:]
 check(abs(float(s["mean"][()]) - final.mean()) < 1e-12, "summary mean")
+check(s["selected_round"].dtype == np.int64 and list(s["selected_round"][:]) == [T - 1] * K,
+      "eval.select = final: every client's summary is the last round's")
+check(np.array_equal(final, acc[T - 1]), "the summary is the last round's evaluation")
+check(np.array_equal(s["client_val_accuracy"][:], val[T - 1]), "the summary's validation figures")
 check(abs(float(s["variance"][()]) - final.var()) < 1e-12, "summary variance (1/K)")
 check(abs(float(s["jain"][()]) - final.sum() ** 2 / (K * (final ** 2).sum())) < 1e-12, "summary Jain index")
 worst = np.sort(final)[: math.ceil(K / 10)].mean()

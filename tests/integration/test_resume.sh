@@ -14,6 +14,9 @@
 # rounds = 6 with "needs rounds = 1", and a SIGTERM during their only round changes nothing (exit 0,
 # no checkpoint, a result identical to the uninterrupted run). A new algorithm that can be neither
 # makes the test fail until it is given settings here or listed with its reason.
+# The protocol options that keep state across rounds are killed and resumed too: FedOpt's adam moments
+# (rank 0's state, broadcast into the checkpoint) with best-validation selection and its kept client
+# models, on fedavg, and the momentum optimizer with after-local evaluation on playerfl.
 # fedavg also covers: SIGUSR1 to mpirun (forwarded), a hard kill (SIGKILL) after a periodic
 # checkpoint (the partial file is rebuilt from the checkpoint), a resume with a different
 # configuration (exit 2) and --resume without a checkpoint (starts over).
@@ -169,6 +172,25 @@ for alg in $ALGS; do [ -n "${RESULT[$alg]:-}" ] || missing+=("$alg"); done
 log "killed, resumed, identical: $(for a in $ALGS; do [ "${RESULT[$a]:-}" = resumed ] && printf '%s ' "$a"; done)"
 log "one-shot, checked: $(for a in $ALGS; do [ "${RESULT[$a]:-}" = one-shot ] && printf '%s ' "$a"; done)"
 ((${#missing[@]} == 0)) || fail "neither resumed nor a checked one-shot: ${missing[*]}"
+
+# ---- protocol state: server optimizer moments, best-validation selection and its snapshots ---------
+declare -A PROTOCOL=(
+  [fedavg_adam_best_val]="--algorithm fedavg --fl.server_optimizer adam --fl.server_lr 0.02 --eval.select best_val --output.client_models true"
+  [playerfl_momentum_after_local]="--algorithm playerfl --model.hidden 32,16 --fl.server_optimizer momentum --eval.point after_local --eval.select best_val --eval.select_metric loss"
+)
+for name in "${!PROTOCOL[@]}"; do
+  d="$WORK/$name"
+  mkdir -p "$d"
+  # shellcheck disable=SC2206 # option lists, split on whitespace
+  A=("${BASE[@]}" ${PROTOCOL[$name]} --rounds "$ROUNDS")
+  run_to "$d/ref.log" 2 "${A[@]}" --output "$d/ref.h5"
+  [ "$RC" = 0 ] || { fail "$name: the uninterrupted run exited $RC: $(grep -m1 'fedsilo: error' "$d/ref.log")"; continue; }
+  interrupt "$d/int.log" TERM ranks "${A[@]}" --output "$d/run.h5"
+  check_interrupted "$d/run.h5" "$d/int.log" "$name (SIGTERM)" || continue
+  stopped=$(sed -n 's/.*stopped before round \([0-9]*\).*/\1/p' "$d/int.log" | head -1)
+  run_to "$d/res.log" 3 "${A[@]}" --output "$d/run.h5" --resume
+  check_resumed "$d/run.h5" "$d/res.log" "$d/ref.h5" "$name (stopped before round $stopped at 2 ranks, resumed at 3)"
+done
 
 # ---- fedavg: the other ways in and out ------------------------------------------------------------
 d="$WORK/fedavg"

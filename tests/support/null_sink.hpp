@@ -46,6 +46,9 @@ class MemorySink : public NullSink {
   void writeClientMatrix(const std::string& path, const std::vector<double>& local, std::uint64_t) override {
     values[path] = local;
   }
+  void writeClientIntRows(const std::string& path, const std::vector<std::int64_t>& local, std::uint64_t) override {
+    values[path].assign(local.begin(), local.end());
+  }
   std::map<std::string, std::vector<double>> scalars;                    // /rounds scalars per round
   std::map<std::string, std::vector<std::vector<double>>> rows;          // /rounds client rows (this rank's)
   std::map<std::string, std::vector<double>> values;                     // whole datasets (this rank's rows)

@@ -9,6 +9,9 @@ class FedAvg : public Algorithm {
   std::string name() const override { return "fedavg"; }
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
   void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) override;
+  // FedAvg and the algorithms built on it (FedProx, FedLP, FedBABU, Ditto, alpha-FedAvg) average
+  // through applyWeightedMean.
+  bool acceptsServerOptimizer() const override { return true; }
 
  protected:
   // Trains c.model from the global parameters with the shared loop and an optional objective hook,

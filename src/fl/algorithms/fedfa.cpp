@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "fl/aggregation.hpp"
 #include "fl/state_packer.hpp"
 
 namespace fedsilo {
@@ -93,7 +94,8 @@ void FedFa::serverUpdate(const FlContext&, const ServerInput& in, std::vector<fl
     }
     if (!momentum_.empty())
       for (std::size_t j = 0; j < P_; ++j) d[j] = momentum_[j] = opt_.serverMomentum * momentum_[j] + d[j];
-    for (std::size_t j = 0; j < P_; ++j) global[j] = static_cast<float>(global[j] - opt_.serverLr * d[j]);
+    for (std::size_t j = 0; j < P_; ++j) d[j] = global[j] - opt_.serverLr * d[j];  // the aggregate
+    applyAggregate(in, 0, static_cast<Index>(P_), d.data(), global);
   }
   weights_.push_back(lastWeights_);
 }

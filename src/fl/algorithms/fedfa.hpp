@@ -40,6 +40,8 @@ class FedFa : public Algorithm {
   int payloadSize() const override { return 1 + static_cast<int>(P_); }
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
   void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) override;
+  // On the model FedFa's own step gives (w^t - eta_s m), as its aggregate.
+  bool acceptsServerOptimizer() const override { return true; }
   // Frequencies, this round's weights and the server momentum.
   std::vector<double> serverState() const override;
   void setServerState(const std::vector<double>& state) override;

@@ -69,6 +69,7 @@ class PlayerFl : public Algorithm {
   std::vector<char> reducedBlocks(const FlContext& ctx, int round) const override;
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
   void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) override;
+  bool acceptsServerOptimizer() const override { return true; }  // on the federated blocks only
   // The split, PLayer-FL's split and the curve (empty until round 0's sensitivities arrived).
   std::vector<double> serverState() const override;
   void setServerState(const std::vector<double>& state) override;

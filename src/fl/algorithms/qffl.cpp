@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "fl/aggregation.hpp"
 
 namespace fedsilo {
 
@@ -81,13 +82,16 @@ void QFfl::clientUpdate(ClientContext& c, ClientUpdate& out) {
 void QFfl::serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {
   const double H = in.sums.empty() ? 0.0 : in.sums[0];
   if (!(H > 0.0)) return;  // nobody sent an update
+  std::vector<double> aggregate;  // w^t - sum_k Delta_k / H: the server optimizer's target
   for (std::size_t b = 0; b < ctx.blocks.size(); ++b) {
     if (in.accOffset[b] < 0) continue;
+    const LayerBlock& block = ctx.blocks[b];
     const Index off = in.accOffset[b];
-    for (Index i = 0; i < ctx.blocks[b].size; ++i) {
-      float& g = global[static_cast<std::size_t>(ctx.blocks[b].offset + i)];
-      g = static_cast<float>(static_cast<double>(g) - in.acc->value(off + i) / H);
-    }
+    aggregate.resize(static_cast<std::size_t>(block.size));
+    for (Index i = 0; i < block.size; ++i)
+      aggregate[static_cast<std::size_t>(i)] =
+          static_cast<double>(global[static_cast<std::size_t>(block.offset + i)]) - in.acc->value(off + i) / H;
+    applyAggregate(in, block.offset, block.size, aggregate.data(), global);
   }
 }
 

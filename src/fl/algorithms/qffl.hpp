@@ -25,6 +25,7 @@ class QFfl : public Algorithm {
   int sumsSize() const override { return 1; }
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
   void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) override;
+  bool acceptsServerOptimizer() const override { return true; }
 
  private:
   double q_;
