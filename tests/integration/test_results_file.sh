@@ -117,11 +117,11 @@ ev=$TMP/every.h5
 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" --rounds 5 --eval.every 2 --output "$ev" >"$TMP/every.log" 2>&1 \
   || { cat "$TMP/every.log"; fail "eval.every run failed"; finish; }
 for t in 0 2 4; do
-  grep -qE "^ +$t +0\.[0-9]{4} +0\.[0-9]{4} +0\.[0-9]{4} +[0-9.]+ +[0-9.]+$" "$TMP/every.log" \
+  grep -qE "^ +$t +0\.[0-9]{4} +0\.[0-9]{4} +0\.[0-9]{4} +[0-9.]+ +[0-9.]+ +[0-9]+:[0-9]{2}:[0-9]{2}$" "$TMP/every.log" \
     && pass "round line $t shows the accuracies" || fail "round line $t: $(grep -E "^ +$t " "$TMP/every.log")"
 done
 for t in 1 3; do
-  grep -qE "^ +$t +- +- +- +[0-9.]+ +[0-9.]+$" "$TMP/every.log" \
+  grep -qE "^ +$t +- +- +- +[0-9.]+ +[0-9.]+ +[0-9]+:[0-9]{2}:[0-9]{2}$" "$TMP/every.log" \
     && pass "round line $t (not evaluated) shows - placeholders" || fail "round line $t: $(grep -E "^ +$t " "$TMP/every.log")"
 done
 [ "$(grep -cE '^ +[0-9]+ ' "$TMP/every.log")" = 5 ] && pass "one round line per round" || fail "not 5 round lines"
