@@ -8,7 +8,7 @@ FEDSILO_PKGS=(build-essential cmake ninja-build pkg-config ccache
               libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
               dataset-fashion-mnist
               python3-numpy python3-h5py python3-matplotlib python3-scipy python3-pytest python3-yaml
-              strace iproute2)
+              strace iproute2 universal-ctags)
 # The SLURM test's cluster: munged, slurmctld, slurmd and the client commands (sbatch, squeue, ...).
 FEDSILO_SLURM_PKGS=(munge slurmctld slurmd slurm-client)
 

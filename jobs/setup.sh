@@ -5,6 +5,7 @@
 #   FEDSILO_WITH_SLURM  1 = also install munge + slurmctld/slurmd/slurm-client (for the SLURM test)
 #   FEDSILO_JOBS        parallel build jobs (default 2)
 #   FEDSILO_BUILD_TARGETS  build only these targets (e.g. "fedsilo"; default: everything, tests included)
+#   CI                  true = configure with -DFEDSILO_WERROR=ON (warnings are errors)
 # The package lists are in jobs/packages.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,8 +24,16 @@ launcher=()
 # Relative paths in ccache's hashes: a second clone (CI) reuses the objects of the first.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
+config=(-DCMAKE_BUILD_TYPE=Release "${launcher[@]}")
+# CI (CI=true) builds with FEDSILO_WERROR: a warning fails the build there (configured every time, so
+# that an existing build directory gets it too).
+ci=0
+if [ "${CI:-}" = true ]; then
+  ci=1
+  config+=(-DFEDSILO_WERROR=ON)
+fi
+if [ ! -f "$BUILD/build.ninja" ] || [ "$ci" = 1 ]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja "${config[@]}" >/dev/null
 fi
 targets=()
 for t in ${FEDSILO_BUILD_TARGETS:-}; do targets+=(--target "$t"); done

@@ -5,7 +5,7 @@ set -euo pipefail
 MPIEXEC=${MPIEXEC:-mpirun}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 OPENBLAS_NUM_THREADS=1
 PY=/usr/bin/python3
-TMP=$(mktemp -d /tmp/fedsilo_it.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fedsilo_it.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 FAILS=0
 fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }

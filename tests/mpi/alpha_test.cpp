@@ -17,6 +17,7 @@
 #include "app/config_parser.hpp"
 #include "nn/presets.hpp"
 #include "support/null_sink.hpp"
+#include "support/world_vs_single.hpp"
 
 using namespace fedsilo;
 
@@ -37,25 +38,6 @@ ExperimentConfig tinyConfig(const std::string& algorithm, const std::vector<std:
   std::vector<std::string> args;
   for (const auto& [k, v] : opt) args.insert(args.end(), {k, v});
   return parseArguments(args).config;
-}
-
-struct Outcome {
-  std::vector<float> global;
-  std::vector<std::vector<double>> weights;  // per round, all K clients
-  std::map<std::string, std::vector<double>> values;
-};
-
-Outcome run(const ExperimentConfig& cfg, const Communicator& comm, Experiment** keep = nullptr) {
-  Experiment exp(cfg, comm);
-  test::MemorySink sink;
-  exp.run(sink);
-  exp.writeFinal(sink);
-  Outcome o;
-  o.global = exp.global();
-  for (const auto& row : sink.rows.at("weight")) o.weights.push_back(comm.allgatherv(row));
-  o.values = sink.values;
-  (void)keep;
-  return o;
 }
 
 }  // namespace
@@ -189,35 +171,29 @@ TEST_P(FairnessInvariance, DistributedRunEqualsSingleProcessRun) {
     extra.insert(extra.end(), {"--alpha_fedavg.verify_samples", "10", "--alpha_fedavg.liars", "1"});
   if (std::string(GetParam()) == "fedfa") extra.insert(extra.end(), {"--fedfa.server_momentum", "0.5"});
   const ExperimentConfig cfg = tinyConfig(GetParam(), extra);
-  Communicator world = Communicator::world();
-  Communicator single = Communicator::single();
-  const Outcome a = run(cfg, world), b = run(cfg, single);
+  const test::WorldAndSingle r = test::runOnWorldAndAlone(cfg);
+  const test::RunRecords& a = r.world;
+  const test::RunRecords& b = r.single;
+  // Every record (weights per round, α and its search, the reports, FedFa's weights) bit for bit.
+  EXPECT_TRUE(test::identicalRecords(a, b));
   ASSERT_EQ(a.global.size(), b.global.size());
   EXPECT_EQ(0, std::memcmp(a.global.data(), b.global.data(), a.global.size() * sizeof(float)))
       << "the global models differ";
-  ASSERT_EQ(a.weights.size(), 4u);
-  EXPECT_EQ(a.weights, b.weights);
-  for (const auto& path : {"/alpha_fedavg/alpha", "/alpha_fedavg/search_trace", "/rounds/reported_accuracy",
-                           "/alpha_fedavg/verified_accuracy", "/fedfa/weight"}) {
-    if (!b.values.count(path)) continue;
-    ASSERT_TRUE(a.values.count(path)) << path;
-    const auto& x = a.values.at(path);
-    const auto& y = b.values.at(path);
-    ASSERT_EQ(x.size(), y.size()) << path;
-    for (std::size_t i = 0; i < x.size(); ++i)
-      EXPECT_TRUE(x[i] == y[i] || (std::isnan(x[i]) && std::isnan(y[i]))) << path << "[" << i << "]";
-  }
+  const auto& weights = a.roundClients.at("weight");  // per round, all K clients
+  ASSERT_EQ(weights.size(), 4u);
   int participants = 0;
-  for (double w : a.weights.back()) participants += w > 0 ? 1 : 0;
+  for (double w : weights.back()) participants += w > 0 ? 1 : 0;
   if (std::string(GetParam()) == "alpha_fedavg") {
     // α was searched by the server at the end of round 1 and used from round 2 on.
-    const double alpha = a.values.at("/alpha_fedavg/alpha").at(0);
+    const double alpha = a.datasets.at("/alpha_fedavg/alpha").at(0);
     EXPECT_TRUE(std::isfinite(alpha) && alpha > 0.0) << alpha;
-    EXPECT_FALSE(a.values.at("/alpha_fedavg/search_trace").empty());
-    EXPECT_EQ(a.values.at("/rounds/reported_accuracy").size(), 4u * 8u);
-    EXPECT_EQ(a.values.at("/alpha_fedavg/verified_accuracy").size(), 4u * 8u);
+    EXPECT_FALSE(a.datasets.at("/alpha_fedavg/search_trace").empty());
+    EXPECT_EQ(a.datasets.at("/rounds/reported_accuracy").size(), 4u * 8u);
+    EXPECT_EQ(a.datasets.at("/alpha_fedavg/verified_accuracy").size(), 4u * 8u);
   }
-  if (std::string(GetParam()) == "fedfa") EXPECT_EQ(a.values.at("/fedfa/weight").size(), 4u * 8u);
+  if (std::string(GetParam()) == "fedfa") {
+    EXPECT_EQ(a.datasets.at("/fedfa/weight").size(), 4u * 8u);
+  }
   if (std::string(GetParam()) != "fedfa") {
     EXPECT_EQ(participants, 5);  // fedfa: weights in /fedfa/weight
   }

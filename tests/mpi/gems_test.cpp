@@ -4,8 +4,8 @@
 // on every rank.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "comm/communicator.hpp"
@@ -13,19 +13,11 @@
 #include "fl/algorithms/gems.hpp"
 #include "app/config_parser.hpp"
 #include "nn/presets.hpp"
-#include "support/null_sink.hpp"
+#include "support/world_vs_single.hpp"
 
 using namespace fedsilo;
 
 namespace {
-
-// Keeps every whole dataset written (doubles and integers) by path.
-class CaptureSink : public test::MemorySink {
- public:
-  void writeIntArray(const std::string& path, const std::vector<std::int64_t>& v, const std::vector<std::uint64_t>&) override {
-    values[path] = std::vector<double>(v.begin(), v.end());
-  }
-};
 
 struct Case {
   const char* name;
@@ -47,25 +39,6 @@ ExperimentConfig makeConfig(const Case& c) {
     a.push_back(v);
   }
   return parseArguments(a).config;
-}
-
-struct Outcome {
-  std::map<std::string, std::vector<double>> values;  // replicated records (client rows gathered)
-  std::vector<float> global;
-};
-
-Outcome run(const ExperimentConfig& cfg, const Communicator& comm) {
-  Experiment exp(cfg, comm);
-  CaptureSink sink;
-  exp.run(sink);
-  exp.writeFinal(sink);
-  Outcome o;
-  for (const auto& [path, v] : sink.values) {
-    if (path.rfind("/gems/", 0) != 0 && path != "/summary/client_accuracy") continue;
-    o.values[path] = (path == "/gems/client_accuracy" || path == "/summary/client_accuracy") ? comm.allgatherv(v) : v;
-  }
-  o.global = exp.global();
-  return o;
 }
 
 const Case kCases[] = {
@@ -98,43 +71,28 @@ const Case kCases[] = {
 class GemsInvariance : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GemsInvariance, DistributedRunEqualsSingleProcessRun) {
-  const ExperimentConfig cfg = makeConfig(GetParam());
-  Communicator world = Communicator::world();
-  Communicator single = Communicator::single();
-  const Outcome a = run(cfg, world);
-  const Outcome b = run(cfg, single);
-  ASSERT_EQ(a.values.size(), b.values.size());
-  for (const auto& [path, v] : b.values) {
-    ASSERT_TRUE(a.values.count(path)) << path;
-    const std::vector<double>& w = a.values.at(path);
-    ASSERT_EQ(w.size(), v.size()) << path;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (std::isnan(v[i])) {
-        EXPECT_TRUE(std::isnan(w[i])) << path << "[" << i << "]";
-      } else {
-        EXPECT_EQ(w[i], v[i]) << path << "[" << i << "]";
-      }
-    }
-  }
-  EXPECT_EQ(a.global, b.global);
+  const test::WorldAndSingle runs = test::runOnWorldAndAlone(makeConfig(GetParam()));
+  // Every record bit for bit (NaN matches NaN): the balls, the aggregate, the sweep, the accuracies.
+  EXPECT_TRUE(test::identicalRecords(runs.world, runs.single));
+  const test::RunRecords& b = runs.single;
   // The sweep and the per-client figures exist and are accuracies.
-  const std::vector<double>& sweep = b.values.at("/gems/finetune/accuracy");
+  const std::vector<double>& sweep = b.datasets.at("/gems/finetune/accuracy");
   ASSERT_EQ(sweep.size(), 3u);
   for (double s : sweep) EXPECT_TRUE(s >= 0.0 && s <= 1.0) << s;
-  ASSERT_EQ(b.values.at("/gems/client_accuracy").size(), 5u);
-  for (double s : b.values.at("/gems/client_accuracy")) EXPECT_TRUE(s >= 0.0 && s <= 1.0) << s;
+  ASSERT_EQ(b.datasets.at("/gems/client_accuracy").size(), 5u);
+  for (double s : b.datasets.at("/gems/client_accuracy")) EXPECT_TRUE(s >= 0.0 && s <= 1.0) << s;
   const std::string name = GetParam().name;
   if (name.rfind("gems", 0) == 0) {
-    ASSERT_EQ(b.values.at("/gems/radius").size(), 5u);
+    ASSERT_EQ(b.datasets.at("/gems/radius").size(), 5u);
     double maxR = 0.0;
-    for (double r : b.values.at("/gems/radius")) maxR = std::max(maxR, r);
+    for (double r : b.datasets.at("/gems/radius")) maxR = std::max(maxR, r);
     EXPECT_GT(maxR, 0.0) << "every ball collapsed: the test config no longer exercises the search";
     if (name.rfind("gems_neuron", 0) == 0) {
-      const double width = b.values.at("/gems/hidden_width").at(0);
+      const double width = b.datasets.at("/gems/hidden_width").at(0);
       EXPECT_GE(width, 1.0);
       EXPECT_LE(width, 30.0);  // at most K * L neurons
-      EXPECT_EQ(b.values.at("/gems/neuron/radius").size(), 30u);
-      EXPECT_EQ(b.values.at("/gems/model").size(), static_cast<std::size_t>(width * (784 + 1) + (width + 1) * 10));
+      EXPECT_EQ(b.datasets.at("/gems/neuron/radius").size(), 30u);
+      EXPECT_EQ(b.datasets.at("/gems/model").size(), static_cast<std::size_t>(width * (784 + 1) + (width + 1) * 10));
     }
   }
 }
@@ -160,7 +118,7 @@ TEST(GemsInit, LocalModelsStartFromTheSharedModelOrFromEachClientsOwnDraw) {
     const ExperimentConfig cfg = makeConfig({"init", {"--algorithm", "average", "--model", "mlp", "--model.hidden", "6",
                                                       "--rounds", "1", "--seed", "7", "--gems.local_epochs", "0",
                                                       "--gems.public_samples", "0", "--gems.init", init}});
-    const Outcome o = run(cfg, world);
+    const test::RunRecords o = test::runAndGather(cfg, world);
     const std::vector<float> shared = start(-1);
     ASSERT_EQ(o.global.size(), shared.size());
     std::vector<double> expect(shared.begin(), shared.end());
@@ -177,6 +135,8 @@ TEST(GemsInit, LocalModelsStartFromTheSharedModelOrFromEachClientsOwnDraw) {
       maxMove = std::max(maxMove, std::abs(static_cast<double>(o.global[i]) - shared[i]));
     }
     EXPECT_LT(maxDiff, 1e-6) << "gems.init = " << init;
-    if (std::string(init) == "independent") EXPECT_GT(maxMove, 1e-3) << "the clients' draws equal the shared model";
+    if (std::string(init) == "independent") {
+      EXPECT_GT(maxMove, 1e-3) << "the clients' draws equal the shared model";
+    }
   }
 }
