@@ -27,7 +27,7 @@ run ref.log 2 "${BASE[@]}" --output ref.h5
 [ ! -e ref.h5.lock ] || fail "a completed run left ref.h5.lock"
 
 # ---- two runs, one output ------------------------------------------------------------------------
-FEDSILO_FAULT=slow:rank=0,ms=700 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${BASE[@]}" --output r.h5 >a.log 2>&1 &
+FEDSILO_FAULT=slow:rank=0,ms=1500 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${BASE[@]}" --output r.h5 >a.log 2>&1 &
 first=$!
 wait_for_line 'round +global_acc' a.log 120 "$first" || die "the first run did not start: $(tail -3 a.log)"
 holder=$(cat r.h5.lock)
