@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "app/config_file.hpp"
+#include "app/privacy_options.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "data/loaders.hpp"
@@ -363,6 +364,7 @@ ExperimentConfig toConfig(std::map<std::string, std::string>& values, bool round
   readModel(raw, c.model);
   readRun(raw, c);
   readAlgorithm(values, roundsGiven, c);
+  c.privacy = readPrivacy(values, c);
   return c;
 }
 
@@ -391,6 +393,7 @@ struct OptionSet {
   po::options_description generic{"Generic options"};
   po::options_description experiment{"Experiment options (INI: top-level keys, or key = value under [section])"};
   po::options_description algorithm{"Algorithm options"};
+  po::options_description privacy{"Privacy options (docs/privacy.md)"};
   po::options_description all, inFile;
   std::vector<std::pair<std::string, std::string>> defaults;
 
@@ -406,8 +409,9 @@ struct OptionSet {
                    "exit with the code the run would (0 when it can start)");
     for (const auto& o : coreOptions()) add(experiment, o.key, o.def, o.help);
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
-    all.add(generic).add(experiment).add(algorithm);
-    inFile.add(experiment).add(algorithm);
+    for (const auto& o : privacyOptions()) add(privacy, o.key, o.defaultValue, o.help);
+    all.add(generic).add(experiment).add(algorithm).add(privacy);
+    inFile.add(experiment).add(algorithm).add(privacy);
   }
 
  private:
@@ -420,7 +424,9 @@ struct OptionSet {
 std::string usageText(const OptionSet& options) {
   std::ostringstream os;
   os << "fedsilo " << FEDSILO_VERSION << ": cross-silo federated learning on MPI\n\n"
-     << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n\n"
+     << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n"
+     << "       fedsilo epsilon --sample_rate Q --noise_multiplier Z --steps T --delta D   (the privacy accountant\n"
+     << "       alone: no MPI, no training; fedsilo epsilon --help)\n\n"
      << options.all << "\nAlgorithms:\n";
   for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
   os << "\nBoolean options take true/false, 1/0, yes/no or on/off in any case (the resolved configuration says true or\n"

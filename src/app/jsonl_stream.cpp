@@ -45,7 +45,8 @@ std::string roundJson(const RoundSummary& s, double eta) {
              ", \"client_accuracy_mean\": ", number(s.meanClientAccuracy),
              ", \"client_accuracy_worst10\": ", number(s.worst10), ", \"participants\": ", s.participants,
              ", \"seconds\": ", number(s.seconds), ", \"train_seconds\": ", number(s.trainSeconds),
-             ", \"eta_seconds\": ", number(eta), "}\n");
+             ", \"eta_seconds\": ", number(eta),
+             std::isnan(s.epsilon) ? std::string() : fmt(", \"epsilon\": ", number(s.epsilon)), "}\n");
 }
 
 double etaSeconds(const std::vector<double>& secondsSoFar, int rounds) {

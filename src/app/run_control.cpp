@@ -49,12 +49,15 @@ std::string fmtAcc(double x, bool evaluated) {
 // "1 round", "20 rounds".
 std::string counted(long long n, const char* noun) { return fmt(n, " ", noun, n == 1 ? "" : "s"); }
 
-// The round line under the header printed by printBanner.
-std::string roundLine(const RoundSummary& s, double eta) {
-  char b[160];
-  std::snprintf(b, sizeof b, "%6d %10s %10s %10s %9.3f %9.3f %9s", s.round, fmtAcc(s.globalAccuracy, s.evaluated).c_str(),
-                fmtAcc(s.meanClientAccuracy, s.evaluated).c_str(), fmtAcc(s.worst10, s.evaluated).c_str(),
-                s.trainSeconds, s.seconds, clockTime(eta).c_str());
+// The round line under the header printed by printBanner; a private run adds the privacy loss so far.
+std::string roundLine(const RoundSummary& s, double eta, bool withEpsilon) {
+  char b[180];
+  const int n = std::snprintf(b, sizeof b, "%6d %10s %10s %10s %9.3f %9.3f %9s", s.round,
+                              fmtAcc(s.globalAccuracy, s.evaluated).c_str(),
+                              fmtAcc(s.meanClientAccuracy, s.evaluated).c_str(),
+                              fmtAcc(s.worst10, s.evaluated).c_str(), s.trainSeconds, s.seconds, clockTime(eta).c_str());
+  if (withEpsilon && n > 0 && n < static_cast<int>(sizeof b))
+    std::snprintf(b + n, sizeof b - static_cast<std::size_t>(n), " %10.4g", s.epsilon);
   return b;
 }
 
@@ -300,9 +303,11 @@ void RunControl::printBanner() {
                      counted(resumed_.numRanks, "rank"), "; results: ",
                      reopen_ ? "partial file re-opened" : "partial file rebuilt from the checkpoint", ")"));
   if (jsonl_) console_.say(fmt("round figures also in ", jsonl_->path(), " (one JSON object per round)"));
+  const std::string privacy = exp_->privacyDescription();
+  if (!privacy.empty()) console_.say(privacy);
   char header[120];
-  std::snprintf(header, sizeof header, "%6s %10s %10s %10s %9s %9s %9s", "round", "global_acc", "client_acc", "worst10",
-                "train_s", "round_s", "eta");
+  std::snprintf(header, sizeof header, "%6s %10s %10s %10s %9s %9s %9s%s", "round", "global_acc", "client_acc", "worst10",
+                "train_s", "round_s", "eta", cfg_.privacy.level != PrivacyLevel::None ? "    epsilon" : "");
   console_.say(header);
 }
 
@@ -311,7 +316,7 @@ void RunControl::printBanner() {
 bool RunControl::afterRound(const RoundSummary& summary) {
   roundSeconds_.push_back(summary.seconds);
   const double eta = etaSeconds(roundSeconds_, cfg_.rounds);
-  console_.say(roundLine(summary, eta));
+  console_.say(roundLine(summary, eta, cfg_.privacy.level != PrivacyLevel::None));
   if (cfg_.output.jsonl)
     coordinated(comm_, [&] {
       if (jsonl_) jsonl_->append(roundJson(summary, eta));

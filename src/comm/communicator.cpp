@@ -39,7 +39,8 @@ int& ownedCount() {
   return n;
 }
 
-// MPI reduction of Fixed128 values (pairs of 64-bit words): exact, so commutative and associative.
+// MPI reduction of Fixed128 values (pairs of 64-bit words): exact, so commutative and associative;
+// modulo 2^128 (Fixed128::add), so partial sums of secure aggregation's masked words may wrap.
 void fixedSum(void* in, void* inout, int* len, MPI_Datatype*) {
   const Fixed128* a = static_cast<const Fixed128*>(in);
   Fixed128* b = static_cast<Fixed128*>(inout);

@@ -72,6 +72,25 @@ const std::vector<EnumName<ServerOptimizerKind>>& enumNames<ServerOptimizerKind>
 }
 
 template <>
+const std::vector<EnumName<PrivacyLevel>>& enumNames<PrivacyLevel>() {
+  static const std::vector<EnumName<PrivacyLevel>> names = {
+      {PrivacyLevel::None, "none", "off"},
+      {PrivacyLevel::Client, "client", "DP-FedAvg: a client's whole data"},
+      {PrivacyLevel::Sample, "sample", "DP-SGD inside each silo: one record"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<NoisePlacement>>& enumNames<NoisePlacement>() {
+  static const std::vector<EnumName<NoisePlacement>> names = {
+      {NoisePlacement::Server, "server", "central DP"},
+      {NoisePlacement::Clients, "clients", "each client adds its share: distributed DP"},
+  };
+  return names;
+}
+
+template <>
 const std::vector<EnumName<EvalSelect>>& enumNames<EvalSelect>() {
   static const std::vector<EnumName<EvalSelect>> names = {
       {EvalSelect::Final, "final", "the last evaluation"},
@@ -119,6 +138,8 @@ FEDSILO_ENUM_FUNCTIONS(EvalSelect)
 FEDSILO_ENUM_FUNCTIONS(SelectMetric)
 FEDSILO_ENUM_FUNCTIONS(EvalPoint)
 FEDSILO_ENUM_FUNCTIONS(ClientWeighting)
+FEDSILO_ENUM_FUNCTIONS(PrivacyLevel)
+FEDSILO_ENUM_FUNCTIONS(NoisePlacement)
 #undef FEDSILO_ENUM_FUNCTIONS
 
 const std::string& OptionValues::raw(const std::string& key) const {

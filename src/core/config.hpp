@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/privacy_config.hpp"
 
 namespace fedsilo {
 
@@ -64,6 +65,10 @@ template <>
 const std::vector<EnumName<EvalPoint>>& enumNames<EvalPoint>();
 template <>
 const std::vector<EnumName<ClientWeighting>>& enumNames<ClientWeighting>();
+template <>
+const std::vector<EnumName<PrivacyLevel>>& enumNames<PrivacyLevel>();
+template <>
+const std::vector<EnumName<NoisePlacement>>& enumNames<NoisePlacement>();
 
 // The name of a value ("dirichlet").
 template <typename E>
@@ -111,6 +116,8 @@ std::ostream& operator<<(std::ostream& os, EvalSelect value);
 std::ostream& operator<<(std::ostream& os, SelectMetric value);
 std::ostream& operator<<(std::ostream& os, EvalPoint value);
 std::ostream& operator<<(std::ostream& os, ClientWeighting value);
+std::ostream& operator<<(std::ostream& os, PrivacyLevel value);
+std::ostream& operator<<(std::ostream& os, NoisePlacement value);
 
 struct TrainConfig {
   int epochs = 1;
@@ -244,6 +251,7 @@ struct ExperimentConfig {
   EvalConfig eval;
   OutputConfig output;
   CheckpointConfig checkpoint;
+  PrivacyConfig privacy;      // privacy.* (core/privacy_config.hpp)
   OptionValues algo;          // every declared algorithm option, defaults filled in
   std::string resolvedIni;    // the fully resolved configuration as INI text
 };

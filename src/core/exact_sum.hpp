@@ -44,9 +44,14 @@ struct Fixed128 {
   }
   // lo * 2^-64 is exact after the (rounding) conversion of lo, as ldexp(lo, -64) was; no libm call.
   double toDouble() const { return static_cast<double>(hi) + static_cast<double>(lo) * (1.0 / kTwo64); }
+  // Addition modulo 2^128. The integer parts are added as unsigned words, which wrap (defined
+  // behaviour) where a signed sum would overflow: secure aggregation's masked words are uniformly
+  // random and their partial sums wrap, the true sum of the unmasked inputs never does. Two's
+  // complement: wherever the signed sum fits, the bits are the same.
   void add(const Fixed128& o) {
     const std::uint64_t s = lo + o.lo;
-    hi += o.hi + (s < lo ? 1 : 0);
+    const std::uint64_t h = static_cast<std::uint64_t>(hi) + static_cast<std::uint64_t>(o.hi) + (s < lo ? 1u : 0u);
+    hi = static_cast<std::int64_t>(h);
     lo = s;
   }
 };

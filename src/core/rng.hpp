@@ -32,6 +32,8 @@ enum class Purpose : std::uint64_t {
   DpClipCount = 42,    // noise on the adaptive-clipping count, per round
   SecAggMask = 43,     // secure aggregation pairwise masks (client = lower id, extra = higher id)
   SecAggSelfMask = 44,  // secure aggregation self masks, per (client, round)
+  DpBatch = 45,        // DP-SGD's Poisson batch, per (client, round, extra = step)
+  DpSgdNoise = 46,     // DP-SGD's gradient noise, per (client, round, extra = step)
   Misc = 99,
 };
 

@@ -110,6 +110,10 @@ struct ServerInput {
   // fl.server_optimizer when it is not none (else nullptr): the aggregation helpers
   // (fl/aggregation.hpp) step it instead of setting the aggregate.
   ServerOptimizer* serverOptimizer = nullptr;
+  // Client-level DP (fl/client_privacy.hpp): acc holds the noised mean of each reduced block, whose
+  // blockWeightSum is 1, and sums are not released (zeros). Server steps other than a weighted mean
+  // (q-FFL, FedFa) read this flag.
+  bool privateMean = false;
 };
 
 class Algorithm {

@@ -66,8 +66,11 @@ Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm, co
   coordinated(comm_, [&] { clients_ = makeClients(data_, cfg_); });
   placeClients();
   coordinated(comm_, [&] { buildModelAndAlgorithm(); });
-  driver_ = std::make_unique<RoundDriver>(
-      RoundParts{cfg_, comm_, placement_, data_, clients_, *model_, *trainer_, *alg_, *ctx_, global_, hooks_});
+  // (The driver calibrates a sample-level privacy target from the clients' sizes: it can fail.)
+  coordinated(comm_, [&] {
+    driver_ = std::make_unique<RoundDriver>(
+        RoundParts{cfg_, comm_, placement_, data_, clients_, *model_, *trainer_, *alg_, *ctx_, global_, hooks_});
+  });
 }
 
 Experiment::~Experiment() = default;
@@ -149,6 +152,7 @@ void Experiment::writeFinal(RecordSink& sink) {
   writeSensitivity(sink);
   if (!data_.vocabulary.empty()) sink.writeStrings("/data/vocabulary", data_.vocabulary);
   alg_->record(*ctx_, sink);
+  driver_->recordPrivacy(sink);
 }
 
 // The selected client figures (eval.select) and their summary (replicated: computed on root,

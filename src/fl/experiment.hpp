@@ -51,6 +51,8 @@ class Experiment {
   const Placement& placement() const { return placement_; }
   Algorithm& algorithm() { return *alg_; }
   int nextRound() const { return driver_->nextRound(); }
+  // One line on the privacy settings for the banner (empty when privacy is off).
+  std::string privacyDescription() const { return driver_->privacyDescription(); }
 
  private:
   void placeClients();

@@ -116,6 +116,8 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
       if (dp) {
         loss = dataParallelGradient(model, order_.data() + b, cnt, *dp, client, round, shards);
         shards += (cnt + std::max(dp->shardSamples, 1) - 1) / std::max(dp->shardSamples, 1);
+      } else if (private_) {
+        loss = privateGradient(model, indices, opt);  // DP-SGD: a Poisson batch instead of this slice
       } else {
         const float* x = gatherBatch(train_, order_.data() + b, cnt);
         const std::int32_t* y = gatherLabels(train_, order_.data() + b, cnt);

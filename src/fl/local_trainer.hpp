@@ -10,6 +10,7 @@
 #include "core/exact_sum.hpp"
 #include "core/rng.hpp"
 #include "data/dataset.hpp"
+#include "fl/dp_sgd.hpp"
 #include "nn/model.hpp"
 #include "optim/sgd.hpp"
 
@@ -88,6 +89,9 @@ class LocalTrainer {
   const Dataset& trainSet() const { return train_; }
   // Samples this trainer has trained on so far, over every call of train() (the progress line's rate).
   std::int64_t samplesTrained() const { return samplesTrained_; }
+  // DP-SGD (fl/dp_sgd.hpp) for every train() call until reset with nullptr: Poisson batches and
+  // clipped, noised gradients instead of the epoch's shuffled batches. `p` must outlive its use.
+  void setPrivateSgd(PrivateSgd* p) { private_ = p; }
 
  private:
   const Dataset& train_;
@@ -98,11 +102,17 @@ class LocalTrainer {
   AlignedVector<float> gradAcc_;
   ExactSum shardSum_;  // data-parallel: the batch's shard gradients and loss, summed across ranks
   std::int64_t samplesTrained_ = 0;
+  PrivateSgd* private_ = nullptr;        // DP-SGD settings of the client being trained (nullptr: off)
+  IndexList privateBatch_;               // DP-SGD: the step's Poisson sample
+  AlignedVector<float> privateSum_;      // DP-SGD: the clipped sum over chunks of a large Poisson batch
 
   // The batch gradient (into model.grads()) and mean loss of the `count` samples at idx, computed
   // data-parallel; `shard0` numbers the batch's first shard for the dropout key.
   double dataParallelGradient(Model& model, const Index* idx, int count, const DataParallel& dp, int client, int round,
                               std::int64_t shard0);
+  // DP-SGD's gradient for one step (into model.grads()) over a Poisson sample of `indices`; returns
+  // the sample's mean loss (0 for an empty sample). fl/dp_sgd.cpp.
+  double privateGradient(Model& model, const IndexList& indices, const TrainOptions& opt);
 };
 
 // PLayer-FL's federation sensitivity of every layer block, on one batch drawn with replacement

@@ -85,7 +85,10 @@ RoundDriver::RoundDriver(const RoundParts& parts)
                  parts.cfg.eval.select == EvalSelect::BestVal && parts.cfg.output.clientModels) {
   if (parts.cfg.fl.serverOptimizer.kind != ServerOptimizerKind::None)
     serverOptimizer_ = std::make_unique<ServerOptimizer>(parts.cfg.fl.serverOptimizer, parts.model.numParams());
+  privacy_ = RoundPrivacy::make(p_.cfg, p_.comm, p_.placement, p_.clients, p_.ctx.blocks);
 }
+
+RoundDriver::~RoundDriver() = default;
 
 RoundSummary RoundDriver::runRound(int round, RecordSink& sink) {
   Timer roundTimer;
@@ -93,12 +96,14 @@ RoundSummary RoundDriver::runRound(int round, RecordSink& sink) {
   summary.round = round;
   const ReductionLayout layout = layoutReduction(round);
   acc_.resize(layout.size());
+  if (privacy_) privacy_->beginRound(round, layout.selected, layout.size());
   Timer trainTimer;
   runRankUpdate(round);
   const LocalRound local = trainLocalClients(round, layout);
   summary.trainSeconds = p_.comm.allreduceMax(trainTimer.seconds());
   const std::vector<double> blockWeightSum = serverStepAndBroadcast(round, layout, local);
   summary.participants = countParticipants(local);
+  if (privacy_) summary.epsilon = privacy_->endRound(round);
   const std::vector<double> shares = participantShares(layout, local, blockWeightSum);
   ClientFigures figures(numLocal());
   evaluateRound(round, local, summary, figures);
@@ -112,7 +117,8 @@ RoundSummary RoundDriver::runRound(int round, RecordSink& sink) {
 RoundDriver::ReductionLayout RoundDriver::layoutReduction(int round) const {
   ReductionLayout layout;
   layout.numBlocks = p_.ctx.numBlocks();
-  layout.selected = p_.alg.selectClients(p_.ctx, round);
+  layout.selected = privacy_ && privacy_->selectsClients() ? privacy_->selectClients(round)
+                                                           : p_.alg.selectClients(p_.ctx, round);
   layout.reduced = p_.alg.reducedBlocks(p_.ctx, round);
   FEDSILO_ASSERT(static_cast<int>(layout.reduced.size()) == layout.numBlocks);
   layout.offset.assign(static_cast<std::size_t>(layout.numBlocks), -1);
@@ -122,6 +128,7 @@ RoundDriver::ReductionLayout RoundDriver::layoutReduction(int round) const {
       layout.vectorSize += p_.ctx.blocks[b].size;
     }
   layout.numSums = p_.alg.sumsSize();
+  layout.numPrivacySums = privacy_ ? privacy_->numSums() : 0;
   layout.payloadSize = p_.alg.payloadSize();
   return layout;
 }
@@ -174,11 +181,14 @@ void RoundDriver::trainClient(int client, int round, const ReductionLayout& layo
   ClientContext clientContext{p_.ctx, p_.clients[client], round, p_.model, p_.trainer, p_.global};
   clientContext.train = p_.hooks.training(round, p_.cfg.train);
   ClientUpdate update;
-  if (!updateUnlessDiverged(clientContext, layout, update)) {
+  if (privacy_) privacy_->beforeClient(client, round, p_.trainer);
+  const bool sent = updateUnlessDiverged(clientContext, layout, update);
+  if (privacy_) privacy_->afterClient(p_.trainer);
+  if (!sent) {
     local.participated[slot] = -1.0;  // recorded as diverged
     return;
   }
-  accumulate(update, layout);
+  sendUpdate(client, round, layout, update);
   local.participated[slot] = 1.0;
   local.blockWeight[slot] = update.blockWeight;
   if (layout.payloadSize > 0) {
@@ -241,17 +251,26 @@ void RoundDriver::checkFinite(const ClientUpdate& update, int client, int round,
     for (int b = 0; b < L; ++b) requireFiniteBlock(kept->data(), p_.ctx.blocks[b], client, round, "personal state");
 }
 
-void RoundDriver::accumulate(const ClientUpdate& update, const ReductionLayout& layout) {
+// Into the round's accumulator, through the privacy step when there is one (client-level DP's
+// clipping and noise share, secure aggregation's masks).
+void RoundDriver::sendUpdate(int client, int round, const ReductionLayout& layout, ClientUpdate& update) {
+  if (!privacy_) return accumulate(update, layout, acc_);
+  privacy_->privatize(client, round, layout.reduced, p_.global, update);
+  accumulate(update, layout, privacy_->uploadTarget(acc_));
+  privacy_->finishUpload(client, layout.privacySumsAt(), acc_);
+}
+
+void RoundDriver::accumulate(const ClientUpdate& update, const ReductionLayout& layout, ExactSum& into) {
   const float* sent = update.vector ? update.vector : p_.model.params();
   for (int b = 0; b < layout.numBlocks; ++b) {
     const double w = update.blockWeight[b];
     if (!layout.reduced[b] || w == 0.0) continue;
     const LayerBlock& block = p_.ctx.blocks[b];
     const auto at = static_cast<std::size_t>(layout.offset[b]);
-    acc_.addScaled(at, sent + block.offset, static_cast<std::size_t>(block.size), w);
-    acc_.add(layout.weightAt(b), w);
+    into.addScaled(at, sent + block.offset, static_cast<std::size_t>(block.size), w);
+    into.add(layout.weightAt(b), w);
   }
-  for (int s = 0; s < layout.numSums; ++s) acc_.add(layout.sumAt(s), update.sums[s]);
+  for (int s = 0; s < layout.numSums; ++s) into.add(layout.sumAt(s), update.sums[s]);
 }
 
 // Per-block sensitivity of the client after local training, in round 0 and the last round: kept for
@@ -273,6 +292,7 @@ std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const Reducti
                                                         const LocalRound& local) {
   const Communicator& comm = p_.comm;
   comm.reduceExact(acc_, 0);
+  if (privacy_) privacy_->afterReduction(acc_, layout.privacySumsAt());
   const std::vector<double> payloads = comm.gatherv(local.payloadRows, 0);
   const bool sensitivityRound = isFirst(round) || isLast(round);
   const std::vector<double> sensitivity =
@@ -281,8 +301,9 @@ std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const Reducti
   std::vector<double> state;
   coordinated(comm, [&] {
     if (!comm.isRoot()) return;
-    const ServerInput in = serverInput(round, layout, payloads, sensitivity);
+    ServerInput in = serverInput(round, layout, payloads, sensitivity);
     blockWeightSum = in.blockWeightSum;
+    if (privacy_) privacy_->serverInput(round, acc_, p_.global, in);
     p_.alg.serverUpdate(p_.ctx, in, p_.global);
     for (float v : p_.global)
       if (!std::isfinite(v)) throw NumericError(fmt("round ", round, ": the aggregated global model contains ", v));
@@ -489,6 +510,10 @@ void RoundDriver::finishTraining() {
 
 GlobalFigures RoundDriver::finalGlobal() { return finalGlobalEvaluated_ ? lastGlobal_ : evaluateGlobal(); }
 
+void RoundDriver::recordPrivacy(RecordSink& sink) const {
+  if (privacy_) privacy_->record(sink);
+}
+
 void RoundDriver::checkpointProtocolState(StateArchive& ar) {
   selection_.checkpoint(ar);
   if (!serverOptimizer_) return;
@@ -500,6 +525,7 @@ void RoundDriver::checkpointProtocolState(StateArchive& ar) {
 
 void RoundDriver::checkpoint(StateArchive& ar) {
   checkpointProtocolState(ar);
+  if (privacy_) privacy_->checkpoint(ar);
   const int first = p_.placement.first(p_.comm.rank()), mine = numLocal();
   const std::size_t L = p_.model.blocks().size();
   const auto row = [&](const std::vector<double>& table, int i) {

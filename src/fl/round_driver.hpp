@@ -12,7 +12,9 @@
 // The driver names no algorithm: everything algorithm-specific goes through the Algorithm interface
 // (fl/algorithm.hpp). Experiment (fl/experiment.hpp) builds the pieces a round works on and owns them.
 #pragma once
+#include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -27,6 +29,7 @@
 #include "fl/eval_selection.hpp"
 #include "fl/local_trainer.hpp"
 #include "fl/server_optimizer.hpp"
+#include "fl/round_privacy.hpp"
 
 namespace fedsilo {
 
@@ -38,6 +41,7 @@ struct RoundSummary {
   double meanClientAccuracy = 0.0, worst10 = 0.0;
   double seconds = 0.0, trainSeconds = 0.0;
   int participants = 0;
+  double epsilon = std::numeric_limits<double>::quiet_NaN();  // privacy loss so far (NaN without DP)
 };
 
 // The points where a test may make one rank misbehave (FEDSILO_FAULT, app/fault_injection). Production
@@ -94,6 +98,7 @@ struct GlobalFigures {
 class RoundDriver {
  public:
   explicit RoundDriver(const RoundParts& parts);
+  ~RoundDriver();
 
   // Runs round `round` (collective) and appends its /rounds row to `sink`.
   RoundSummary runRound(int round, RecordSink& sink);
@@ -110,6 +115,9 @@ class RoundDriver {
   // next, the global model, the local clients' last figures and sensitivity rows (by client id, so a
   // checkpoint restores at any rank count) and the round times.
   void checkpoint(StateArchive& ar);
+  // The privacy records (/privacy/*; collective; nothing when privacy is off), and the banner line.
+  void recordPrivacy(RecordSink& sink) const;
+  std::string privacyDescription() const { return privacy_ ? privacy_->describe() : ""; }
 
   int nextRound() const { return nextRound_; }
   const ClientFigures& lastClientFigures() const { return lastFigures_; }
@@ -127,9 +135,11 @@ class RoundDriver {
     std::vector<Index> offset;     // per block: offset of its values in the accumulator (-1: not reduced)
     Index vectorSize = 0;          // values of the reduced blocks
     int numBlocks = 0, numSums = 0, payloadSize = 0;
+    int numPrivacySums = 0;        // the privacy step's sums, after the algorithm's
     std::size_t weightAt(int block) const { return static_cast<std::size_t>(vectorSize + block); }
     std::size_t sumAt(int s) const { return static_cast<std::size_t>(vectorSize + numBlocks + s); }
-    std::size_t size() const { return static_cast<std::size_t>(vectorSize + numBlocks + numSums); }
+    std::size_t privacySumsAt() const { return sumAt(numSums); }
+    std::size_t size() const { return static_cast<std::size_t>(vectorSize + numBlocks + numSums + numPrivacySums); }
   };
   // What this rank's clients sent in a round, in local-client order.
   struct LocalRound {
@@ -152,7 +162,8 @@ class RoundDriver {
   void trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local);
   bool updateUnlessDiverged(ClientContext& clientContext, const ReductionLayout& layout, ClientUpdate& update);
   void checkFinite(const ClientUpdate& update, int client, int round, const ReductionLayout& layout) const;
-  void accumulate(const ClientUpdate& update, const ReductionLayout& layout);
+  void accumulate(const ClientUpdate& update, const ReductionLayout& layout, ExactSum& into);
+  void sendUpdate(int client, int round, const ReductionLayout& layout, ClientUpdate& update);
   void recordSensitivity(int client, int round, LocalRound& local);
   std::vector<double> serverStepAndBroadcast(int round, const ReductionLayout& layout, const LocalRound& local);
   ServerInput serverInput(int round, const ReductionLayout& layout, const std::vector<double>& payloads,
@@ -181,6 +192,7 @@ class RoundDriver {
   int numLocal() const { return p_.placement.count(p_.comm.rank()); }
 
   RoundParts p_;
+  std::unique_ptr<RoundPrivacy> privacy_;  // nullptr: privacy off (fl/round_privacy.hpp)
   ExactSum acc_;
   int nextRound_ = 0;
   ClientFigures lastFigures_;                   // the local clients' last evaluation

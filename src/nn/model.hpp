@@ -80,6 +80,14 @@ class ModelT {
   // Backward from a given dL/dlogits (after forward(training=true) on the same batch); fills grads().
   // When dInput != nullptr, also writes dL/dx (inputSize x batch).
   void backward(const T* dLogits, int batch, T* dInput = nullptr);
+  // DP-SGD (nn/model_clipped.cpp, "ghost clipping"): forward (training mode) and loss, then grads() =
+  // sum_i min(1, clip / ||g_i||) g_i, g_i the gradient of sample i's own loss; returns the mean batch
+  // loss. The per-sample norms come from a backward pass that forms no parameter gradient; scaling
+  // column i of dL/dlogits by the clip factor and running the ordinary backward pass then gives the
+  // clipped sum, because backward is linear in each sample's column. `norms` (may be null) receives
+  // ||g_i||. Throws ConfigError naming a parameterised layer other than Dense.
+  double lossAndClippedGradient(const T* x, const std::int32_t* labels, int batch, double clip,
+                                double* norms = nullptr);
 
   // Every Dense layer directly followed by a ReLU layer runs as one fused pass
   // (DenseT::forwardRelu/backwardRelu: bias and activation applied while the output is written once,
@@ -88,6 +96,9 @@ class ModelT {
   bool fusion() const { return fusion_; }
 
  private:
+  // DP-SGD: norms2[i] = the squared norm of sample i's contribution to the batch gradient, from dL/dlogits
+  // (model_clipped.cpp).
+  void ghostNormsSquared(const T* dLogits, int batch, double* norms2);
   Shape input_;
   int classes_;
   bool finalized_ = false;
@@ -105,6 +116,8 @@ class ModelT {
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
   std::vector<AlignedVector<T>> acts_;
   AlignedVector<T> gradA_, gradB_, dlogits_;
+  AlignedVector<T> ghostDz_;        // DP-SGD's norms pass: dL/d(W a + b) of the current Dense layer
+  std::vector<double> ghostNorms2_;  // DP-SGD's norms pass: ||g_i||^2 per sample
   const T* lastInput_ = nullptr;
   int lastBatch_ = 0;
 };

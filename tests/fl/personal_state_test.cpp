@@ -20,9 +20,12 @@
 #include "fl/state_packer.hpp"
 #include "app/config_parser.hpp"
 #include "nn/dense.hpp"
+#include "support/memory_archive.hpp"
 
 namespace fedsilo {
 namespace {
+
+using test::MemoryArchive;
 
 // The smallest personalised algorithm: each client trains its own copy of the global model and keeps
 // it; the server keeps one replicated counter. No checkpoint() and no evalParams() of its own.
@@ -50,44 +53,6 @@ class MinimalPersonal : public Algorithm {
 class MinimalGlobal : public MinimalPersonal {
  public:
   PersonalStore* personalStore() override { return nullptr; }
-};
-
-// An in-memory checkpoint: what a save stores, a load returns (names and per-client entries).
-class MemoryArchive : public StateArchive {
- public:
-  bool saving() const override { return saving_; }
-  void startLoading() { saving_ = false; }
-  void floats(const std::string& name, std::vector<float>& v) override { sync(floats_[name], v); }
-  void doubles(const std::string& name, std::vector<double>& v) override { sync(doubles_[name], v); }
-  void clientFloats(const std::string& name, std::unordered_map<int, std::vector<float>>& m) override {
-    sync(clientFloats_[name], m);
-  }
-  void clientDoubles(const std::string& name, std::unordered_map<int, std::vector<double>>& m) override {
-    sync(clientDoubles_[name], m);
-  }
-  std::vector<std::string> names() const {
-    std::vector<std::string> n;
-    for (const auto& e : doubles_) n.push_back(e.first);
-    for (const auto& e : clientFloats_) n.push_back(e.first);
-    return n;
-  }
-  const std::unordered_map<int, std::vector<float>>& clientFloatsOf(const std::string& name) {
-    return clientFloats_.at(name);
-  }
-
- private:
-  template <typename T>
-  void sync(T& stored, T& v) {
-    if (saving_)
-      stored = v;
-    else
-      v = stored;
-  }
-  bool saving_ = true;
-  std::map<std::string, std::vector<float>> floats_;
-  std::map<std::string, std::vector<double>> doubles_;
-  std::map<std::string, std::unordered_map<int, std::vector<float>>> clientFloats_;
-  std::map<std::string, std::unordered_map<int, std::vector<double>>> clientDoubles_;
 };
 
 // Three clients on one rank over a 2-feature, 2-class pool of six samples; a 2 -> 2 dense model.

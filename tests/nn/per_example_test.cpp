@@ -1,10 +1,13 @@
-// Per-example gradient norms (ghost norms) against the norms of gradients computed one sample at a time.
+// DP-SGD's ghost clipping (Model::lossAndClippedGradient): per-example norms and the clipped sum
+// against gradients computed one sample at a time.
 #include "nn/per_example.hpp"
 
-#include <optional>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "core/error.hpp"
@@ -13,6 +16,8 @@
 
 namespace fedsilo {
 namespace {
+
+constexpr double kNoClip = std::numeric_limits<double>::max();
 
 template <typename T>
 std::unique_ptr<ModelT<T>> mlp(const std::vector<int>& hidden, double dropout, std::optional<LossKind> loss = std::nullopt) {
@@ -37,13 +42,17 @@ void batchData(int batch, std::vector<T>& x, std::vector<std::int32_t>& y) {
   for (auto& l : y) l = static_cast<std::int32_t>(r.below(6));
 }
 
-// ||grad of sample i's loss||^2 from a forward/backward on that sample alone (batch of 1).
+// The gradient of sample i's loss from a forward/backward on that sample alone (batch of 1).
 template <typename T>
-double oneSampleNorm2(ModelT<T>& m, const T* x, std::int32_t y) {
+std::vector<double> oneSampleGradient(ModelT<T>& m, const T* x, std::int32_t y) {
   m.lossAndGradient(x, &y, 1);
+  return std::vector<double>(m.grads(), m.grads() + m.numParams());
+}
+
+double norm(const std::vector<double>& g) {
   double s = 0.0;
-  for (Index k = 0; k < m.numParams(); ++k) s += static_cast<double>(m.grads()[k]) * m.grads()[k];
-  return s;
+  for (double v : g) s += v * v;
+  return std::sqrt(s);
 }
 
 template <typename T>
@@ -51,14 +60,39 @@ void expectNormsMatchOneSampleGradients(ModelT<T>& m, int batch, double relTol) 
   std::vector<T> x;
   std::vector<std::int32_t> y;
   batchData(batch, x, y);
-  PerExampleNormsT<T> pe(m);
-  std::vector<double> norms2(batch, -1.0);
-  const double loss = pe.compute(x.data(), y.data(), batch, norms2.data());
+  std::vector<double> norms(batch, -1.0);
+  const double loss = m.lossAndClippedGradient(x.data(), y.data(), batch, kNoClip, norms.data());
   EXPECT_NEAR(loss, m.lossAndGradient(x.data(), y.data(), batch), 1e-6 * std::abs(loss));
   for (int i = 0; i < batch; ++i) {
-    const double expected = oneSampleNorm2(m, x.data() + 20 * i, y[i]);
-    EXPECT_NEAR(norms2[i], expected, relTol * expected) << "sample " << i;
+    const double expected = norm(oneSampleGradient(m, x.data() + 20 * i, y[i]));
+    EXPECT_NEAR(norms[i] * norms[i], expected * expected, relTol * expected * expected) << "sample " << i;
   }
+}
+
+// grads() after lossAndClippedGradient = sum_i min(1, C / ||g_i||) g_i, with g_i from single samples
+// and C the median of the ||g_i||, so that some samples are clipped and some are not.
+void expectClippedSum(ModelT<double>& m, int batch) {
+  std::vector<double> x;
+  std::vector<std::int32_t> y;
+  batchData(batch, x, y);
+  std::vector<std::vector<double>> g;
+  std::vector<double> norms;
+  for (int i = 0; i < batch; ++i) {
+    g.push_back(oneSampleGradient(m, x.data() + 20 * i, y[i]));
+    norms.push_back(norm(g.back()));
+  }
+  std::vector<double> sorted = norms;
+  std::sort(sorted.begin(), sorted.end());
+  const double clip = sorted[sorted.size() / 2];
+  ASSERT_LT(sorted.front(), clip);
+  ASSERT_GT(sorted.back(), clip);
+  std::vector<double> expected(static_cast<std::size_t>(m.numParams()), 0.0);
+  for (int i = 0; i < batch; ++i) {
+    const double factor = norms[i] > clip ? clip / norms[i] : 1.0;
+    for (std::size_t k = 0; k < expected.size(); ++k) expected[k] += factor * g[i][k];
+  }
+  m.lossAndClippedGradient(x.data(), y.data(), batch, clip);
+  for (std::size_t k = 0; k < expected.size(); ++k) EXPECT_NEAR(m.grads()[k], expected[k], 1e-10) << "parameter " << k;
 }
 
 TEST(PerExampleNorms, DenseGhostNormEqualsTheOuterProductNorm) {
@@ -81,31 +115,50 @@ TEST(PerExampleNorms, MlpMatchesGradientsOfSingleSamples) {
   expectNormsMatchOneSampleGradients(*logreg, 5, 1e-10);
   auto hinge = mlp<double>({8}, 0.0, LossKind::Hinge);
   expectNormsMatchOneSampleGradients(*hinge, 7, 1e-10);
+  auto unfused = mlp<double>({16, 12}, 0.0);
+  unfused->setFusion(false);  // Dense and ReLU as separate layers: the walk reads the stored Dense output
+  expectNormsMatchOneSampleGradients(*unfused, 9, 1e-10);
 }
 
-TEST(PerExampleNorms, LeavesTheBatchMeanGradientOfTheSameForward) {
-  // With dropout the masks differ per batch, so check the identity the norms rely on instead:
-  // the gradient the walk leaves in model.grads() is the batch-mean gradient of the same forward.
+TEST(PerExampleNorms, WithoutClippingLeavesTheSumOfTheBatchGradientOfTheSameForward) {
+  // With dropout the masks differ per batch, so check the identity the clipping relies on instead:
+  // unclipped, the second backward pass gives batch x the batch-mean gradient of the same forward.
   auto m = mlp<double>({16}, 0.3);
   std::vector<double> x;
   std::vector<std::int32_t> y;
   batchData(8, x, y);
-  PerExampleNormsT<double> pe(*m);
-  std::vector<double> norms2(8);
+  std::vector<double> norms(8);
   m->setRandomContext(1, 2, 3);
-  pe.compute(x.data(), y.data(), 8, norms2.data());
+  m->lossAndClippedGradient(x.data(), y.data(), 8, kNoClip, norms.data());
   const std::vector<double> walked(m->grads(), m->grads() + m->numParams());
   m->setRandomContext(1, 2, 3);
   m->lossAndGradient(x.data(), y.data(), 8);
-  for (Index k = 0; k < m->numParams(); ++k) EXPECT_NEAR(walked[k], m->grads()[k], 1e-12);
-  for (double n2 : norms2) EXPECT_GT(n2, 0.0);
+  for (Index k = 0; k < m->numParams(); ++k) EXPECT_NEAR(walked[k], 8.0 * m->grads()[k], 1e-12);
+  for (double n : norms) EXPECT_GT(n, 0.0);
+}
+
+TEST(PerExampleNorms, ClippedSumEqualsTheSumOfClippedSingleSampleGradients) {
+  auto m = mlp<double>({16, 12}, 0.0);
+  expectClippedSum(*m, 9);
+  m->setFusion(false);
+  expectClippedSum(*m, 9);
+  auto logreg = mlp<double>({}, 0.0);
+  expectClippedSum(*logreg, 7);
 }
 
 TEST(PerExampleNorms, RefusesModelsWithOtherParameterisedLayers) {
   ModelConfig cfg;
   cfg.name = ModelPreset::CnnMcMahan;
   auto cnn = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});
-  EXPECT_THROW(PerExampleNorms pe(*cnn), ConfigError);
+  cnn->reserve(2);
+  std::vector<float> x(2 * 28 * 28, 0.5f);
+  std::vector<std::int32_t> y{1, 2};
+  try {
+    cnn->lossAndClippedGradient(x.data(), y.data(), 2, 1.0);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("Dense"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

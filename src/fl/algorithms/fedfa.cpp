@@ -50,10 +50,12 @@ void FedFa::setup(const FlContext& ctx, std::vector<float>& global) {
   lastWeights_.assign(static_cast<std::size_t>(K_), 0.0);
   weights_.clear();
   momentum_.assign(opt_.serverMomentum > 0.0 ? P_ : 0, 0.0);
+  private_ = ctx.cfg.privacy.clientLevel();
 }
 
 std::vector<char> FedFa::reducedBlocks(const FlContext& ctx, int) const {
-  return std::vector<char>(ctx.blocks.size(), 0);  // the server averages the payloads itself
+  // The server averages the payloads itself; under client-level DP the models go through the reduction.
+  return std::vector<char>(ctx.blocks.size(), private_ ? 1 : 0);
 }
 
 void FedFa::clientUpdate(ClientContext& c, ClientUpdate& out) {
@@ -63,6 +65,12 @@ void FedFa::clientUpdate(ClientContext& c, ClientUpdate& out) {
   const TrainStats st = c.trainer.train(c.model, c.client.train, opt, rng, c.client.id, c.round);
   out.trainLoss = st.meanLoss;
   const double acc = c.trainer.evaluate(c.model, c.fl.data.train, c.client.train, c.fl.cfg.eval.batch).accuracy();
+  if (private_) {  // the model through the reduction (clipped and noised by the DP step), the accuracy as payload
+    out.blockWeight.assign(c.fl.blocks.size(), 1.0);
+    out.vector = c.model.params();
+    out.payload = {acc};
+    return;
+  }
   out.blockWeight.assign(c.fl.blocks.size(), 0.0);
   out.payload.resize(1 + P_);
   out.payload[0] = acc;
@@ -70,7 +78,27 @@ void FedFa::clientUpdate(ClientContext& c, ClientUpdate& out) {
   for (std::size_t i = 0; i < P_; ++i) out.payload[1 + i] = w[i];
 }
 
-void FedFa::serverUpdate(const FlContext&, const ServerInput& in, std::vector<float>& global) {
+// Under client-level DP: d = w^t - (the noised mean model), then the server momentum and learning rate as
+// usual. The information-quantity weights p_i are not used (data-dependent weights scale a client's
+// contribution past the clip bound); /fedfa/weight records the participants' equal shares.
+void FedFa::privateServerUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {
+  std::fill(lastWeights_.begin(), lastWeights_.end(), 0.0);
+  for (int k : in.payloadClients) {
+    frequency_[k] += 1.0;
+    lastWeights_[k] = 1.0 / static_cast<double>(in.payloadClients.size());
+  }
+  std::vector<float> mean(global);
+  applyWeightedMean(in, ctx.blocks, mean);
+  for (std::size_t j = 0; j < P_; ++j) {
+    double d = static_cast<double>(global[j]) - static_cast<double>(mean[j]);
+    if (!momentum_.empty()) d = momentum_[j] = opt_.serverMomentum * momentum_[j] + d;
+    global[j] = static_cast<float>(global[j] - opt_.serverLr * d);
+  }
+  weights_.push_back(lastWeights_);
+}
+
+void FedFa::serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {
+  if (in.privateMean) return privateServerUpdate(ctx, in, global);
   std::fill(lastWeights_.begin(), lastWeights_.end(), 0.0);
   const std::size_t m = in.payloadClients.size(), row = 1 + P_;
   if (m > 0) {

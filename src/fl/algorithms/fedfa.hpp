@@ -11,6 +11,9 @@
 // p_i needs sums over all participants AFTER training, so it cannot be a client-side block weight: the
 // clients send their models as payloads (gathered to rank 0 in client order, deterministic at any rank
 // count) and the server forms the weighted mean itself. Costs m·P doubles per round on rank 0.
+// Under client-level DP the models go through the exact reduction instead (uniform weights, clipped
+// and noised) and the server applies its momentum and learning rate to w^t minus the noised mean
+// (docs/privacy.md).
 #pragma once
 #include <memory>
 #include <vector>
@@ -37,7 +40,7 @@ class FedFa : public Algorithm {
   std::string name() const override { return "fedfa"; }
   void setup(const FlContext& ctx, std::vector<float>& global) override;
   std::vector<char> reducedBlocks(const FlContext& ctx, int round) const override;
-  int payloadSize() const override { return 1 + static_cast<int>(P_); }
+  int payloadSize() const override { return private_ ? 1 : 1 + static_cast<int>(P_); }
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
   void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) override;
   // On the model FedFa's own step gives (w^t - eta_s m), as its aggregate.
@@ -49,7 +52,10 @@ class FedFa : public Algorithm {
   void record(const FlContext& ctx, RecordSink& sink) const override;
 
  private:
+  void privateServerUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global);
+
   FedFaOptions opt_;
+  bool private_ = false;  // client-level DP: the models go through the reduction (docs/privacy.md)
   std::size_t P_ = 0;
   int K_ = 0;
   std::vector<double> frequency_;             // replicated

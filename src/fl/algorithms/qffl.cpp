@@ -66,12 +66,17 @@ void QFfl::clientUpdate(ClientContext& c, ClientUpdate& out) {
   const double L = 1.0 / opt.lr;
   const double Fq = std::pow(F + 1e-10, q_);
   const float* w = c.model.params();
+  // Under client-level DP the server forms the noised mean of the clients' vectors (ServerInput::
+  // privateMean) instead of dividing by sum_k h_k, a data-dependent normaliser DP does not release:
+  // each client sends F_k^q (w_k - w^t) = -Δ_k / L, clipped by the DP step.
+  const bool dp = c.fl.cfg.privacy.clientLevel();
   delta_.resize(P);
   double norm2 = 0.0;
   for (std::size_t i = 0; i < P; ++i) {
     const double dw = L * (static_cast<double>(c.global[i]) - static_cast<double>(w[i]));  // Δw_k
     norm2 += dw * dw;
-    delta_[i] = static_cast<float>(Fq * dw);  // Δ_k
+    delta_[i] = static_cast<float>(dp ? Fq * (static_cast<double>(w[i]) - static_cast<double>(c.global[i]))
+                                      : Fq * dw);  // Δ_k, or -Δ_k / L under DP
   }
   const double h = q_ * std::pow(F + 1e-10, q_ - 1.0) * norm2 + L * Fq;
   out.blockWeight.assign(c.fl.blocks.size(), 1.0);
@@ -80,6 +85,7 @@ void QFfl::clientUpdate(ClientContext& c, ClientUpdate& out) {
 }
 
 void QFfl::serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {
+  if (in.privateMean) return applyWeightedMean(in, ctx.blocks, global);  // w^t + the noised mean of -Δ_k / L
   const double H = in.sums.empty() ? 0.0 : in.sums[0];
   if (!(H > 0.0)) return;  // nobody sent an update
   std::vector<double> aggregate;  // w^t - sum_k Delta_k / H: the server optimizer's target

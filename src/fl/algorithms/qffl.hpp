@@ -9,6 +9,10 @@
 //              h_k  = q (F_k + 1e-10)^(q-1) ‖Δw_k‖² + L (F_k + 1e-10)^q
 //   server:    w^{t+1} = w^t - Σ_k Δ_k / Σ_k h_k
 // Each client sends Δ_k with block weight 1 (so the exact reduction gives Σ Δ_k) and h_k as an exact sum.
+// Under client-level DP (docs/privacy.md) the clients send -Δ_k / L = F_k^q (w̄_k - w^t), the DP step
+// clips it, and the server moves w^t by the noised mean over the expected number of clients: q-FFL's
+// loss weighting F_k^q stays (up to the clip), its normaliser Σ_k h_k (data-dependent) is replaced by
+// the fixed denominator.
 #pragma once
 #include <memory>
 #include <vector>

@@ -1,0 +1,140 @@
+// What privacy costs per step and per round, as ratios measured within one run (figures, never
+// assertions; docs/privacy.md, "Cost"). Thread CPU time, alternating the variants, median of the
+// repetitions, so that other jobs on a shared machine move both sides alike.
+//
+//   DP-SGD     one training step of the MLP 784-200-200-10 (199,210 parameters) at batch B:
+//              plain = lossAndGradient + SGD step; DP-SGD = lossAndClippedGradient (ghost norms and the
+//              second backward) + the noise (addScaledNormals over every parameter) + scaling + SGD
+//   SecAgg     one round's aggregation of n clients' MLP updates: plain = n exact accumulates
+//              (ExactSum::addScaled); secure = each client's own accumulate + its n masks + the modular
+//              add, and the server's unmasking (d of the n clients dropped)
+//
+//   build/bench/fedsilo_privacy_bench [repetitions]      (default 21)
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "core/exact_sum.hpp"
+#include "core/rng.hpp"
+#include "nn/presets.hpp"
+#include "optim/sgd.hpp"
+#include "privacy/gaussian.hpp"
+#include "privacy/secure_aggregation.hpp"
+
+using namespace fedsilo;
+
+namespace {
+
+double threadSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Median seconds per call of each function, the functions run alternately `reps` times (`inner`
+// calls each time).
+std::vector<double> medians(const std::vector<std::function<void()>>& fs, int reps, int inner) {
+  std::vector<std::vector<double>> t(fs.size());
+  for (auto& f : fs) f();  // warm-up
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t i = 0; i < fs.size(); ++i) {
+      const double t0 = threadSeconds();
+      for (int k = 0; k < inner; ++k) fs[i]();
+      t[i].push_back((threadSeconds() - t0) / inner);
+    }
+  std::vector<double> out;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    out.push_back(v[v.size() / 2]);
+  }
+  return out;
+}
+
+void dpSgd(int reps) {
+  std::printf("DP-SGD step vs plain step, MLP 784-200-200-10 (median of %d, thread CPU time)\n", reps);
+  std::printf("%6s %10s %12s %12s %10s %8s %8s\n", "batch", "plain_ms", "clipped_ms", "noise_ms", "dp_ms",
+              "clip_x", "total_x");
+  for (int batch : {32, 64, 128, 256, 512}) {
+    ModelConfig cfg;
+    auto m = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});
+    Rng init(0, -1, -1, Purpose::Init);
+    m->initialize(init);
+    m->reserve(batch);
+    const std::size_t P = static_cast<std::size_t>(m->numParams());
+    std::vector<float> x(784u * batch);
+    Rng data(1, -1, -1, Purpose::Misc);
+    for (float& v : x) v = static_cast<float>(data.uniform());
+    std::vector<std::int32_t> y(batch);
+    for (int j = 0; j < batch; ++j) y[j] = j % 10;
+    Sgd sgd(1e-4, 0.0, 0.0);
+    std::int64_t step = 0;
+    auto noise = [&] {
+      Rng key(2, 3, 4, Purpose::DpSgdNoise, static_cast<std::uint64_t>(step++));
+      addScaledNormals(m->grads(), P, 1.1, key);
+      const float inv = 1.0f / static_cast<float>(batch);
+      for (std::size_t i = 0; i < P; ++i) m->grads()[i] *= inv;
+    };
+    const int inner = std::max(1, 256 / batch);
+    const std::vector<double> t = medians(
+        {[&] {
+           m->lossAndGradient(x.data(), y.data(), batch);
+           sgd.step(m->params(), m->grads(), P);
+         },
+         [&] { m->lossAndClippedGradient(x.data(), y.data(), batch, 1.0); },
+         [&] { noise(); },
+         [&] {
+           m->lossAndClippedGradient(x.data(), y.data(), batch, 1.0);
+           noise();
+           sgd.step(m->params(), m->grads(), P);
+         }},
+        reps, inner);
+    std::printf("%6d %10.3f %12.3f %12.3f %10.3f %8.2f %8.2f\n", batch, 1e3 * t[0], 1e3 * t[1], 1e3 * t[2], 1e3 * t[3],
+                t[1] / t[0], t[3] / t[0]);
+  }
+}
+
+void secureAggregation(int reps) {
+  const std::size_t words = 199210 + 3;  // the MLP's reduced values and its 3 block weights
+  std::printf("\nSecure aggregation of one round, %zu words per client (median of %d, thread CPU time)\n", words, reps);
+  std::printf("%8s %8s %10s %12s %12s %8s\n", "clients", "dropped", "plain_ms", "masking_ms", "unmask_ms", "total_x");
+  std::vector<float> update(words);
+  Rng data(5, -1, -1, Purpose::Misc);
+  for (float& v : update) v = static_cast<float>(data.normal());
+  for (auto [n, d] : {std::pair{10, 0}, std::pair{10, 2}, std::pair{30, 0}, std::pair{30, 6}}) {
+    std::vector<int> clients;
+    for (int k = 0; k < n; ++k) clients.push_back(k);
+    std::vector<int> survivors(clients.begin() + d, clients.end());
+    const SecureAggregation protocol(7, 3, clients, words);
+    ExactSum acc(words), own(words);
+    const std::vector<double> t = medians(
+        {[&] {
+           acc.clear();
+           for (int k = 0; k < n; ++k) acc.addScaled(0, update.data(), words, 1.0 + k);
+         },
+         [&] {
+           acc.clear();
+           for (int k : survivors) {
+             own.clear();
+             own.addScaled(0, update.data(), words, 1.0 + k);
+             protocol.applyMasks(k, own.data());
+             addWordsMod(acc.data(), own.data(), words);
+           }
+         },
+         [&] { protocol.unmask(acc.data(), survivors); }},
+        reps, 1);
+    std::printf("%8d %8d %10.3f %12.3f %12.3f %8.2f\n", n, d, 1e3 * t[0], 1e3 * t[1], 1e3 * t[2], (t[1] + t[2]) / t[0]);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
+  dpSgd(reps);
+  secureAggregation(reps);
+  return 0;
+}

@@ -1,0 +1,94 @@
+// DP-SGD's per-example clipping without per-example gradients ("ghost clipping"; Goodfellow 2015,
+// "Efficient Per-Example Gradient Computations", arXiv:1510.01799, for the norms; Lee and Kifer 2021,
+// "Scaling up Differentially Private Deep Learning with Fast Per-Example Gradient Clipping", PoPETs,
+// arXiv:2009.03106, and Li, Tramer, Liang and Hashimoto 2022, arXiv:2110.05679, for the second
+// backward pass).
+//
+// For a Dense layer ||g_i||^2 = ||d_i||^2 (||a_i||^2 + 1) (nn/per_example.hpp). The norms pass
+// walks the layers backward like backward() but forms no weight gradient (the dominant GEMM of a
+// backward step); it only propagates dL/da = W^T d, which the first layer does not need either.
+#include <algorithm>
+#include <cmath>
+
+// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics when it inlines Eigen's
+// double-precision matrix-vector kernels (the same false positive as in dense.cpp's double build).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "core/error.hpp"
+#include "nn/dense.hpp"
+#include "nn/model.hpp"
+#include "nn/per_example.hpp"
+
+namespace fedsilo {
+
+template <typename T>
+void ModelT<T>::ghostNormsSquared(const T* dLogits, int batch, double* norms2) {
+  std::fill(norms2, norms2 + batch, 0.0);
+  std::size_t widest = static_cast<std::size_t>(input_.size());
+  for (const Shape& s : outShapes_) widest = std::max<std::size_t>(widest, s.size());
+  if (ghostDz_.size() < widest * static_cast<std::size_t>(maxBatch_)) ghostDz_.assign(widest * maxBatch_, T(0));
+  const T* dy = dLogits;
+  T* bufs[2] = {gradA_.data(), gradB_.data()};
+  int which = 0;
+  for (std::size_t ii = layers_.size(); ii-- > 0;) {
+    // A fused pair (Dense at ii - 1, ReLU at ii): the Dense output was never stored, and the ReLU's
+    // backward reads only its output and dL/dy.
+    const bool fused = fusion_ && ii > 0 && fusedDense_[ii - 1] != nullptr;
+    const std::size_t first = fused ? ii - 1 : ii;
+    const int inRows = first == 0 ? input_.size() : outShapes_[first - 1].size();
+    const T* xin = first == 0 ? lastInput_ : acts_[first - 1].data();
+    CMapT<T> a(xin, inRows, batch);
+    CMapT<T> y(acts_[ii].data(), outShapes_[ii].size(), batch);
+    CMapT<T> dyMap(dy, outShapes_[ii].size(), batch);
+    MapT<T> dx(bufs[which], inRows, batch);
+    LayerT<T>& layer = *layers_[first];
+    if (auto* dense = dynamic_cast<DenseT<T>*>(&layer)) {
+      const T* dz = dy;
+      if (fused) {
+        MapT<T> masked(ghostDz_.data(), dense->out(), batch);
+        masked = (y.array() > T(0)).select(dyMap, T(0));  // exactly ReluT::backward
+        dz = ghostDz_.data();
+      }
+      CMapT<T> dzMap(dz, dense->out(), batch);
+      addDenseGradNormsSquared<T>(a, dzMap, norms2);
+      if (first > 0) {
+        CMapRMT<T> w(params_.data() + layerParamOffset_[first], dense->out(), dense->in());
+        dx.noalias() = w.transpose() * dzMap;
+      }
+    } else if (!layer.paramSpecs().empty()) {
+      throw ConfigError(fmt("DP-SGD: layer ", first, " (", layer.kind(),
+                            ") has parameters but no per-example norms; DP-SGD supports Dense layers only"));
+    } else if (first > 0) {
+      layer.backward(a, y, dyMap, &dx);
+    }
+    if (first == 0) break;
+    dy = bufs[which];
+    which ^= 1;
+    ii = first;
+  }
+}
+
+template <typename T>
+double ModelT<T>::lossAndClippedGradient(const T* x, const std::int32_t* labels, int batch, double clip,
+                                         double* norms) {
+  FEDSILO_ASSERT(clip > 0.0, "clip norm ", clip);
+  CMapT<T> logits = forward(x, batch, true);
+  MapT<T> dl(dlogits_.data(), classes_, batch);
+  const double loss = loss_->forwardBackward(logits, labels, dl);
+  ghostNorms2_.resize(static_cast<std::size_t>(maxBatch_));
+  ghostNormsSquared(dlogits_.data(), batch, ghostNorms2_.data());
+  // dL/dlogits carries the mean's 1/batch; sample i's own loss does not: ||g_i|| = batch x the norm.
+  for (int i = 0; i < batch; ++i) {
+    const double norm = batch * std::sqrt(ghostNorms2_[static_cast<std::size_t>(i)]);
+    if (norms) norms[i] = norm;
+    const double factor = norm > clip ? clip / norm : 1.0;
+    dl.col(i) *= static_cast<T>(factor * batch);
+  }
+  backward(dlogits_.data(), batch, nullptr);
+  return loss;
+}
+
+template double ModelT<float>::lossAndClippedGradient(const float*, const std::int32_t*, int, double, double*);
+template double ModelT<double>::lossAndClippedGradient(const double*, const std::int32_t*, int, double, double*);
+
+}  // namespace fedsilo

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# label: integration
+# timeout: 900
+# Privacy in real runs (docs/privacy.md):
+#  * the /privacy/epsilon a client-level run records, round by round, is what `fedsilo epsilon` prints
+#    for the same q, z and rounds, and the progress line prints it;
+#  * private runs are identical at 1, 2 and 4 ranks (client level with noise at the clients, secure
+#    aggregation and dropouts; sample level), and with secure aggregation the whole file equals the
+#    run without it but for the /privacy/secagg_* records (dropouts: the recovery round);
+#  * kill (SIGTERM) and --resume at another rank count gives the uninterrupted file (the accountants,
+#    the adaptive clip and the histories are in the checkpoint);
+#  * bad privacy settings: one error line naming the option or the algorithm, exit 2, ranks gone, no file;
+#  * fedsilo-analysis reads the run's epsilon.
+TEST_NAME=test_privacy
+source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
+make_workdir
+BASE=("${TINY[@]}" --clients 6 --rounds 4 --fl.clients_per_round 3 --train.batch 16 --eval.batch 100 --seed 3)
+
+run_to() {  # LOG NP ARGS...: sets RC
+  local logf=$1 np=$2
+  shift 2
+  RC=0
+  "$MPIEXEC" -n "$np" "$FEDSILO_EXE" "$@" >"$logf" 2>&1 || RC=$?
+}
+
+# same A B: every dataset equal except wall times, the rank placement and secure aggregation's own
+# records (present in one file only, or timings).
+same() {
+  "$PY" - "$1" "$2" <<'PYEOF'
+import sys, h5py, numpy as np
+SKIP = {"rounds/seconds", "rounds/train_seconds", "summary/seconds_per_round", "clients/rank", "privacy/secagg_seconds"}
+def items(f):
+    out = {}
+    f.visititems(lambda n, o: out.__setitem__(n, o[()]) if isinstance(o, h5py.Dataset) else None)
+    return out
+with h5py.File(sys.argv[1], "r") as fa, h5py.File(sys.argv[2], "r") as fb:
+    a, b = items(fa), items(fb)
+bad, compared = [], 0
+for k in sorted(set(a) | set(b)):
+    if k in SKIP or (k.startswith("privacy/secagg_") and (k not in a or k not in b)):
+        continue
+    if k not in a or k not in b:
+        bad.append(f"/{k}: only in one file"); continue
+    x, y = np.asarray(a[k]), np.asarray(b[k])
+    same = x.shape == y.shape and (np.array_equal(x, y, equal_nan=True) if x.dtype.kind in "fc" else np.array_equal(x, y))
+    compared += 1
+    if not same: bad.append(f"/{k}: differs")
+for m in bad: print("   ", m)
+print("   ", compared, "datasets compared")
+sys.exit(1 if bad or compared < 20 else 0)
+PYEOF
+}
+
+# ---- epsilon: the record, the progress line and the command agree --------------------------------
+run_to "$WORK/eps.log" 2 "${BASE[@]}" --privacy.level client --privacy.noise_multiplier 1.3 --output "$WORK/eps.h5"
+[ "$RC" = 0 ] || { tail -5 "$WORK/eps.log" >&2; die "client-level run exited $RC"; }
+for t in 1 4; do
+  want=$("$FEDSILO_EXE" epsilon --sample_rate 0.5 --noise_multiplier 1.3 --steps $t --delta 1e-5 | sed -n 's/^epsilon = //p')
+  got=$("$PY" -c "import h5py,sys; print('%.6g' % h5py.File(sys.argv[1])['privacy/epsilon'][$t - 1])" "$WORK/eps.h5")
+  [ "$got" = "$want" ] && log "epsilon after $t rounds: $got (fedsilo epsilon: $want)" ||
+    fail "epsilon after $t rounds: the run recorded $got, fedsilo epsilon prints $want"
+done
+grep -q 'privacy: level client, noise multiplier z = 1.3' "$WORK/eps.log" || fail "no privacy line in the banner"
+last=$(awk '$1 == 3 {print $NF}' "$WORK/eps.log")
+[ "$last" = "$("$PY" -c "print('%.4g' % float('$want'))")" ] || fail "progress line of round 3 ends with '$last', expected epsilon $want"
+
+# ---- rank invariance and secure aggregation ------------------------------------------------------
+CLIENTS_SECAGG=(--privacy.level client --privacy.target_epsilon 6 --privacy.noise_placement clients
+  --privacy.secure_aggregation true --privacy.secagg_threshold 1 --fl.dropout 0.3)
+SAMPLE=(--privacy.level sample --privacy.noise_multiplier 1.1 --algorithm fedprox --model.dropout 0.2)
+for name in clients_secagg sample; do
+  declare -n args="${name^^}"
+  for np in 1 2 4; do
+    run_to "$WORK/$name$np.log" $np "${BASE[@]}" "${args[@]}" --output "$WORK/$name$np.h5"
+    [ "$RC" = 0 ] || { fail "$name at $np ranks exited $RC"; tail -5 "$WORK/$name$np.log" >&2; }
+  done
+  for np in 2 4; do
+    same "$WORK/${name}1.h5" "$WORK/$name$np.h5" && log "$name: 1 and $np ranks identical" || fail "$name: 1 and $np ranks differ"
+  done
+done
+"$PY" -c "import h5py,sys; d=h5py.File(sys.argv[1])['privacy/secagg_dropped'][:]; sys.exit(0 if d.sum() > 0 else 1)" \
+  "$WORK/clients_secagg1.h5" || fail "no client dropped in the secure-aggregation run: recovery untested"
+run_to "$WORK/plain.log" 3 "${BASE[@]}" "${CLIENTS_SECAGG[@]:0:6}" --fl.dropout 0.3 --output "$WORK/plain.h5"
+same "$WORK/plain.h5" "$WORK/clients_secagg1.h5" && log "secure aggregation: the file equals the run without it" ||
+  fail "secure aggregation changed the results (above)"
+
+# ---- kill and resume -------------------------------------------------------------------------------
+# resume_case NAME ARGS...: uninterrupted at 2 ranks; stopped by SIGTERM after round 2 (exit 75); resumed
+# at 3 ranks; the finished file must equal the uninterrupted one.
+resume_case() {
+  local name=$1 pid
+  shift
+  run_to "$WORK/${name}_ref.log" 2 "$@" --output "$WORK/${name}_ref.h5"
+  FEDSILO_FAULT=slow:rank=0,ms=300 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$WORK/$name.h5" >"$WORK/${name}_int.log" 2>&1 &
+  pid=$!
+  if wait_for_line '^ +2 ' "$WORK/${name}_int.log" 120 "$pid"; then signal_ranks TERM "$pid" || true; fi
+  RC=0
+  wait "$pid" || RC=$?
+  [ "$RC" = 75 ] && [ -f "$WORK/$name.h5.ckpt" ] || fail "$name: interrupted run exited $RC (expected 75) or left no checkpoint"
+  run_to "$WORK/${name}_res.log" 3 "$@" --output "$WORK/$name.h5" --resume
+  [ "$RC" = 0 ] && grep -q '^resuming from' "$WORK/${name}_res.log" ||
+    { fail "$name: resumed run exited $RC"; tail -5 "$WORK/${name}_res.log" >&2; }
+  same "$WORK/${name}_ref.h5" "$WORK/$name.h5" && log "$name: kill and resume identical to the uninterrupted run" ||
+    fail "$name: the resumed run differs from the uninterrupted one"
+}
+resume_case client_adaptive_secagg "${BASE[@]}" --rounds 6 --privacy.level client --privacy.noise_multiplier 0.8 \
+  --privacy.adaptive_clip true --privacy.clip_count_std 1 --privacy.secure_aggregation true
+resume_case sample "${BASE[@]}" --rounds 6 --privacy.level sample --privacy.target_epsilon 5
+
+# ---- bad input -------------------------------------------------------------------------------------
+check_bad() {  # NAME TEXT ARGS...
+  local name=$1 text=$2 rc=0
+  shift 2
+  timeout 60 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${TINY[@]}" --rounds 1 --output "$WORK/$name.h5" "$@" >"$WORK/$name.out" 2>&1 || rc=$?
+  local lines
+  lines=$(grep -c '^fedsilo: error' "$WORK/$name.out" || true)
+  if [ "$rc" != 2 ] || [ "$lines" != 1 ] || ! grep '^fedsilo: error' "$WORK/$name.out" | grep -qF -- "$text"; then
+    fail "$name: exit $rc, $lines error line(s), expected exit 2 and one line naming '$text'"
+    cat "$WORK/$name.out" >&2
+  elif [ -e "$WORK/$name.h5" ] || [ -e "$WORK/$name.h5.partial" ]; then
+    fail "$name: results file left behind"
+  else
+    log "$name: $(grep '^fedsilo: error' "$WORK/$name.out")"
+  fi
+}
+check_bad level "privacy.level = everyone" --privacy.level everyone
+check_bad no_noise "privacy.noise_multiplier" --privacy.level client
+check_bad clip "privacy.clip = -1" --privacy.level client --privacy.noise_multiplier 1 --privacy.clip -1
+check_bad delta "privacy.delta = 2" --privacy.delta 2
+check_bad placement "privacy.noise_placement = cloud" --privacy.noise_placement cloud
+check_bad algorithm "algorithm = ditto" --privacy.level client --privacy.noise_multiplier 1 --algorithm ditto
+check_bad model "model = cnn_mcmahan" --privacy.level sample --privacy.noise_multiplier 1 --model cnn_mcmahan
+check_bad secagg "algorithm = pfedme" --privacy.secure_aggregation true --algorithm pfedme
+check_bad target "privacy.target_epsilon = 1e-09" --privacy.level client --privacy.target_epsilon 1e-9 --rounds 100000000
+check_bad sample_target "privacy.target_epsilon = 1e-09" --privacy.level sample --privacy.target_epsilon 1e-9 --rounds 100000
+
+# ---- analysis ----------------------------------------------------------------------------------------
+eps_csv=$("$FEDSILO_SOURCE_DIR/tools/fedsilo-analysis" summary --format csv "$WORK/eps.h5" 2>&1 | "$PY" -c "
+import csv, sys
+print(next(csv.DictReader(sys.stdin))['epsilon'])")
+"$PY" -c "import sys; sys.exit(0 if abs(float('$eps_csv') - float('$want')) < 1e-4 else 1)" &&
+  log "fedsilo-analysis summary: epsilon $eps_csv" || fail "fedsilo-analysis summary shows epsilon '$eps_csv', expected $want"
+finish
