@@ -401,8 +401,8 @@ struct OptionSet {
     generic.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
         "config,c", po::value<std::string>(), "INI configuration file")(
         "resume", "continue from <output>.ckpt if it exists")(
-        "quiet,q", "print nothing on standard output (no start-up line, round lines, progress or decisions); warnings "
-                   "and errors still go to standard error")(
+        "quiet,q", "print nothing but errors: no start-up line, round lines, progress, decisions or warnings; the "
+                   "error line of a failed run still goes to standard error")(
         "dry-run", "print the configuration fully resolved, then make the run's start-up checks without training "
                    "or writing anything (data, partition file, alpha_fedavg.reference and, with --resume, the "
                    "checkpoint read and checked; the output folder writable; no other run holding the output) and "

@@ -23,6 +23,7 @@ void Console::warning(const std::string& text) {
 }
 
 void Console::rankWarning(const std::string& text) {
+  if (quiet_) return;
   std::fprintf(stderr, "fedsilo: warning: %s\n", text.c_str());
   std::fflush(stderr);
 }

@@ -1,6 +1,6 @@
 // What a run shows while it runs. Every line fedsilo prints on standard output during a run goes
 // through the Console: rank 0 prints, and nothing under --quiet. Warnings go to standard error
-// ("fedsilo: warning: ..."), also under --quiet. The Console is the Announcer the algorithms and the
+// ("fedsilo: warning: ..."), except under --quiet, which leaves only the error line of a failed run. The Console is the Announcer the algorithms and the
 // round driver talk to (fl/announcer.hpp): decisions are printed as they are made, and a long round
 // prints a progress line at most every output.progress_seconds.
 //

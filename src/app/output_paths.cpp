@@ -4,7 +4,6 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -137,7 +136,6 @@ OutputLock lockOutput(const std::string& outputPath, const Communicator& comm, F
     if (mode == FolderMode::CheckOnly && !fs::is_directory(outputFolder(outputPath), ec)) return;
     lock = OutputLock::acquire(OutputFiles(outputPath).lock, outputPath);
   });
-  if (!lock.warning().empty()) std::fprintf(stderr, "fedsilo: warning: %s\n", lock.warning().c_str());
   return lock;
 }
 

@@ -47,8 +47,8 @@ void prepareOutputFolder(const std::string& outputPath, const Communicator& comm
 
 // Takes the output's lock (io/output_lock.hpp) on rank 0; the other ranks get an empty lock.
 // Collective: when another run holds it, every rank throws (ConfigError, exit 2, naming its pid and
-// host). A file system without locks gives a warning on stderr and no lock. CheckOnly (--dry-run)
-// takes none when the output's folder does not exist yet.
+// host). A file system without locks gives no lock, and the lock's warning() says so (rank 0).
+// CheckOnly (--dry-run) takes none when the output's folder does not exist yet.
 OutputLock lockOutput(const std::string& outputPath, const Communicator& comm, FolderMode mode = FolderMode::Create);
 
 }  // namespace fedsilo

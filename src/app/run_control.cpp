@@ -193,6 +193,7 @@ class RunControl {
 void RunControl::startUp(FolderMode folders) {
   prepareOutputFolder(cfg_.output.path, comm_, folders);
   lock_ = lockOutput(cfg_.output.path, comm_, folders);
+  if (!lock_.warning().empty()) console_.warning(lock_.warning());  // a file system without locks
   ownsOutput_ = true;
   findCheckpoint();
   if (resume_) openCheckpoint();

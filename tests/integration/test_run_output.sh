@@ -6,7 +6,8 @@
 #  * each round line ends with the run's ETA; a progress line within a round (phase, clients done of
 #    all, samples/s) when output.progress_seconds allows it, none when it is 0;
 #  * decisions printed once (rank 0) as they are made: PLayer-FL's split at 2 ranks;
-#  * --quiet: nothing on standard output, a complete results file, warnings still on standard error;
+#  * --quiet: nothing on standard output or standard error (the same run without it warns), a complete
+#    results file; a failing run still prints its error line;
 #  * output.jsonl: one JSON object per round (python's json module reads every line), figures equal to
 #    the results file's /rounds, NaN as null; the same content at 1, 2 and 4 ranks but the timing
 #    fields; whole lines only while the run writes it; a run killed after a checkpoint and resumed
@@ -72,8 +73,20 @@ if [ "$RC" = 0 ] && [ ! -s "$WORK/quiet.out" ] && h5_complete "$WORK/quiet.h5"; 
 else
   fail "--quiet: exit $RC, $(wc -c <"$WORK/quiet.out") bytes on standard output"
 fi
-grep -q '^fedsilo: warning: .*update dropped (fl.skip_diverged)$' "$WORK/quiet.err" ||
-  fail "--quiet hid the warning (standard error: $(head -c 300 "$WORK/quiet.err"))"
+[ ! -s "$WORK/quiet.err" ] || fail "--quiet: standard error not empty: $(head -c 300 "$WORK/quiet.err")"
+RC=0
+FEDSILO_FAULT=nan:rank=1,round=1 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${RUN[@]}" --rounds 2 --fl.skip_diverged on \
+  --output "$WORK/loud.h5" >/dev/null 2>"$WORK/loud.err" || RC=$?
+grep -q '^fedsilo: warning: .*update dropped (fl.skip_diverged)$' "$WORK/loud.err" ||
+  fail "without --quiet the same run should warn (exit $RC, standard error: $(head -c 300 "$WORK/loud.err"))"
+RC=0
+"$MPIEXEC" -n 2 "$FEDSILO_EXE" "${RUN[@]}" --rounds 2 --train.lr 1e6 --quiet --output "$WORK/fail.h5" \
+  >"$WORK/fail.out" 2>"$WORK/fail.err" || RC=$?
+if [ "$RC" = 1 ] && [ ! -s "$WORK/fail.out" ] && [ "$(grep -c '^fedsilo: error:' "$WORK/fail.err")" = 1 ]; then
+  log "ok: --quiet keeps a failing run's one error line"
+else
+  fail "--quiet, failing run: exit $RC, errors: $(head -c 300 "$WORK/fail.err")"
+fi
 
 # ---- output.jsonl --------------------------------------------------------------------------------------
 JS=("${RUN[@]}" --rounds 6 --eval.every 2 --output.jsonl true)
