@@ -38,4 +38,7 @@ fi
 targets=()
 for t in ${FEDSILO_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
 cmake --build "$BUILD" -j "$JOBS" "${targets[@]}"
+# The SLURM jobs write their logs into logs/ of the directory they are submitted from (the repository
+# root); SLURM does not create the folder, and a job whose log folder is missing fails without a log.
+mkdir -p "$ROOT/logs"
 echo "setup.sh: built $BUILD/fedsilo"

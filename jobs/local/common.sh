@@ -9,14 +9,36 @@ fedsilo_die() {
   exit 2
 }
 
-# MPI as root (Open MPI refuses root without both OMPI_ALLOW_RUN_AS_ROOT variables), oversubscription
-# (more ranks than cores, as the tests and small machines need) and one BLAS thread per rank (OpenBLAS
-# threads would compete with the ranks for the cores), set inside the script so that it does not depend
-# on the submitting shell's environment.
+# The environment of a run, set inside the script so that it does not depend on the submitting shell's:
+#   FEDSILO_ENV_HOOK  a file sourced first: a site's `module load` lines (the MPI, HDF5 and compilers
+#                     fedsilo was built with), exports, ... (docs/hpc.md). A failing command in it stops
+#                     the job, as in the script itself.
+# then jobs/env.sh (one BLAS thread per rank; Open MPI's root and oversubscription switches only outside
+# SLURM jobs, where they are mpirun's business), and one BLAS thread per rank whatever the caller had.
 fedsilo_env() {
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  export OMPI_MCA_rmaps_base_oversubscribe=1
+  if [ -n "${FEDSILO_ENV_HOOK:-}" ]; then
+    [ -f "$FEDSILO_ENV_HOOK" ] || fedsilo_die "FEDSILO_ENV_HOOK=$FEDSILO_ENV_HOOK: no such file"
+    echo "fedsilo job: sourcing FEDSILO_ENV_HOOK=$FEDSILO_ENV_HOOK"
+    set +u # module(1) and site scripts read unset variables
+    # shellcheck source=/dev/null
+    source "$FEDSILO_ENV_HOOK"
+    set -u
+  fi
+  # shellcheck source=../env.sh
+  source "$FEDSILO_ROOT/jobs/env.sh"
   export OPENBLAS_NUM_THREADS=1
+}
+
+# fedsilo_srun_mpi: srun's option that starts the ranks with the MPI library's launch protocol:
+# --mpi=$FEDSILO_SRUN_MPI, default pmix (Debian's Open MPI and SLURM meet in PMIx; `srun --mpi=list`
+# shows a site's plugins). FEDSILO_SRUN_MPI= (set but empty) passes nothing, leaving the site's
+# MpiDefault. With a plugin the MPI does not understand, srun starts every task as a separate one-rank
+# run: Open MPI refuses to start, and fedsilo itself stops (exit 2) when its rank count is not SLURM_NTASKS.
+fedsilo_srun_mpi() {
+  local mpi=${FEDSILO_SRUN_MPI-pmix}
+  [[ $mpi =~ ^[A-Za-z0-9_]*$ ]] ||
+    fedsilo_die "FEDSILO_SRUN_MPI=$mpi: expected an srun MPI plugin name (srun --mpi=list)"
+  if [ -n "$mpi" ]; then echo "--mpi=$mpi"; fi
 }
 
 fedsilo_exe() {

@@ -13,7 +13,8 @@
 // Parameter vectors a client keeps across rounds (Ditto's personal model, PLayer-FL's local layers)
 // belong in a PersonalStore returned by personalStore(): the defaults of checkpoint() and evalParams()
 // then save it and evaluate each client with its entry, and the driver checks it for NaN/Inf.
-// The algorithms themselves are in fl/algorithms/, one file each; fl/registry.cpp lists them.
+// The algorithms themselves are in fl/algorithms/, one file each; fl/registry.cpp lists them, and a
+// program of its own adds more with registerAlgorithm (below).
 #pragma once
 #include <functional>
 #include <memory>
@@ -204,8 +205,17 @@ struct AlgorithmEntry {
   int (*oneShotRounds)(const ExperimentConfig&) = nullptr;
 };
 
-// The one registry table (fl/registry.cpp).
+// The registry: the built-in table (fl/registry.cpp), then the entries added with registerAlgorithm in
+// the order they were added.
 const std::vector<AlgorithmEntry>& algorithmRegistry();
+// Adds an algorithm of the program's own (docs/extending.md): `algorithm = <entry.name>` then runs it, its
+// options are parsed, validated and listed in --help, and it is checkpointed as a built-in one is. Call it
+// from main, identically on every rank, before app/run_main's runMain parses the command line; `name`,
+// `summary` and the option texts must outlive the program (string literals). Throws std::invalid_argument,
+// naming the problem, for an entry without a name, factory or summary, a name that is not lower-case
+// letters, digits and '_' starting with a letter, a name already registered, or an option key another
+// algorithm already declares.
+void registerAlgorithm(const AlgorithmEntry& entry);
 std::unique_ptr<Algorithm> makeAlgorithm(const ExperimentConfig& cfg);  // ConfigError on unknown names
 std::vector<OptionSpec> allAlgorithmOptions();
 // The registry entry of `name`, or nullptr.

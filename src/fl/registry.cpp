@@ -1,4 +1,8 @@
-// The one explicit registry of algorithms: no self-registering statics, no macros.
+// The registry of algorithms: one explicit table of the built-in ones, then those a program of its own
+// adds with registerAlgorithm before parsing (no self-registering statics, no macros).
+#include <cctype>
+#include <stdexcept>
+
 #include "core/error.hpp"
 #include "fl/algorithm.hpp"
 #include "fl/algorithms/alpha_fedavg.hpp"
@@ -22,8 +26,10 @@
 
 namespace fedsilo {
 
-const std::vector<AlgorithmEntry>& algorithmRegistry() {
-  static const std::vector<AlgorithmEntry> table = {
+namespace {
+
+std::vector<AlgorithmEntry> builtInAlgorithms() {
+  return {
       {"fedavg", &makeFedAvg, "FedAvg: sample-weighted average of the clients' models", nullptr},
       {"local", &makeLocal, "Local: every client trains alone, no communication", nullptr},
       {"gems", &makeGems,
@@ -58,10 +64,32 @@ const std::vector<AlgorithmEntry>& algorithmRegistry() {
        &fedBabuOptions},
       {"fedlp", &makeFedLp, "FedLP: each client uploads each layer with probability fedlp.keep_prob", &fedLpOptions},
   };
+}
+
+// The built-in table, then the registered entries.
+std::vector<AlgorithmEntry>& registry() {
+  static std::vector<AlgorithmEntry> table = builtInAlgorithms();
   return table;
 }
 
-namespace {
+bool validName(const char* name) {
+  if (name == nullptr || !std::islower(static_cast<unsigned char>(name[0]))) return false;
+  for (const char* c = name; *c != '\0'; ++c)
+    if (!std::islower(static_cast<unsigned char>(*c)) && !std::isdigit(static_cast<unsigned char>(*c)) && *c != '_')
+      return false;
+  return true;
+}
+
+void checkNewOptions(const AlgorithmEntry& entry) {
+  if (!entry.options) return;
+  for (const auto& mine : entry.options())
+    for (const auto& e : registry())
+      if (e.options)
+        for (const auto& theirs : e.options())
+          if (mine.key == theirs.key)
+            throw std::invalid_argument(fmt("registerAlgorithm(", entry.name, "): option ", mine.key,
+                                            " is already declared by algorithm ", e.name));
+}
 
 // The algorithms whose server step goes through the aggregation helpers (for the error message only).
 std::string serverOptimizerAlgorithms(ExperimentConfig cfg) {
@@ -90,6 +118,22 @@ void checkProtocolFit(const ExperimentConfig& cfg, const AlgorithmEntry& entry, 
 }
 
 }  // namespace
+
+const std::vector<AlgorithmEntry>& algorithmRegistry() { return registry(); }
+
+void registerAlgorithm(const AlgorithmEntry& entry) {
+  const std::string name = entry.name ? entry.name : "";
+  if (!validName(entry.name))
+    throw std::invalid_argument(fmt("registerAlgorithm: name '", name,
+                                    "': expected lower-case letters, digits and '_', starting with a letter"));
+  if (entry.make == nullptr) throw std::invalid_argument(fmt("registerAlgorithm(", name, "): no factory (make)"));
+  if (entry.summary == nullptr || entry.summary[0] == '\0')
+    throw std::invalid_argument(fmt("registerAlgorithm(", name, "): no summary (it is listed in --help)"));
+  if (findAlgorithm(name))
+    throw std::invalid_argument(fmt("registerAlgorithm(", name, "): an algorithm of that name is already registered"));
+  checkNewOptions(entry);
+  registry().push_back(entry);
+}
 
 std::unique_ptr<Algorithm> makeAlgorithm(const ExperimentConfig& cfg) {
   std::string names;

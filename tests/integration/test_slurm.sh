@@ -5,7 +5,10 @@
 # slurm.conf generated from `hostname -s` and `slurmd -C` into a temporary directory (SLURM_CONF
 # points every daemon and command at it; nothing under /etc/slurm is used), its own munged with its
 # own key and socket, slurmctld and slurmd on free ports. Then:
-#   1. jobs/run.sbatch on a tiny configuration -> a complete results file;
+#   1. jobs/run.sbatch on a tiny configuration -> a complete results file; submitted with --partition on
+#      the command line, FEDSILO_ENV_HOOK (sourced: its line is in the log) and no --output (the log is
+#      logs/fedsilo-<id>.out); with FEDSILO_SRUN_MPI= (the site's MpiDefault) it completes too, and with
+#      FEDSILO_SRUN_MPI=none (srun then starts one-rank runs Open MPI refuses) it fails, leaving no file;
 #   2. jobs/sweep.sbatch as a 2-task array -> one complete, correctly named file per task; and
 #      jobs/scaling.sbatch at 1 and 2 ranks -> out/scaling.csv that `analysis plot scaling` reads;
 #   3. jobs/run.sbatch stopped with SIGUSR1 to the batch shell (what --signal=B:USR1@120 sends before
@@ -69,7 +72,7 @@ cleanup() {
     done
   fi
   if [ "$PASSED" != 1 ]; then
-    for f in "$S"/log/*.log "$WORK"/*.out; do
+    for f in "$S"/log/*.log "$WORK"/*.out "$WORK"/logs/*.out; do
       [ -f "$f" ] && { echo "---- $f (last lines)" >&2; tail -15 "$f" >&2; }
     done
   fi
@@ -164,10 +167,11 @@ EOF
 printf '# config algorithm seed [options]\ntiny.ini fedavg 0\n\ntiny.ini local 1 --train.lr 0.1\n' >"$WORK/sweep.manifest"
 export FEDSILO_ROOT=$FEDSILO_SOURCE_DIR FEDSILO_EXE FEDSILO_OUT=$WORK/out
 
-submit() {  # submit OUTFILE ARGS...: prints the job id
+submit() {  # submit OUTFILE ARGS...: prints the job id (OUTFILE -: the script's own log, logs/...)
   local out=$1 id
   shift
-  id=$(sbatch --parsable --chdir="$WORK" --output="$out" "$@") || die "sbatch $* failed"
+  [ "$out" = - ] && out=() || out=(--output="$out")
+  id=$(sbatch --parsable --chdir="$WORK" "${out[@]}" "$@") || die "sbatch $* failed"
   id=${id%%;*}
   JOBS+=("$id")
   echo "$id"
@@ -191,14 +195,40 @@ check_done() {  # check_done ID WHAT
   [ "$st" = COMPLETED ] && [ "$ec" = 0:0 ] || fail "$2: job $1 ended $st with exit code $ec"
 }
 
-RUN=$(submit "$WORK/run-%j.out" "$FEDSILO_SOURCE_DIR/jobs/run.sbatch" tiny.ini)
+# run.sbatch as documented: account/partition on the sbatch command line, its own log in logs/ (the
+# working directory's, as the repository's), a site hook sourced first.
+mkdir -p "$WORK/logs"
+printf 'echo "site hook: loading modules"\nexport FEDSILO_TEST_HOOK=1\n' >"$WORK/hook.sh"
+RUN=$(FEDSILO_ENV_HOOK=$WORK/hook.sh submit - --partition=fedsilo "$FEDSILO_SOURCE_DIR/jobs/run.sbatch" tiny.ini)
+# srun's MPI plugin from FEDSILO_SRUN_MPI: empty = the site's MpiDefault (pmix here), and one Open MPI
+# cannot start with (none), which must fail.
+SITE=$(FEDSILO_SRUN_MPI= submit "$WORK/site-%j.out" "$FEDSILO_SOURCE_DIR/jobs/run.sbatch" tiny.ini --output out/site.h5)
+NONE=$(FEDSILO_SRUN_MPI=none submit "$WORK/none-%j.out" "$FEDSILO_SOURCE_DIR/jobs/run.sbatch" tiny.ini \
+  --output out/none.h5)
 SWEEP=$(submit "$WORK/sweep-%A_%a.out" --array=0-1 "$FEDSILO_SOURCE_DIR/jobs/sweep.sbatch" sweep.manifest)
 # Weak runs: 100 samples per client (sbatch passes the environment on), so both kinds stay tiny.
 SCALE=$(FEDSILO_WEAK_SAMPLES=100 submit "$WORK/scaling-%j.out" --ntasks=2 "$FEDSILO_SOURCE_DIR/jobs/scaling.sbatch" \
   tiny.ini --rounds 2)
-log "submitted run.sbatch (job $RUN), a 2-task sweep.sbatch (job $SWEEP) and scaling.sbatch at 1-2 ranks (job $SCALE)"
-wait_jobs 400 "$RUN" "$SWEEP" "$SCALE"
+log "submitted run.sbatch (job $RUN; and $SITE, $NONE with other srun plugins), a 2-task sweep.sbatch" \
+  "(job $SWEEP) and scaling.sbatch at 1-2 ranks (job $SCALE)"
+wait_jobs 400 "$RUN" "$SITE" "$NONE" "$SWEEP" "$SCALE"
 check_done "$RUN" "run.sbatch"
+RUN_LOG=$WORK/logs/fedsilo-$RUN.out
+if [ -f "$RUN_LOG" ] && grep -q '^site hook: loading modules' "$RUN_LOG" && grep -q 'srun --mpi=pmix:' "$RUN_LOG"; then
+  log "run.sbatch: log in logs/fedsilo-$RUN.out, FEDSILO_ENV_HOOK sourced, srun --mpi=pmix"
+else
+  fail "run.sbatch: no log logs/fedsilo-$RUN.out with the hook's line and srun --mpi=pmix: $(ls "$WORK/logs" 2>&1)"
+fi
+check_done "$SITE" "run.sbatch with FEDSILO_SRUN_MPI= (the site's MpiDefault)"
+grep -q 'srun (site MPI default):' "$WORK/site-$SITE.out" ||
+  fail "FEDSILO_SRUN_MPI=: the job did not leave the plugin to the site"
+if [ "$(job_field "$NONE" JobState)" != COMPLETED ] && grep -q 'srun --mpi=none:' "$WORK/none-$NONE.out" &&
+  [ ! -e "$WORK/out/none.h5" ] && [ ! -e "$WORK/out/none.h5.partial" ]; then
+  log "FEDSILO_SRUN_MPI=none reached srun: job $NONE $(job_field "$NONE" JobState)" \
+    "($(job_field "$NONE" ExitCode)), no files"
+else
+  fail "FEDSILO_SRUN_MPI=none: job $NONE ended $(job_field "$NONE" JobState) or left files"
+fi
 for task in 0 1; do check_done "${SWEEP}_$task" "sweep.sbatch task $task"; done
 check_done "$SCALE" "scaling.sbatch"
 if [ "$(head -1 "$WORK/out/scaling.csv" 2>/dev/null)" = "mode,ranks,clients,seconds_per_round" ] &&

@@ -3,13 +3,16 @@
 # timeout: 60
 # spack.yaml at the repository root: valid YAML (python3-yaml), every spec a quoted string (an
 # unquoted "cmake@3.18:" parses as a mapping), hdf5 with +mpi and boost with +program_options, mpi
-# provided by openmpi, and exactly the dependencies CMake looks for: every find_package() in
-# CMakeLists.txt maps to a spec (and back), with a lower version bound at least CMake's minimum.
+# provided by openmpi built for SLURM (schedulers=slurm, mpirun kept), SLURM itself never built, the
+# repository's own Spack repo (./spack) listed, and exactly what the project needs: every find_package()
+# in CMakeLists.txt and cmake/*.cmake maps to a spec, with a lower version bound at least CMake's
+# minimum; ninja (the generator of jobs/setup.sh); python and a py-<module> spec for every third-party
+# module that analysis/ imports (its tests included); and nothing else.
 TEST_NAME=test_spack_yaml
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 "$PY" -c 'import yaml' 2>/dev/null || die "python3-yaml is missing (apt-get install python3-yaml; jobs/setup.sh installs it)"
 "$PY" - "$FEDSILO_SOURCE_DIR" <<'PYEOF' || fail "spack.yaml (above)"
-import re, sys, yaml
+import ast, pathlib, re, sys, yaml
 root = sys.argv[1]
 bad = []
 with open(f"{root}/spack.yaml") as fh:
@@ -35,7 +38,9 @@ def vt(v):
 # CMake package -> Spack package
 cmake_to_spack = {"MPI": "openmpi", "Eigen3": "eigen", "BLAS": "openblas", "HDF5": "hdf5", "Boost": "boost",
                   "ZLIB": "zlib", "GTest": "googletest", "benchmark": "benchmark"}
-text = open(f"{root}/CMakeLists.txt").read()
+# CMakeLists.txt and the cmake/*.cmake files it includes (cmake/blas.cmake finds the BLAS).
+text = "\n".join(p.read_text() for p in [pathlib.Path(root, "CMakeLists.txt"),
+                                          *sorted(pathlib.Path(root, "cmake").glob("*.cmake"))])
 need = {"cmake": re.search(r"cmake_minimum_required\(VERSION ([0-9.]+)", text).group(1)}
 for pkg, ver in re.findall(r"find_package\((\w+)(?:\s+([0-9][0-9.]*))?", text):
     if pkg not in cmake_to_spack:
@@ -47,9 +52,25 @@ for name, ver in need.items():
         bad.append(f"CMake needs {name} but spack.yaml has no spec for it")
     elif ver and (by[name][0] is None or vt(by[name][0]) < vt(ver)):
         bad.append(f"{by[name][2]!r}: CMake requires {name} >= {ver}")
+# The build tool and analysis/'s Python stack: python plus one py-<module> per third-party import.
+need["ninja"] = None
+need["python"] = None
+imports = set()
+for py in pathlib.Path(root, "analysis").rglob("*.py"):
+    for node in ast.walk(ast.parse(py.read_text())):
+        if isinstance(node, ast.Import):
+            imports |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            imports.add(node.module.split(".")[0])
+for module in sorted(imports - set(sys.stdlib_module_names) - {"analysis", "__future__"}):
+    need[f"py-{module}"] = None
+for name in need:
+    if (name in ("ninja", "python") or name.startswith("py-")) and name not in by:
+        bad.append(f"spack.yaml has no spec for {name} (" +
+                   ("the build generator" if name == "ninja" else "analysis/ imports it") + ")")
 for name in by:
     if name not in need:
-        bad.append(f"spack.yaml lists {name}, which CMakeLists.txt does not look for")
+        bad.append(f"spack.yaml lists {name}, which neither CMakeLists.txt, the build nor analysis/ needs")
 if "hdf5" in by and "+mpi" not in by["hdf5"][1]:
     bad.append("hdf5 needs +mpi (fedsilo writes its results with parallel HDF5)")
 if "boost" in by and "+program_options" not in by["boost"][1]:
@@ -57,6 +78,13 @@ if "boost" in by and "+program_options" not in by["boost"][1]:
 prov = doc["spack"].get("packages", {}).get("all", {}).get("providers", {})
 if "openmpi" not in (prov.get("mpi") or []):
     bad.append("packages: all: providers: mpi should be [openmpi]")
+if "openmpi" in by and not ("schedulers=slurm" in by["openmpi"][1] and "+legacylaunchers" in by["openmpi"][1]):
+    bad.append(f"{by['openmpi'][2]!r}: Open MPI for SLURM needs schedulers=slurm (+legacylaunchers keeps mpirun)")
+if (doc["spack"].get("packages", {}).get("slurm") or {}).get("buildable") is not False:
+    bad.append("packages: slurm: buildable should be false (the site's SLURM, never one built by Spack)")
+repos = doc["spack"].get("repos") or []
+if "./spack" not in repos or not pathlib.Path(root, "spack", "repo.yaml").is_file():
+    bad.append(f"repos: {repos}: expected ./spack (the repository's own Spack repo, spack/repo.yaml)")
 for m in bad:
     print("   ", m)
 if not bad:

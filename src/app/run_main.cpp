@@ -1,0 +1,106 @@
+// fedsilo's entry point: the BLAS threads, MPI, the command line and the run inside coordinated error
+// handling, and how the ranks leave after a failure.
+#include "app/run_main.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "app/config_parser.hpp"
+#include "app/launch_check.hpp"
+#include "app/run_control.hpp"
+#include "comm/communicator.hpp"
+#include "privacy/epsilon_command.hpp"
+
+#ifdef FEDSILO_OPENBLAS_THREADS  // the BLAS is OpenBLAS (cmake/blas.cmake checks that it has the call)
+extern "C" void openblas_set_num_threads(int);
+#endif
+
+namespace fedsilo {
+
+namespace {
+
+// How the run ended on this rank.
+struct Outcome {
+  int code = 0;
+  bool threw = false;   // an exception ended the run
+  bool agreed = false;  // every rank knows about that failure
+};
+
+void failedWith(Outcome& out, int code, bool agreed) {
+  out.code = code == 0 ? 1 : code;
+  out.threw = true;
+  out.agreed = agreed;
+}
+
+// Parses the command line and runs the experiment on this rank. A non-zero code without an exception is
+// a clean stop, e.g. 75 after a checkpoint on SIGTERM.
+Outcome runOnRank(int argc, char** argv, const LaunchEnvironment& launch, const Communicator& comm) {
+  Outcome out;
+  try {
+    ParseOutcome parsed;
+    coordinated(comm, [&] { parsed = parseCommandLine(argc, argv); });
+    if (parsed.action != ParseOutcome::Action::Run) {
+      if (comm.isRoot()) std::fputs(parsed.text.c_str(), stdout);
+      if (parsed.action != ParseOutcome::Action::DryRun) return out;
+      std::fflush(stdout);
+    }
+    // A dry run vets a configuration wherever it is started (a login node inside an allocation that
+    // sets SLURM_NTASKS): the launch check is for runs only.
+    if (parsed.action == ParseOutcome::Action::DryRun) {
+      out.code = dryRunExperiment(parsed.config, comm);
+      return out;
+    }
+    coordinated(comm, [&] { checkLaunch(launch, comm.size()); });
+    out.code = runExperiment(parsed.config, comm);
+  } catch (const PeerFailure& e) {
+    failedWith(out, static_cast<int>(e.code()), agreedFailure(e));
+  } catch (const Error& e) {
+    std::fprintf(stderr, "fedsilo: error: %s\n", e.what());
+    failedWith(out, static_cast<int>(e.code()), agreedFailure(e));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fedsilo: error: %s\n", e.what());
+    failedWith(out, 1, agreedFailure(e));
+  }
+  return out;
+}
+
+void leaveAfterFailure(const Outcome& out, const Communicator& comm) {
+  std::fflush(stderr);
+  if (out.agreed) {
+    // Every rank agreed on the failure and the reporting rank has printed it. Leave together: mpirun
+    // kills the remaining ranks as soon as one exits non-zero, which could cut the message short.
+    try {
+      comm.barrier();
+    } catch (const std::exception&) {  // nothing left to report; exit with the agreed code
+    }
+    return;
+  }
+  // The failure happened outside a coordinated region: the other ranks may be blocked in a collective,
+  // so take every rank down now (run control has removed the partial results file and a half-written
+  // checkpoint, when they were this run's: it held the output's lock).
+  MpiEnvironment::abort(out.code);
+}
+
+}  // namespace
+
+int runMain(int argc, char** argv) {
+#ifdef FEDSILO_OPENBLAS_THREADS
+  // One BLAS thread per rank: ranks are the parallelism (measured on the build machine: a second BLAS
+  // thread per rank made PyTorch 3x slower on batch-32 GEMMs). BLIS and the reference BLAS are
+  // single-threaded unless told otherwise.
+  openblas_set_num_threads(1);
+#endif
+  // `fedsilo epsilon ...` answers from the accountant alone: no MPI, no experiment.
+  if (argc > 1 && std::string(argv[1]) == "epsilon") return runEpsilonCommand(argc - 1, argv + 1);
+  const LaunchEnvironment launch = LaunchEnvironment::fromEnvironment();  // before MPI adds variables of its own
+  MpiEnvironment env(argc, argv);
+  Outcome out;
+  {
+    Communicator comm = Communicator::world();
+    out = runOnRank(argc, argv, launch, comm);
+    if (out.threw) leaveAfterFailure(out, comm);
+  }
+  return out.code;
+}
+
+}  // namespace fedsilo
