@@ -467,7 +467,10 @@ struct OptionSet {
         "resume", "continue from <output>.ckpt if it exists")(
         "quiet,q", "print nothing but errors: no start-up line, round lines, progress, decisions or warnings; the "
                    "error line of a failed run still goes to standard error")(
-        "dry-run", "validate the configuration, print it fully resolved, and exit");
+        "dry-run", "print the configuration fully resolved, then make the run's start-up checks without training "
+                   "or writing anything (data, partition file, alpha_fedavg.reference and, with --resume, the "
+                   "checkpoint read and checked; the output folder writable; no other run holding the output) and "
+                   "exit with the code the run would (0 when it can start)");
     for (const auto& o : coreOptions()) add(experiment, o.key, o.def, o.help);
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
     for (const auto& o : privacyOptions()) add(privacy, o.key, o.defaultValue, o.help);

@@ -19,6 +19,7 @@
 #include "io/checkpoint.hpp"
 #include "io/results_writer.hpp"
 #include "nn/kernels.hpp"
+#include "io/storage_errors.hpp"
 
 namespace fedsilo {
 
@@ -113,30 +114,44 @@ void checkRoundCounters(const CheckpointInfo& info, const std::string& path, int
                            " is past the configuration's rounds = ", rounds));
 }
 
-// One run of an experiment on this rank, in the order run() calls the steps: find and check the
-// checkpoint to resume from, build the experiment and restore it, open the results file (and the JSON
-// Lines stream), run the rounds (a line each with the run's ETA, periodic checkpoints, stop requests
-// agreed by every rank), then the final records or the stop. What it prints goes through console_.
+// One run of an experiment on this rank, in the order run() calls the steps: check the output's
+// names and folder, take its lock (from here on the output's files are this run's), find and check
+// the checkpoint to resume from, build the experiment and restore it, open the results file (and the
+// JSON Lines stream), run the rounds (a line each with the run's ETA, periodic checkpoints, stop
+// requests agreed by every rank), then the final records or the stop. What it prints goes through
+// console_. dryRun() makes the same start-up steps and stops before the results file.
 class RunControl {
  public:
   RunControl(const ExperimentConfig& cfg, const Communicator& comm, const FaultPlan& faults)
       : cfg_(cfg), comm_(comm), faults_(faults, comm.rank()), console_(comm.isRoot(), cfg.output, cfg.rounds),
-        ckptPath_(checkpointPath(cfg.output.path)), partialPath_(cfg.output.path + ".partial"),
+        files_(cfg.output.path), ckptPath_(checkpointPath(cfg.output.path)), partialPath_(files_.partial),
         countPlacement_(cfg.clients, comm.size()) {}
 
   int run();
+  int dryRun();
   // After a failure only this rank saw (outside a coordinated region): the other ranks may be blocked
   // in a collective HDF5 call, and closing these files is collective too, so closing would hang.
-  // Abandon them; main() removes the partial file and aborts every rank.
+  // Abandon them and remove the partial results file, a half-written checkpoint and the lock file,
+  // but only when they are this run's (it holds the output's lock); main() then aborts every rank.
+  // Rank 0 keeps its lock on the removed lock file until it exits: a run that starts meanwhile makes
+  // a new one, which the other ranks of this run cannot touch: each of their steps that names a file
+  // (create, rename, remove) follows a collective call that cannot complete without this rank.
   void abandonFiles() {
     (void)writer_.release();
     (void)from_.release();
+    if (ownsOutput_) {
+      std::remove(files_.partial.c_str());
+      std::remove(files_.checkpointTmp.c_str());
+      std::remove(files_.lock.c_str());
+    }
+    lock_.holdUntilExit();
   }
   // After a failure every rank agreed on: close the resume checkpoint here, on every rank together
   // (a Checkpoint destroyed by unwinding abandons its file instead of closing it collectively).
   void closeCheckpoint() { from_.reset(); }
 
  private:
+  void startUp(FolderMode folders);
   void findCheckpoint();
   void openCheckpoint();
   void restoreFromCheckpoint();
@@ -144,7 +159,7 @@ class RunControl {
   void openJsonl();
   void printBanner();
   bool afterRound(const RoundSummary& summary);
-  void saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize);
+  void saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize, std::int64_t partialCrc);
   int reportStop() const;
   int finish();
 
@@ -155,7 +170,12 @@ class RunControl {
   // From here on SIGTERM/SIGUSR1 only set a flag; the run stops at the end of the current round.
   StopSignals signals_;
   Timer total_;
+  const OutputFiles files_;
   const std::string ckptPath_, partialPath_;
+  // Declared before the files so that it is released after they are closed (and the partial file of
+  // a failed run removed).
+  OutputLock lock_;
+  bool ownsOutput_ = false;  // every rank: the lock was taken, the output's files are this run's
   const Placement countPlacement_;  // the placement a checkpoint is opened with, before the experiment's exists
   bool resume_ = false, reopen_ = false;
   CheckpointInfo resumed_;
@@ -169,14 +189,25 @@ class RunControl {
   int stoppedBy_ = 0, stoppedAt_ = 0;
 };
 
-int RunControl::run() {
-  prepareOutputFolder(cfg_.output.path, comm_);  // the checkpoint lives beside the results file
+// The start-up checks, in an order that touches nothing of the output before its lock is held:
+// names and folder (the lock file lives there), the lock, then the checkpoint (checked before any
+// data is loaded, so a mismatch fails fast), the experiment (data, partition, model, algorithm) and
+// the restore from the checkpoint (which verifies its checksums).
+void RunControl::startUp(FolderMode folders) {
+  prepareOutputFolder(cfg_.output.path, comm_, folders);
+  lock_ = lockOutput(cfg_.output.path, comm_, folders);
+  if (!lock_.warning().empty()) console_.warning(lock_.warning());  // a file system without locks
+  ownsOutput_ = true;
   findCheckpoint();
   if (resume_) openCheckpoint();  // before loading any data: a mismatch fails fast
   agreeKernelSet(comm_);
   exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_, console_);
   recorder_ = std::make_unique<RoundRecorder>(comm_, exp_->placement());
   if (from_) restoreFromCheckpoint();
+}
+
+int RunControl::run() {
+  startUp(FolderMode::Create);
   openResults();
   openJsonl();
   printBanner();
@@ -187,6 +218,17 @@ int RunControl::run() {
   if (stoppedBy_ != 0) return reportStop();
   exp_->writeFinal(*sink);
   return finish();
+}
+
+// The real run's start-up without its side effects: missing folders are not created, the lock is
+// released at once, and nothing is trained or written.
+int RunControl::dryRun() {
+  startUp(FolderMode::CheckOnly);
+  lock_.release();
+  console_.say(fmt("# dry run: start-up checks passed: ", cfg_.output.path, " can be written by this run alone; data, "
+                   "partition and model (", counted(exp_->context().numParams, "parameter"), ") set up for ",
+                   counted(cfg_.clients, "client"), resume_ ? fmt("; checkpoint ", ckptPath_, " verified") : ""));
+  return 0;
 }
 
 void RunControl::findCheckpoint() {
@@ -215,9 +257,13 @@ void RunControl::restoreFromCheckpoint() {
   roundSeconds_ = recorder_->scalarColumn("seconds");
   from_.reset();  // collective close
   // Re-open the partial results only if it was closed cleanly at exactly this checkpoint (a stop on a
-  // signal); after a periodic checkpoint the run went on writing it, so rebuild it instead.
-  reopen_ = resumed_.partialKept != 0 &&
-            partialResultsIntact(partialPath_, resumed_.partialSize, resumed_.rows, comm_);
+  // signal) and has not changed since (size and checksum); after a periodic checkpoint the run went on
+  // writing it, so rebuild it instead, as when it changed (a resumed run that was killed, damage).
+  if (resumed_.partialKept == 0) return;
+  const std::string problem =
+      partialResultsProblem(partialPath_, resumed_.partialSize, resumed_.partialCrc, resumed_.rows, comm_);
+  reopen_ = problem.empty();
+  if (!reopen_) console_.say(fmt("note: ", partialPath_, " ", problem, ": rebuilding it from the checkpoint"));
 }
 
 void RunControl::openResults() {
@@ -291,16 +337,17 @@ bool RunControl::afterRound(const RoundSummary& summary) {
     // Close the partial results cleanly FIRST, then record in the checkpoint that it may be re-opened.
     writer_->closeKeepingPartial();
     writer_.reset();
-    saveCheckpoint(next, 1, fileSizeOnRoot(partialPath_, comm_));
+    saveCheckpoint(next, 1, fileSizeOnRoot(partialPath_, comm_), fileChecksumOnRoot(partialPath_, comm_));
     stoppedBy_ = sig;
     stoppedAt_ = next;
     return false;
   }
-  if (cfg_.checkpoint.every > 0 && next % cfg_.checkpoint.every == 0) saveCheckpoint(next, 0, -1);
+  if (cfg_.checkpoint.every > 0 && next % cfg_.checkpoint.every == 0) saveCheckpoint(next, 0, -1, -1);
   return true;
 }
 
-void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize) {
+void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize,
+                                std::int64_t partialCrc) {
   Timer timer;
   CheckpointInfo info;
   info.version = FEDSILO_VERSION;
@@ -309,6 +356,7 @@ void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t
   info.rows = static_cast<std::int64_t>(recorder_->rows());
   info.partialKept = partialKept;
   info.partialSize = partialSize;
+  info.partialCrc = partialCrc;
   info.numClients = cfg_.clients;
   info.numRanks = comm_.size();
   info.roundNames = recorder_->names();
@@ -350,10 +398,23 @@ int RunControl::finish() {
 
 }  // namespace
 
-int runExperiment(const ExperimentConfig& cfg, const Communicator& comm) {
+namespace {
+
+int runControlled(const ExperimentConfig& cfg, const Communicator& comm, bool dry) {
   RunControl control(cfg, comm, faultPlanFromEnvironment());
   try {
-    return control.run();
+    return dry ? control.dryRun() : control.run();
+  } catch (const RuntimeError& e) {
+    // A write that failed for want of space or permission: say so when the message does not (asked
+    // before the partial file of this run is removed, which frees its space).
+    const std::string message = withStorageProblem(e.what(), cfg.output.path);
+    const bool agreed = agreedFailure(e);
+    if (agreed) control.closeCheckpoint();
+    else control.abandonFiles();
+    if (message == e.what()) throw;
+    RuntimeError withReason(message);
+    if (agreed) withReason.markAgreed();
+    throw withReason;
   } catch (...) {
     if (agreedFailure(std::current_exception()))
       control.closeCheckpoint();
@@ -362,5 +423,11 @@ int runExperiment(const ExperimentConfig& cfg, const Communicator& comm) {
     throw;
   }
 }
+
+}  // namespace
+
+int runExperiment(const ExperimentConfig& cfg, const Communicator& comm) { return runControlled(cfg, comm, false); }
+
+int dryRunExperiment(const ExperimentConfig& cfg, const Communicator& comm) { return runControlled(cfg, comm, true); }
 
 }  // namespace fedsilo

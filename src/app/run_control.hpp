@@ -14,4 +14,9 @@ constexpr int kExitInterrupted = 75;
 // fedsilo::Error on failure (agreed on all ranks where the failure was seen by all of them).
 int runExperiment(const ExperimentConfig& cfg, const Communicator& comm);
 
+// --dry-run: the start-up checks of runExperiment without training or writing (docs/cli.md): the
+// output's names, folder and lock, the checkpoint for --resume (verified), the data, partition,
+// reference files, model and algorithm. Returns 0 or throws what the real run would (exit 2, 3, 1).
+int dryRunExperiment(const ExperimentConfig& cfg, const Communicator& comm);
+
 }  // namespace fedsilo

@@ -19,12 +19,11 @@ namespace fedsilo {
 
 namespace {
 
-// How the run ended on this rank, and the files a failure must not leave behind.
+// How the run ended on this rank.
 struct Outcome {
   int code = 0;
   bool threw = false;   // an exception ended the run
   bool agreed = false;  // every rank knows about that failure
-  std::string partial, checkpointTmp;
 };
 
 void failedWith(Outcome& out, int code, bool agreed) {
@@ -42,11 +41,16 @@ Outcome runOnRank(int argc, char** argv, const LaunchEnvironment& launch, const 
     coordinated(comm, [&] { parsed = parseCommandLine(argc, argv); });
     if (parsed.action != ParseOutcome::Action::Run) {
       if (comm.isRoot()) std::fputs(parsed.text.c_str(), stdout);
+      if (parsed.action != ParseOutcome::Action::DryRun) return out;
+      std::fflush(stdout);
+    }
+    // A dry run vets a configuration wherever it is started (a login node inside an allocation that
+    // sets SLURM_NTASKS): the launch check is for runs only.
+    if (parsed.action == ParseOutcome::Action::DryRun) {
+      out.code = dryRunExperiment(parsed.config, comm);
       return out;
     }
     coordinated(comm, [&] { checkLaunch(launch, comm.size()); });
-    out.partial = parsed.config.output.path + ".partial";
-    out.checkpointTmp = parsed.config.output.path + ".ckpt.tmp";
     out.code = runExperiment(parsed.config, comm);
   } catch (const PeerFailure& e) {
     failedWith(out, static_cast<int>(e.code()), agreedFailure(e));
@@ -72,9 +76,8 @@ void leaveAfterFailure(const Outcome& out, const Communicator& comm) {
     return;
   }
   // The failure happened outside a coordinated region: the other ranks may be blocked in a collective,
-  // so remove the partial results file (and a half-written checkpoint) and take every rank down now.
-  if (!out.partial.empty()) std::remove(out.partial.c_str());
-  if (!out.checkpointTmp.empty()) std::remove(out.checkpointTmp.c_str());
+  // so take every rank down now (run control has removed the partial results file and a half-written
+  // checkpoint, when they were this run's: it held the output's lock).
   MpiEnvironment::abort(out.code);
 }
 

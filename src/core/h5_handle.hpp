@@ -5,6 +5,7 @@
 #pragma once
 #include <hdf5.h>
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -12,15 +13,43 @@
 
 namespace fedsilo::h5 {
 
+// The system's reason that HDF5 recorded on its error stack for the call that just failed: the POSIX
+// driver's strerror text ("No space left on device") or MPI-IO's error string ("MPI_ERR_READ_ONLY:
+// file is read only"); "" when the stack holds neither (a failed MPI-IO write records no reason).
+inline std::string errorDetail() {
+  std::string found;
+  const H5E_walk2_t look = [](unsigned, const H5E_error2_t* e, void* out) -> herr_t {
+    std::string& reason = *static_cast<std::string*>(out);
+    if (!reason.empty() || e->desc == nullptr) return 0;
+    const std::string desc = e->desc;
+    for (const char* key : {"error message = '", "MPI error string is '"}) {
+      const std::size_t at = desc.find(key);
+      if (at == std::string::npos) continue;
+      const std::size_t from = at + std::strlen(key), to = desc.find('\'', from);
+      reason = desc.substr(from, to == std::string::npos ? std::string::npos : to - from);
+      break;
+    }
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, look, &found);
+  return found;
+}
+
+// "HDF5: <what> failed", with errorDetail() when there is one.
+inline std::string failure(const std::string& what) {
+  const std::string reason = errorDetail();
+  return fmt("HDF5: ", what, " failed", reason.empty() ? "" : ": ", reason);
+}
+
 // Owns one HDF5 identifier and closes it with the matching H5?close function. Move-only.
 class Handle {
  public:
   using Close = herr_t (*)(hid_t);
 
   Handle() = default;
-  // Takes `id`; a negative id (the call failed) throws RuntimeError "HDF5: <what> failed".
+  // Takes `id`; a negative id (the call failed) throws RuntimeError "HDF5: <what> failed[: reason]".
   Handle(hid_t id, Close close, const std::string& what) : id_(id), close_(close) {
-    if (id < 0) throw RuntimeError(fmt("HDF5: ", what, " failed"));
+    if (id < 0) throw RuntimeError(failure(what));
   }
   // Takes `id` whatever it is, for callers that report a failed call with their own error (valid()).
   static Handle adopt(hid_t id, Close close) {
@@ -56,7 +85,7 @@ class Handle {
 };
 
 inline void check(herr_t rc, const std::string& what) {
-  if (rc < 0) throw RuntimeError(fmt("HDF5: ", what, " failed"));
+  if (rc < 0) throw RuntimeError(failure(what));
 }
 
 // Keeps HDF5 from printing its error stack on stderr while at least one guard is alive: fedsilo

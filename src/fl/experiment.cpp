@@ -96,12 +96,26 @@ void Experiment::placeClients() {
   placement_ = Placement(samples, comm_.size());
 }
 
+namespace {
+
+// The largest training batch any client can form: a batch larger than a client's training set is the
+// whole set, so min(train.batch, the largest client's training set) sizes the training buffers.
+int largestTrainingBatch(const std::vector<ClientData>& clients, int batch) {
+  std::size_t largest = 1;
+  for (const ClientData& c : clients) largest = std::max(largest, c.train.size());
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(batch), largest));
+}
+
+}  // namespace
+
 void Experiment::buildModelAndAlgorithm() {
   InputSpec in{data_.train.shape, data_.train.numClasses, data_.vocabSize};
   model_ = buildModel<float>(cfg_.model, in);
-  // Workspaces for the training batch; evaluation batches run in chunks (Model::evaluate).
-  model_->reserve(Model::reserveBatch(cfg_.train.batch, cfg_.eval.batch));
-  trainer_ = std::make_unique<LocalTrainer>(data_.train, std::max(cfg_.train.batch, cfg_.eval.batch));
+  // Workspaces for the largest training batch any client takes; evaluation batches run in chunks
+  // (Model::evaluate).
+  const int trainBatch = largestTrainingBatch(clients_, cfg_.train.batch);
+  model_->reserve(Model::reserveBatch(trainBatch, cfg_.eval.batch));
+  trainer_ = std::make_unique<LocalTrainer>(data_.train, std::max(trainBatch, cfg_.eval.batch));
   if (cfg_.data.augment != AugmentKind::None) {
     std::vector<float> fill;
     for (int c = 0; c < data_.train.shape.c; ++c) fill.push_back(data_.train.zeroValue(c));

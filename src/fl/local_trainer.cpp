@@ -158,7 +158,6 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
                                int client, int round, const GradientHook* hook, const DataParallel* dp) {
   TrainStats st;
   if (indices.empty() || opt.epochs <= 0) return st;
-  FEDSILO_ASSERT(opt.batch <= maxBatch_ && opt.batch <= model.maxBatch());
   const Optimizer optimizer(opt.optimizerSettings());
   OptimizerState& state = opt.state ? *opt.state : freshState_;
   const std::size_t tensors = collectSegments(model, hook);
@@ -169,6 +168,12 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
   const std::uint64_t runKey = augmenter_ ? shuffle.next() : 0;
   order_.assign(indices.begin(), indices.end());
   const std::size_t n = order_.size();
+  // A batch larger than the data is the whole set: the buffers need only min(batch, n) (data-parallel:
+  // one shard at a time).
+  const int largest = dp ? std::min(opt.batch, std::max(dp->shardSamples, 1))
+                         : static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(opt.batch), n));
+  FEDSILO_ASSERT(largest <= maxBatch_ && largest <= model.maxBatch(), "batch ", largest, " exceeds the buffers' ",
+                 std::min(maxBatch_, model.maxBatch()));
   const std::size_t P = static_cast<std::size_t>(model.numParams());
   double lossSum = 0.0;
   std::int64_t shards = 0;  // data-parallel: shards so far (the dropout key)
@@ -262,7 +267,8 @@ std::vector<double> layerSensitivity(Model& model, LocalTrainer& trainer, const 
   std::vector<double> s(blocks.size(), std::numeric_limits<double>::quiet_NaN());
   if (indices.empty()) return s;
   Rng rng(seed, client, round, Purpose::Sensitivity);
-  const int cnt = std::min(batch, model.maxBatch());
+  // One batch of the client's: at most its training set's size (as in training), whatever the buffers.
+  const int cnt = std::min({batch, static_cast<int>(indices.size()), model.maxBatch()});
   IndexList pick(static_cast<std::size_t>(cnt));
   for (auto& p : pick) p = indices[rng.below(indices.size())];
   const float* x = trainer.gatherBatch(trainer.trainSet(), pick.data(), cnt);

@@ -7,13 +7,18 @@
 
 #include "comm/h5_mpio.hpp"
 #include "core/h5_handle.hpp"
+#include "io/checksum.hpp"
 #include "io/durable.hpp"
+#include "io/storage_errors.hpp"
 
 namespace fedsilo {
 
 namespace {
 
-constexpr const char* kFormat = "fedsilo-checkpoint-2";
+// -3: every array carries a CRC-32C (attribute crc32c; per-client arrays one per client in
+// /clients/<name>/crc32c), the root attributes one over all of them (info_crc32c).
+constexpr const char* kFormat = "fedsilo-checkpoint-3";
+constexpr const char* kCrcAttribute = "crc32c";
 
 template <typename T>
 struct H5Type;
@@ -133,33 +138,57 @@ std::int64_t fileSizeOnRoot(const std::string& path, const Communicator& comm) {
   return size;
 }
 
-bool partialResultsIntact(const std::string& partial, std::int64_t size, std::int64_t rows, const Communicator& comm) {
-  const h5::QuietErrors quiet;  // a damaged file is an answer here, not an error to print
-  int ok = 0;
-  if (comm.isRoot() && size >= 0) {
-    std::error_code ec;
-    const auto s = std::filesystem::file_size(partial, ec);
-    const bool sizeMatches = !ec && static_cast<std::int64_t>(s) == size;
-    const hid_t f = sizeMatches ? H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
-    if (f >= 0) {
-      ok = 1;
-      if (rows > 0) {
-        ok = 0;
-        if (linkExists(f, "/rounds/round")) {
-          const hid_t d = H5Dopen2(f, "/rounds/round", H5P_DEFAULT);
-          const hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
-          hsize_t dims[1] = {0};
-          if (sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, dims, nullptr) == 1)
-            ok = dims[0] >= static_cast<hsize_t>(rows) ? 1 : 0;
-          if (sp >= 0) H5Sclose(sp);
-          if (d >= 0) H5Dclose(d);
-        }
-      }
-      H5Fclose(f);
-    }
+std::int64_t fileChecksumOnRoot(const std::string& path, const Communicator& comm) {
+  std::int64_t crc = -1;
+  if (comm.isRoot()) {
+    std::uint32_t c = 0;
+    std::string error;
+    if (crc32cOfFile(path, c, error)) crc = c;
   }
-  comm.bcast(&ok, 1, 0);
-  return ok != 0;
+  comm.bcast(&crc, 1, 0);
+  return crc;
+}
+
+namespace {
+
+// Whether the results file `f` has at least `rows` rows in /rounds.
+bool hasRounds(hid_t f, std::int64_t rows) {
+  if (rows <= 0) return true;
+  if (!linkExists(f, "/rounds/round")) return false;
+  h5::Handle d = h5::Handle::adopt(H5Dopen2(f, "/rounds/round", H5P_DEFAULT), H5Dclose);
+  h5::Handle sp = h5::Handle::adopt(d.valid() ? H5Dget_space(d) : -1, H5Sclose);
+  hsize_t dims[1] = {0};
+  return sp.valid() && H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, dims, nullptr) == 1 &&
+         dims[0] >= static_cast<hsize_t>(rows);
+}
+
+std::string partialProblemOnRoot(const std::string& partial, std::int64_t size, std::int64_t checksum,
+                                 std::int64_t rows) {
+  std::error_code ec;
+  const auto s = std::filesystem::file_size(partial, ec);
+  if (ec) return "is missing";
+  if (static_cast<std::int64_t>(s) != size)
+    return fmt("has ", s, " bytes, the checkpoint recorded ", size, " (it changed after the checkpoint)");
+  std::uint32_t crc = 0;
+  std::string error;
+  if (!crc32cOfFile(partial, crc, error)) return "cannot be read: " + error;
+  if (static_cast<std::int64_t>(crc) != checksum)
+    return "does not match the checksum recorded in the checkpoint (changed or damaged after the checkpoint)";
+  h5::Handle f = h5::Handle::adopt(H5Fopen(partial.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) return "does not open as HDF5";
+  if (!hasRounds(f, rows)) return fmt("has fewer than the checkpoint's ", rows, " rows in /rounds");
+  return "";
+}
+
+}  // namespace
+
+std::string partialResultsProblem(const std::string& partial, std::int64_t size, std::int64_t checksum,
+                                  std::int64_t rows, const Communicator& comm) {
+  const h5::QuietErrors quiet;  // a damaged file is an answer here, not an error to print
+  std::string problem;
+  if (comm.isRoot()) problem = size < 0 ? "was not kept at the checkpoint" : partialProblemOnRoot(partial, size, checksum, rows);
+  comm.bcast(problem, 0);
+  return problem;
 }
 
 struct Checkpoint::Impl {
@@ -188,6 +217,19 @@ Checkpoint::Checkpoint(std::unique_ptr<Impl> impl, bool saving, const Communicat
 
 namespace {
 
+// CRC-32C over every root attribute: the strings with their lengths, then the integers.
+std::int64_t infoChecksum(const std::string& format, const CheckpointInfo& i) {
+  std::uint32_t crc = 0;
+  for (const std::string* text : {&format, &i.version, &i.config, &i.roundNames}) {
+    const std::uint64_t n = text->size();
+    crc = crc32c(&n, sizeof n, crc);
+    crc = crc32c(text->data(), text->size(), crc);
+  }
+  const std::vector<std::int64_t> numbers{i.nextRound,   i.rows,          i.partialKept, i.partialSize,
+                                          i.partialCrc, i.numClients, i.numRanks};
+  return crc32cOf(numbers, crc);
+}
+
 void writeInfo(hid_t f, const CheckpointInfo& info) {
   writeStringAttribute(f, "format", kFormat);
   writeStringAttribute(f, "version", info.version);
@@ -197,13 +239,17 @@ void writeInfo(hid_t f, const CheckpointInfo& info) {
   writeIntAttribute(f, "rows", info.rows);
   writeIntAttribute(f, "partial_kept", info.partialKept);
   writeIntAttribute(f, "partial_size", info.partialSize);
+  writeIntAttribute(f, "partial_crc32c", info.partialCrc);
   writeIntAttribute(f, "num_clients", info.numClients);
   writeIntAttribute(f, "num_ranks", info.numRanks);
+  writeIntAttribute(f, "info_crc32c", infoChecksum(kFormat, info));
 }
 
 CheckpointInfo readInfo(hid_t f, const std::string& path, const Placement& placement) {
   const std::string format = readStringAttribute(f, path, "format");
-  if (format != kFormat) throw RuntimeError(fmt("--resume: ", path, " has format '", format, "', expected ", kFormat));
+  if (format != kFormat)
+    throw RuntimeError(fmt("--resume: ", path, " has format '", format, "', expected ", kFormat,
+                           " (a checkpoint of another fedsilo version: remove it to start over)"));
   CheckpointInfo i;
   i.version = readStringAttribute(f, path, "version");
   i.config = readStringAttribute(f, path, "config");
@@ -212,8 +258,12 @@ CheckpointInfo readInfo(hid_t f, const std::string& path, const Placement& place
   i.rows = readIntAttribute(f, path, "rows");
   i.partialKept = readIntAttribute(f, path, "partial_kept");
   i.partialSize = readIntAttribute(f, path, "partial_size");
+  i.partialCrc = readIntAttribute(f, path, "partial_crc32c");
   i.numClients = readIntAttribute(f, path, "num_clients");
   i.numRanks = readIntAttribute(f, path, "num_ranks");
+  if (readIntAttribute(f, path, "info_crc32c") != infoChecksum(format, i))
+    throw RuntimeError(fmt("checkpoint ", path, ": its attributes do not match their checksum (the file is damaged; ",
+                           "it was left as it is: remove it to start over)"));
   if (i.nextRound < 0 || i.rows < 0)
     throw RuntimeError(fmt("checkpoint ", path, ": next_round = ", i.nextRound, " and rows = ", i.rows,
                            " (expected counts >= 0)"));
@@ -234,7 +284,7 @@ std::unique_ptr<Checkpoint> Checkpoint::create(const std::string& path, const Co
   coordinated(comm, [&] {
     h5::Handle fapl = h5::parallelFileAccess(comm);
     const hid_t f = H5Fcreate(impl->file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    if (f < 0) throw RuntimeError(fmt("checkpoint: cannot create ", impl->file));
+    if (f < 0) throw RuntimeError(fmt("checkpoint: cannot create ", impl->file, failureReason(impl->file)));
     impl->fileId = h5::Handle(f, H5Fclose, "checkpoint file");
   });
   finishImpl(*impl, comm);
@@ -252,7 +302,10 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path, const Comm
   coordinated(comm, [&] {
     h5::Handle fapl = h5::parallelFileAccess(comm);
     const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
-    if (f < 0) throw RuntimeError(fmt("--resume: cannot open checkpoint ", path, " (not an HDF5 file?)"));
+    if (f < 0) {
+      const std::string why = failureReason(path);
+      throw RuntimeError(fmt("--resume: cannot open checkpoint ", path, why.empty() ? " (not an HDF5 file?)" : why));
+    }
     impl->fileId = h5::Handle(f, H5Fclose, "checkpoint file");
   });
   finishImpl(*impl, comm);
@@ -296,7 +349,8 @@ void Checkpoint::commit() {
 
 namespace {
 
-// A whole array at `path`, identical on every rank: rank 0 writes it, every rank reads all of it.
+// A whole array at `path`, identical on every rank: rank 0 writes it and its CRC-32C (attribute
+// crc32c, computed on rank 0 so that every rank writes the same attribute), every rank reads all of it.
 template <typename T>
 void writeWhole(Checkpoint::Impl& impl, const Communicator& comm, const std::string& path, const std::vector<T>& v) {
   const hid_t f = impl.fileId;
@@ -305,6 +359,9 @@ void writeWhole(Checkpoint::Impl& impl, const Communicator& comm, const std::str
   h5::Handle fs(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace " + path);
   h5::Handle ds(H5Dcreate2(f, path.c_str(), H5Type<T>::file(), fs, impl.lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
                 "create checkpoint " + path);
+  std::int64_t crc = comm.isRoot() ? crc32cOf(v) : 0;
+  comm.bcast(&crc, 1, 0);
+  writeIntAttribute(ds, kCrcAttribute, crc);
   if (v.empty()) return;
   h5::Handle ms(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
   if (!comm.isRoot()) {
@@ -314,14 +371,35 @@ void writeWhole(Checkpoint::Impl& impl, const Communicator& comm, const std::str
   h5::check(H5Dwrite(ds, H5Type<T>::mem(), ms, fs, impl.dxpl, v.data()), "write checkpoint " + path);
 }
 
+// The CRC-32C stored with a dataset, or -1 when it has none (a damaged file).
+std::int64_t storedChecksum(hid_t ds) {
+  if (H5Aexists(ds, kCrcAttribute) <= 0) return -1;
+  h5::Handle a = h5::Handle::adopt(H5Aopen(ds, kCrcAttribute, H5P_DEFAULT), H5Aclose);
+  std::int64_t v = -1;
+  if (!a.valid() || H5Aread(a, H5T_NATIVE_INT64, &v) < 0) return -1;
+  return v;
+}
+
+// Reads the whole array at `path` into v. Returns whether it matches its stored checksum.
 template <typename T>
-void readWhole(Checkpoint::Impl& impl, const std::string& path, std::vector<T>& v) {
+bool readWhole(Checkpoint::Impl& impl, const std::string& path, std::vector<T>& v) {
   h5::Handle ds(H5Dopen2(impl.fileId, path.c_str(), H5P_DEFAULT), H5Dclose, "open checkpoint " + path);
   h5::Handle fs(H5Dget_space(ds), H5Sclose, "dataspace");
   const hssize_t n = H5Sget_simple_extent_npoints(fs);
   v.assign(static_cast<std::size_t>(std::max<hssize_t>(n, 0)), T{});
-  if (n <= 0) return;
-  h5::check(H5Dread(ds, H5Type<T>::mem(), H5S_ALL, H5S_ALL, impl.dxpl, v.data()), "read checkpoint " + path);
+  if (n > 0)
+    h5::check(H5Dread(ds, H5Type<T>::mem(), H5S_ALL, H5S_ALL, impl.dxpl, v.data()), "read checkpoint " + path);
+  return storedChecksum(ds) == static_cast<std::int64_t>(crc32cOf(v));
+}
+
+// Collective: every rank learns whether any rank found `array` damaged, and all throw together.
+void agreeIntact(const Communicator& comm, bool intact, const std::string& file, const std::string& array) {
+  coordinated(comm, [&] {
+    if (!intact)
+      throw RuntimeError(fmt("checkpoint ", file, ": array '", array,
+                             "' does not match its checksum (the file is damaged; it was left as it is: remove it to "
+                             "start over)"));
+  });
 }
 
 // Where the per-client vectors of one name sit in /clients/<name>/values.
@@ -395,10 +473,11 @@ void writeClientValues(Checkpoint::Impl& impl, const std::string& path, const Cl
             "write checkpoint " + path);
 }
 
+// Reads this rank's clients' vectors into m. Returns whether each matches its checksum in `crc`.
 template <typename T>
-void readClientValues(Checkpoint::Impl& impl, const std::string& path, const ClientLayout& layout,
-                      const LocalClients& local, std::unordered_map<int, std::vector<T>>& m,
-                      const std::string& inconsistentShape) {
+bool readClientValues(Checkpoint::Impl& impl, const std::string& path, const ClientLayout& layout,
+                      const std::vector<std::int64_t>& crc, const LocalClients& local,
+                      std::unordered_map<int, std::vector<T>>& m, const std::string& inconsistentShape) {
   h5::Handle ds(H5Dopen2(impl.fileId, path.c_str(), H5P_DEFAULT), H5Dclose, "open checkpoint " + path);
   h5::Handle fs(H5Dget_space(ds), H5Sclose, "dataspace");
   hsize_t dims[2] = {0, 0};
@@ -412,11 +491,15 @@ void readClientValues(Checkpoint::Impl& impl, const std::string& path, const Cli
   h5::check(H5Dread(ds, H5Type<T>::mem(), local.memorySpace(), fs, impl.dxpl, packed.empty() ? &dummy : packed.data()),
             "read checkpoint " + path);
   std::size_t at = 0;
+  bool intact = true;
   for (int k : local.ids) {
-    const auto n = static_cast<std::size_t>(layout.length[static_cast<std::size_t>(k)]);
+    const auto ku = static_cast<std::size_t>(k);
+    const auto n = static_cast<std::size_t>(layout.length[ku]);
     m[k].assign(packed.begin() + static_cast<std::ptrdiff_t>(at), packed.begin() + static_cast<std::ptrdiff_t>(at + n));
+    intact = intact && crc[ku] == static_cast<std::int64_t>(crc32cOf(m[k]));
     at += n;
   }
+  return intact;
 }
 
 }  // namespace
@@ -433,48 +516,53 @@ void Checkpoint::replicated(const std::string& name, std::vector<T>& v) {
     if (!linkExists(impl_->fileId, path))
       throw RuntimeError(
           fmt("checkpoint ", path_, " has no array '", name, "' (written by another version or algorithm?)"));
-    readWhole(*impl_, path, v);
+    agreeIntact(comm_, readWhole(*impl_, path, v), path_, path);
   }
 }
 
 template <typename T>
-std::vector<std::int64_t> Checkpoint::shareClientLengths(const std::string& name,
-                                                         const std::unordered_map<int, std::vector<T>>& m) {
+Checkpoint::ClientIndex Checkpoint::shareClientIndex(const std::string& name,
+                                                     const std::unordered_map<int, std::vector<T>>& m) {
   // Every rank must create the datasets with identical arguments, so every rank first learns the
-  // length of every client's vector.
+  // length and checksum of every client's vector.
   const int r = comm_.rank();
   const std::size_t K = static_cast<std::size_t>(placement_.numClients());
   std::vector<std::int64_t> mine;
   for (const auto& [k, v] : m) {
     FEDSILO_ASSERT(k >= 0 && static_cast<std::size_t>(k) < K && placement_.owner(k) == r, "checkpoint array ", name,
                    ": client ", k, " is not hosted by rank ", r);
-    mine.push_back(k);
-    mine.push_back(static_cast<std::int64_t>(v.size()));
+    mine.insert(mine.end(), {k, static_cast<std::int64_t>(v.size()), static_cast<std::int64_t>(crc32cOf(v))});
   }
-  std::vector<std::int64_t> len(K, -1);
+  ClientIndex index{std::vector<std::int64_t>(K, -1), std::vector<std::int64_t>(K, -1)};
   const std::vector<std::int64_t> all = comm_.allgatherv(mine);
-  for (std::size_t i = 0; i + 1 < all.size(); i += 2) len[static_cast<std::size_t>(all[i])] = all[i + 1];
-  writeWhole(*impl_, comm_, "/clients/" + name + "/length", len);
-  return len;
+  for (std::size_t i = 0; i + 2 < all.size(); i += 3) {
+    index.length[static_cast<std::size_t>(all[i])] = all[i + 1];
+    index.crc[static_cast<std::size_t>(all[i])] = all[i + 2];
+  }
+  writeWhole(*impl_, comm_, "/clients/" + name + "/length", index.length);
+  writeWhole(*impl_, comm_, "/clients/" + name + "/" + kCrcAttribute, index.crc);
+  return index;
 }
 
-std::vector<std::int64_t> Checkpoint::readClientLengths(const std::string& name) {
-  const std::string path = "/clients/" + name + "/length";
+Checkpoint::ClientIndex Checkpoint::readClientIndex(const std::string& name) {
+  const std::string lengthPath = "/clients/" + name + "/length", crcPath = "/clients/" + name + "/" + kCrcAttribute;
   const std::size_t K = static_cast<std::size_t>(placement_.numClients());
-  if (!linkExists(impl_->fileId, path))
+  if (!linkExists(impl_->fileId, lengthPath))
     throw RuntimeError(fmt("checkpoint ", path_, " has no per-client array '", name,
                            "' (written by another version or algorithm?)"));
-  std::vector<std::int64_t> len;
-  readWhole(*impl_, path, len);
-  if (len.size() != K)
+  ClientIndex index;
+  agreeIntact(comm_, readWhole(*impl_, lengthPath, index.length), path_, lengthPath);
+  agreeIntact(comm_, linkExists(impl_->fileId, crcPath) && readWhole(*impl_, crcPath, index.crc), path_, crcPath);
+  if (index.length.size() != K || index.crc.size() != K)
     throw RuntimeError(
-        fmt("checkpoint ", path_, ": per-client array '", name, "' has ", len.size(), " clients, expected ", K));
-  return len;
+        fmt("checkpoint ", path_, ": per-client array '", name, "' has ", index.length.size(), " clients, expected ", K));
+  return index;
 }
 
 template <typename T>
 void Checkpoint::perClient(const std::string& name, std::unordered_map<int, std::vector<T>>& m) {
-  const ClientLayout layout(saving_ ? shareClientLengths(name, m) : readClientLengths(name));
+  const ClientIndex index = saving_ ? shareClientIndex(name, m) : readClientIndex(name);
+  const ClientLayout layout(index.length);
   const LocalClients local(layout, placement_, comm_.rank());
   if (saving_) {
     for (int k : local.ids) FEDSILO_ASSERT(m.count(k) == 1);
@@ -487,11 +575,13 @@ void Checkpoint::perClient(const std::string& name, std::unordered_map<int, std:
     return;
   }
   const std::string valuesPath = "/clients/" + name + "/values";
-  if (saving_)
+  if (saving_) {
     writeClientValues(*impl_, valuesPath, layout, local, m);
-  else
-    readClientValues(*impl_, valuesPath, layout, local, m,
-                     fmt("checkpoint ", path_, ": per-client array '", name, "' has an inconsistent shape"));
+    return;
+  }
+  const bool intact = readClientValues(*impl_, valuesPath, layout, index.crc, local, m,
+                                       fmt("checkpoint ", path_, ": per-client array '", name, "' has an inconsistent shape"));
+  agreeIntact(comm_, intact, path_, valuesPath);
 }
 
 void Checkpoint::floats(const std::string& name, std::vector<float>& v) { replicated(name, v); }

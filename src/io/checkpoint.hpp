@@ -2,11 +2,15 @@
 // and Algorithm::checkpoint save to and restore from (docs/hpc.md).
 //
 // Layout (every rank makes every metadata call with identical arguments; docs/hpc.md, "File layout"):
-//   root attributes          format, version, config, next_round, rows, partial_kept, ...
-//   /replicated/<name>       1-D array, identical on every rank (rank 0 writes it)
+//   root attributes          format, version, config, next_round, rows, partial_kept, ...,
+//                            info_crc32c (a CRC-32C over all of them)
+//   /replicated/<name>       1-D array, identical on every rank (rank 0 writes it); attribute crc32c
 //   /clients/<name>/length   int64 [K]: length of client k's vector, -1 if the client has none
+//   /clients/<name>/crc32c   int64 [K]: CRC-32C of client k's vector, -1 if the client has none
 //   /clients/<name>/values   [K, n] when every stored vector has the same length n (the usual case),
 //                            else the vectors concatenated in client order (1-D)
+// Every array is checked against its checksum when it is read; a mismatch is an agreed RuntimeError
+// (exit 1) naming the file and the array, and the file is left as it is.
 // Per-client vectors are stored by CLIENT ID, never by rank: each rank writes its clients' rows through
 // a hyperslab and, on load, reads the rows of the clients it hosts now. So a checkpoint taken at P
 // ranks restores at any other rank count.
@@ -40,6 +44,7 @@ struct CheckpointInfo {
   // kept writing the partial file, so a resume rebuilds it from the rows stored here.
   std::int64_t partialKept = 0;
   std::int64_t partialSize = -1;
+  std::int64_t partialCrc = -1;  // CRC-32C of the partial file's bytes when partial_kept = 1
   std::int64_t numClients = 0;
   std::int64_t numRanks = 0;
   std::string roundNames;       // the /rounds datasets stored under replicated/ and clients/ "rounds/"
@@ -88,11 +93,14 @@ class Checkpoint final : public StateArchive {
   void replicated(const std::string& name, std::vector<T>& v);
   template <typename T>
   void perClient(const std::string& name, std::unordered_map<int, std::vector<T>>& m);
-  // Collective: every client's vector length (-1: none) on every rank, also saved as /clients/<name>/length.
+  // Every client's vector length (-1: none) and CRC-32C (-1: none), by client id.
+  struct ClientIndex {
+    std::vector<std::int64_t> length, crc;
+  };
+  // Collective: the index on every rank, also saved as /clients/<name>/length and /crc32c.
   template <typename T>
-  std::vector<std::int64_t> shareClientLengths(const std::string& name,
-                                               const std::unordered_map<int, std::vector<T>>& m);
-  std::vector<std::int64_t> readClientLengths(const std::string& name);
+  ClientIndex shareClientIndex(const std::string& name, const std::unordered_map<int, std::vector<T>>& m);
+  ClientIndex readClientIndex(const std::string& name);
 
   std::unique_ptr<Impl> impl_;
   bool saving_;
@@ -108,9 +116,13 @@ class Checkpoint final : public StateArchive {
 bool existsOnRoot(const std::string& path, const Communicator& comm);
 // Size of `path` in bytes as rank 0 sees it (-1 if missing), on every rank. Collective.
 std::int64_t fileSizeOnRoot(const std::string& path, const Communicator& comm);
-// Whether the results file `partial` can be re-opened for a resume: it has exactly `size` bytes (as
-// when it was closed at the checkpoint), opens as HDF5 and has at least `rows` rows in /rounds.
-// Rank 0 checks with a serial, read-only open; every rank gets the answer. Collective.
-bool partialResultsIntact(const std::string& partial, std::int64_t size, std::int64_t rows, const Communicator& comm);
+// CRC-32C of the bytes of `path` as rank 0 reads them (-1 if unreadable), on every rank. Collective.
+std::int64_t fileChecksumOnRoot(const std::string& path, const Communicator& comm);
+// Why the results file `partial` cannot be re-opened for a resume, "" when it can: it must have exactly
+// the `size` bytes and the CRC-32C `checksum` recorded when it was closed at the checkpoint, open as
+// HDF5 and have at least `rows` rows in /rounds. Rank 0 checks (reading the whole file, then a serial
+// read-only open); every rank gets the answer. Collective.
+std::string partialResultsProblem(const std::string& partial, std::int64_t size, std::int64_t checksum,
+                                  std::int64_t rows, const Communicator& comm);
 
 }  // namespace fedsilo

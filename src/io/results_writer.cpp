@@ -7,6 +7,7 @@
 
 #include "comm/h5_mpio.hpp"
 #include "io/durable.hpp"
+#include "io/storage_errors.hpp"
 
 namespace fedsilo {
 
@@ -17,6 +18,27 @@ hid_t fixedString(std::size_t len) {
   H5Tset_size(t, std::max<std::size_t>(len, 1));
   H5Tset_strpad(t, H5T_STR_NULLPAD);
   return t;
+}
+
+// One 1-D dataset of variable-length UTF-8 strings at `path` in the serially opened file `f`
+// (replacing one that exists). Returns "" or what failed.
+std::string writeVariableStrings(hid_t f, const std::string& path, const std::vector<std::string>& values) {
+  h5::Handle type = h5::Handle::adopt(H5Tcopy(H5T_C_S1), H5Tclose);
+  if (!type.valid() || H5Tset_size(type, H5T_VARIABLE) < 0 || H5Tset_cset(type, H5T_CSET_UTF8) < 0)
+    return "variable-length string type";
+  hsize_t dims[1] = {values.size()};
+  h5::Handle space = h5::Handle::adopt(H5Screate_simple(1, dims, nullptr), H5Sclose);
+  h5::Handle lcpl = h5::Handle::adopt(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  if (!space.valid() || !lcpl.valid() || H5Pset_create_intermediate_group(lcpl, 1) < 0) return "dataspace " + path;
+  if (H5Lexists(f, path.c_str(), H5P_DEFAULT) > 0) H5Ldelete(f, path.c_str(), H5P_DEFAULT);
+  h5::Handle ds = h5::Handle::adopt(H5Dcreate2(f, path.c_str(), type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) return "create " + path;
+  if (values.empty()) return "";
+  std::vector<const char*> text;
+  text.reserve(values.size());
+  for (const std::string& v : values) text.push_back(v.c_str());
+  if (H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()) < 0) return "write " + path;
+  return "";
 }
 
 }  // namespace
@@ -30,7 +52,9 @@ ResultsWriter::ResultsWriter(const std::string& path, const Communicator& comm, 
     throw RuntimeError(fmt("output = ", path, ": directory ", parent.string(), " does not exist"));
   hid_t f = reopen ? H5Fopen(partial_.c_str(), H5F_ACC_RDWR, fapl)
                    : H5Fcreate(partial_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  if (f < 0) throw RuntimeError(fmt("output = ", path, ": cannot ", reopen ? "open " : "create ", partial_));
+  if (f < 0)
+    throw RuntimeError(fmt("output = ", path, ": cannot ", reopen ? "open " : "create ", partial_,
+                           failureReason(partial_)));
   file_ = h5::Handle(f, H5Fclose, "open results file");
   dxpl_ = h5::collectiveTransfer(comm);
   lcpl_ = h5::Handle(H5Pcreate(H5P_LINK_CREATE), H5Pclose, "H5Pcreate(lcpl)");
@@ -59,9 +83,13 @@ void ResultsWriter::commit() {
   dxpl_.reset();
   lcpl_.reset();
   file_.reset();
-  // Every rank's data are in the file after the collective close; fsync, then rename (durableRename).
+  // Every rank's data are in the file after the collective close. Rank 0 adds the string datasets
+  // (serially: parallel HDF5 1.10 cannot write variable-length data), then fsyncs and renames.
   std::string err;
-  if (comm_.isRoot()) err = durableRename(partial_, path_);
+  if (comm_.isRoot()) {
+    err = writePendingStrings();
+    if (err.empty()) err = durableRename(partial_, path_);
+  }
   const int ok = comm_.allreduceMin(err.empty() ? 1 : 0);
   committed_ = true;
   if (!ok) throw RuntimeError(fmt("output = ", path_, ": cannot publish ", partial_, comm_.isRoot() ? ": " + err : ""));
@@ -231,12 +259,25 @@ void ResultsWriter::writeFloatArray(const std::string& path, const std::vector<f
 }
 
 void ResultsWriter::writeStrings(const std::string& path, const std::vector<std::string>& values) {
-  std::size_t len = 1;
-  for (const auto& s : values) len = std::max(len, s.size());
-  std::vector<char> buf(len * std::max<std::size_t>(values.size(), 1), '\0');
-  for (std::size_t i = 0; i < values.size(); ++i) std::copy(values[i].begin(), values[i].end(), buf.begin() + i * len);
-  h5::Handle t(fixedString(len), H5Tclose, "string type");
-  writeReplicated(path, t, t, buf.data(), {values.size()});
+  // Replicated: rank 0's copy is written by commit().
+  if (comm_.isRoot()) pendingStrings_[path] = values;
+}
+
+std::string ResultsWriter::writePendingStrings() {
+  if (pendingStrings_.empty()) return "";
+  const h5::QuietErrors quiet;
+  const hid_t f = H5Fopen(partial_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) return "re-open " + partial_ + failureReason(partial_);
+  std::string failed;
+  for (const auto& [path, values] : pendingStrings_) {
+    failed = writeVariableStrings(f, path, values);
+    if (!failed.empty()) break;
+  }
+  const herr_t closed = H5Fclose(f);  // writeVariableStrings throws nothing: f is always closed here
+  if (!failed.empty()) return failed + " in " + partial_ + failureReason(partial_);
+  if (closed < 0) return "close " + partial_ + failureReason(partial_);
+  pendingStrings_.clear();
+  return "";
 }
 
 void ResultsWriter::writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data,

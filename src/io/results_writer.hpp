@@ -1,6 +1,9 @@
 // The results file: parallel HDF5, written collectively (docs/results.md). The file is written as
 // <output>.partial and renamed to <output> by commit(); a writer destroyed without commit() removes
-// the partial file, so a failed run leaves no results file behind.
+// the partial file, so a failed run leaves no results file behind. String datasets are variable-length
+// (a long token costs its own length, not the vocabulary's size times it): parallel HDF5 1.10 cannot
+// write those collectively, so writeStrings keeps them and commit() writes them from rank 0 after the
+// collective close.
 #pragma once
 #include <map>
 #include <string>
@@ -60,6 +63,8 @@ class ResultsWriter : public RecordSink {
   void writeRows(const std::string& path, hid_t memType, hid_t fileType, const void* data, std::uint64_t width,
                  bool matrix = false);
   hid_t roundDataset(const std::string& name, bool perClient, hid_t fileType);
+  // Rank 0, after the collective close: writes the kept string datasets serially. "" or what failed.
+  std::string writePendingStrings();
   void appendRoundValue(const std::string& name, hid_t memType, hid_t fileType, const void* value);
 
   // First member, so it is the last to go: HDF5 stays quiet until every handle below is closed.
@@ -69,6 +74,7 @@ class ResultsWriter : public RecordSink {
   std::string path_, partial_;
   h5::Handle file_, dxpl_, lcpl_;
   std::map<std::string, h5::Handle> rounds_;
+  std::map<std::string, std::vector<std::string>> pendingStrings_;  // rank 0: path -> strings, for commit()
   std::uint64_t rows_ = 0;
   bool committed_ = false;
 };

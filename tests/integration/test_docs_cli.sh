@@ -8,6 +8,8 @@ sed -n '/^```text$/,/^```$/p' "$doc" | sed '1d;$d' >"$TMP/doc_help"
 "$FEDSILO_EXE" --help >"$TMP/help"
 if diff -u "$TMP/doc_help" "$TMP/help" >"$TMP/diff"; then pass "docs/cli.md matches --help"; else cat "$TMP/diff" >&2; fail "docs/cli.md is out of date: run tools/gen_cli_doc.sh"; fi
 # Every shipped config uses only known options with valid values.
+# --dry-run reads the configs' input files (partition files are relative to the repository root).
+cd "$FEDSILO_SOURCE_DIR"
 for ini in "$FEDSILO_SOURCE_DIR"/configs/*.ini; do
   if out=$("$FEDSILO_EXE" --config "$ini" --dry-run 2>&1); then pass "$(basename "$ini") is valid"; else fail "$(basename "$ini"): $out"; fi
 done

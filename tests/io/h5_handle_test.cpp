@@ -101,7 +101,8 @@ TEST(H5Handle, AFailedCallThrowsOrIsAdoptedForTheCallersOwnError) {
     h5::Handle bad(H5Fopen("/nonexistent/x.h5", H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, "open x.h5");
     FAIL() << "a negative id was accepted";
   } catch (const RuntimeError& e) {
-    EXPECT_STREQ(e.what(), "HDF5: open x.h5 failed");
+    // With the reason HDF5 recorded (its POSIX driver's strerror text).
+    EXPECT_STREQ(e.what(), "HDF5: open x.h5 failed: No such file or directory");
   }
   const h5::Handle adopted = h5::Handle::adopt(H5Fopen("/nonexistent/x.h5", H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   EXPECT_FALSE(adopted.valid());

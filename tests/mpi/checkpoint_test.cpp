@@ -262,3 +262,140 @@ TEST(Checkpoint, DestroyedByUnwindingIsAbandonedNotClosed) {
   EXPECT_GE(H5Fclose(abandoned), 0);
   EXPECT_EQ(openFiles(), before);
 }
+
+namespace {
+
+// Flips one byte of the stored values of dataset `dataset` (contiguous) at byte `at` of its data, on
+// rank 0 with plain file I/O, as a failing disk or a stray write would.
+void flipDataByte(const Communicator& comm, const std::string& path, const std::string& dataset, std::size_t at) {
+  if (comm.isRoot()) {
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+    const haddr_t offset = H5Dget_offset(d);
+    H5Dclose(d);
+    H5Fclose(f);
+    ASSERT_NE(offset, HADDR_UNDEF) << dataset;
+    std::FILE* raw = std::fopen(path.c_str(), "r+b");
+    std::fseek(raw, static_cast<long>(offset + at), SEEK_SET);
+    const int byte = std::fgetc(raw);
+    std::fseek(raw, static_cast<long>(offset + at), SEEK_SET);
+    std::fputc(byte ^ 0x5a, raw);
+    std::fclose(raw);
+  }
+  comm.barrier();
+}
+
+std::string fileBytes(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  std::string bytes;
+  for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) bytes.push_back(static_cast<char>(c));
+  std::fclose(f);
+  return bytes;
+}
+
+// What each rank saw when it read the damaged array: agreed, and the message where it was printed.
+struct Outcome {
+  bool threw = false, agreed = false;
+  std::string message;
+};
+
+template <typename F>
+Outcome readDamaged(F&& read) {
+  Outcome o;
+  try {
+    read();
+  } catch (const PeerFailure& e) {
+    o = {true, agreedFailure(e), ""};
+  } catch (const RuntimeError& e) {
+    o = {true, agreedFailure(e), e.what()};
+  }
+  return o;
+}
+
+// A committed checkpoint with one replicated array and one per-client array (client k: 3 values).
+std::string saveSmall(const Communicator& comm, const Placement& pl, const std::string& dir) {
+  const std::string path = dir + "/damaged.ckpt";
+  CheckpointInfo info;
+  info.numClients = pl.numClients();
+  info.nextRound = 2;
+  info.rows = 2;
+  std::vector<double> global{0.5, 1.5, 2.5, 3.5};
+  std::unordered_map<int, std::vector<float>> personal;
+  for (int k = pl.first(comm.rank()); k < pl.end(comm.rank()); ++k) personal[k] = valuesOf(k, 3);
+  auto ck = Checkpoint::create(path, comm, pl, info);
+  ck->doubles("driver/global", global);
+  ck->clientFloats("personal", personal);
+  ck->commit();
+  return path;
+}
+
+}  // namespace
+
+TEST(Checkpoint, DamagedReplicatedDataIsAnAgreedErrorNamingTheFile) {
+  Communicator comm = Communicator::world();
+  const Placement pl(6, comm.size());
+  const SharedDir dir(comm, "ckpt_damage1");
+  const std::string path = saveSmall(comm, pl, dir.path());
+  flipDataByte(comm, path, "/replicated/driver/global", 13);  // inside the second value, not a header
+  const std::string before = comm.isRoot() ? fileBytes(path) : "";
+  auto in = Checkpoint::open(path, comm, pl);
+  std::vector<double> global;
+  const Outcome o = readDamaged([&] { in->doubles("driver/global", global); });
+  EXPECT_TRUE(o.threw);
+  EXPECT_TRUE(o.agreed);
+  if (comm.isRoot()) {
+    EXPECT_NE(o.message.find("checkpoint " + path + ": array '/replicated/driver/global' does not match its checksum"),
+              std::string::npos)
+        << o.message;
+  }
+  in.reset();  // agreed: every rank closes it together
+  if (comm.isRoot()) {
+    EXPECT_EQ(fileBytes(path), before);  // left as it is
+  }
+}
+
+TEST(Checkpoint, DamagedRowOfOneRanksClientIsAgreedByEveryRank) {
+  Communicator comm = Communicator::world();
+  const Placement pl(6, comm.size());
+  const SharedDir dir(comm, "ckpt_damage2");
+  const std::string path = saveSmall(comm, pl, dir.path());
+  // The last client's row (uniform [K, 3] float32): only the last rank reads it.
+  flipDataByte(comm, path, "/clients/personal/values", (6 - 1) * 3 * sizeof(float) + 5);
+  auto in = Checkpoint::open(path, comm, pl);
+  std::vector<double> global;
+  in->doubles("driver/global", global);  // undamaged: reads fine
+  EXPECT_EQ(global, (std::vector<double>{0.5, 1.5, 2.5, 3.5}));
+  std::unordered_map<int, std::vector<float>> personal;
+  const Outcome o = readDamaged([&] { in->clientFloats("personal", personal); });
+  EXPECT_TRUE(o.threw);
+  EXPECT_TRUE(o.agreed);
+  if (comm.rank() == comm.size() - 1) {
+    EXPECT_NE(o.message.find("array '/clients/personal/values' does not match its checksum"), std::string::npos)
+        << o.message;
+  } else {
+    EXPECT_EQ(o.message, "");  // another rank reports it
+  }
+  in.reset();
+}
+
+TEST(Checkpoint, ChangedAttributesAreRefusedOnOpen) {
+  Communicator comm = Communicator::world();
+  const Placement pl(6, comm.size());
+  const SharedDir dir(comm, "ckpt_damage3");
+  const std::string path = saveSmall(comm, pl, dir.path());
+  if (comm.isRoot()) {  // next_round 2 -> 5, as an edit or a damaged attribute would
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t a = H5Aopen(f, "next_round", H5P_DEFAULT);
+    const long long five = 5;
+    H5Awrite(a, H5T_NATIVE_LLONG, &five);
+    H5Aclose(a);
+    H5Fclose(f);
+  }
+  comm.barrier();
+  const Outcome o = readDamaged([&] { Checkpoint::open(path, comm, pl); });
+  EXPECT_TRUE(o.threw);
+  EXPECT_TRUE(o.agreed);
+  if (comm.isRoot()) {
+    EXPECT_NE(o.message.find("attributes do not match their checksum"), std::string::npos) << o.message;
+  }
+}
