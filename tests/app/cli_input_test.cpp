@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "fl/algorithm.hpp"
 #include "support/test_support.hpp"
+#include "support/parse_error.hpp"
 
 namespace fedsilo {
 namespace {
@@ -20,15 +21,6 @@ std::string writeFile(const std::string& name, const std::string& bytes) {
   const std::string path = test::tempDir("cli_input") + "/" + name;
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
-}
-
-std::string errorOf(const std::vector<std::string>& args) {
-  try {
-    parseArguments(args);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -72,13 +64,13 @@ TEST(Booleans, TheIniFileAcceptsTheSameSpellings) {
 
 TEST(Booleans, AnythingElseIsAnErrorNamingTheValueAndTheForms) {
   for (const char* bad : {"maybe", "2", "", "truee", "y"}) {
-    const std::string e = errorOf({"--fl.skip_diverged", bad});
+    const std::string e = test::parseError({"--fl.skip_diverged", bad});
     EXPECT_TRUE(contains(e, std::string("fl.skip_diverged = ") + bad + ":")) << e;
     EXPECT_TRUE(contains(e, "true/false, 1/0, yes/no or on/off")) << e;
   }
   // An unselected algorithm's boolean is checked as well (it is stored normalised).
-  EXPECT_TRUE(contains(errorOf({"--playerfl.include_bias", "sometimes"}), "playerfl.include_bias = sometimes"));
-  EXPECT_TRUE(contains(errorOf({"--output.jsonl", "please"}), "output.jsonl = please"));
+  EXPECT_TRUE(contains(test::parseError({"--playerfl.include_bias", "sometimes"}), "playerfl.include_bias = sometimes"));
+  EXPECT_TRUE(contains(test::parseError({"--output.jsonl", "please"}), "output.jsonl = please"));
 }
 
 TEST(Booleans, OptionValuesGetBoolAcceptsEverySpelling) {
@@ -115,7 +107,7 @@ TEST(OneShotRounds, GemsCountFollowsTheModel) {
 
 TEST(OneShotRounds, RoundsFromTheIniFileCountAsGiven) {
   const std::string wrong = writeFile("gems_wrong.ini", "algorithm = gems\nrounds = 3\n[model]\nhidden = 16\n");
-  EXPECT_TRUE(contains(errorOf({"--config", wrong}), "rounds = 3")) << errorOf({"--config", wrong});
+  EXPECT_TRUE(contains(test::parseError({"--config", wrong}), "rounds = 3")) << test::parseError({"--config", wrong});
   const std::string unset = writeFile("gems_unset.ini", "algorithm = gems\n[model]\nhidden = 16\n");
   EXPECT_EQ(parseArguments({"--config", unset}).config.rounds, 2);
   // The command line's rounds counts as given too (and wins over the file's).
@@ -123,10 +115,10 @@ TEST(OneShotRounds, RoundsFromTheIniFileCountAsGiven) {
 }
 
 TEST(OneShotRounds, AnExplicitWrongCountStaysAnError) {
-  const std::string e = errorOf({"--algorithm", "gems", "--model", "logreg", "--rounds", "20"});
+  const std::string e = test::parseError({"--algorithm", "gems", "--model", "logreg", "--rounds", "20"});
   EXPECT_TRUE(contains(e, "rounds = 20")) << e;
   EXPECT_TRUE(contains(e, "needs rounds = 1")) << e;
-  EXPECT_TRUE(contains(errorOf({"--algorithm", "ensemble", "--rounds", "2"}), "needs rounds = 1"));
+  EXPECT_TRUE(contains(test::parseError({"--algorithm", "ensemble", "--rounds", "2"}), "needs rounds = 1"));
   // The explicit right count is accepted.
   EXPECT_EQ(parseArguments({"--algorithm", "ensemble", "--rounds", "1"}).config.rounds, 1);
 }
@@ -140,14 +132,14 @@ TEST(OneShotRounds, IterativeAlgorithmsKeepTheDefault) {
 
 TEST(ConfigFile, ANulByteIsRefusedWithItsOffsetAndLine) {
   const std::string path = writeFile("nul.ini", std::string("clients = 4\nrounds = 2\nseed = 1") + '\0' + " junk\n");
-  const std::string e = errorOf({"--config", path});
+  const std::string e = test::parseError({"--config", path});
   EXPECT_TRUE(contains(e, "config = " + path)) << e;
   EXPECT_TRUE(contains(e, "byte 0x00 at offset 31 (line 3)")) << e;
   EXPECT_TRUE(contains(e, "not a text INI file")) << e;
 }
 
 TEST(ConfigFile, DevZeroIsRefusedNotReadForever) {
-  const std::string e = errorOf({"--config", "/dev/zero"});
+  const std::string e = test::parseError({"--config", "/dev/zero"});
   EXPECT_TRUE(contains(e, "config = /dev/zero: byte 0x00 at offset 0 (line 1)")) << e;
 }
 
@@ -156,14 +148,14 @@ TEST(ConfigFile, BinaryContentIsNeverEchoedRaw) {
   for (int i = 0; i < 300; ++i) bytes += static_cast<char>(0x80 + (i * 37) % 0x80);  // no ASCII control bytes
   bytes += "\n";
   const std::string path = writeFile("highbytes.ini", bytes);
-  const std::string e = errorOf({"--config", path});
+  const std::string e = test::parseError({"--config", path});
   ASSERT_FALSE(e.empty());
   EXPECT_TRUE(contains(e, "config = " + path)) << e;
   for (char ch : e) EXPECT_TRUE(ch >= 0x20 && ch <= 0x7e) << "unprintable byte in: " << e;
   EXPECT_LT(e.size(), path.size() + 200) << e;
   EXPECT_TRUE(contains(e, "\\x")) << e;  // the excerpt shows the bytes escaped
   // A control byte other than tab, CR, LF and form feed also marks a file as binary.
-  EXPECT_TRUE(contains(errorOf({"--config", writeFile("bell.ini", "clients = 4\x07\n")}), "byte 0x07 at offset 11"));
+  EXPECT_TRUE(contains(test::parseError({"--config", writeFile("bell.ini", "clients = 4\x07\n")}), "byte 0x07 at offset 11"));
 }
 
 TEST(ConfigFile, AUtf8ByteOrderMarkIsSkipped) {
@@ -172,7 +164,7 @@ TEST(ConfigFile, AUtf8ByteOrderMarkIsSkipped) {
   EXPECT_EQ(c.clients, 4);
   EXPECT_DOUBLE_EQ(c.train.lr, 0.2);
   // Only at the start: elsewhere it is part of the line (and an unknown key here).
-  EXPECT_FALSE(errorOf({"--config", writeFile("bom2.ini", "clients = 4\n\xEF\xBB\xBFseed = 1\n")}).empty());
+  EXPECT_FALSE(test::parseError({"--config", writeFile("bom2.ini", "clients = 4\n\xEF\xBB\xBFseed = 1\n")}).empty());
 }
 
 TEST(ConfigFile, TabsCarriageReturnsAndUtf8CommentsAreText) {

@@ -4,18 +4,10 @@
 
 #include "app/config_parser.hpp"
 #include "core/error.hpp"
+#include "support/parse_error.hpp"
 
 namespace fedsilo {
 namespace {
-
-std::string errorOf(const std::vector<std::string>& args) {
-  try {
-    parseArguments(args);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(ClientProtocolOptions, DefaultsAreTheEarlierBehaviour) {
   const ExperimentConfig c = parseArguments({}).config;
@@ -95,7 +87,10 @@ TEST(ClientProtocolOptions, ErrorsNameTheValueAndTheExpectedForm) {
        "data.augment = affine: not with privacy.level = sample"},
       {{"--algorithm", "fedfa", "--train.optimizer", "adam"}, "fedfa.client_momentum = 0.5 is SGD momentum"},
   };
-  for (const auto& [args, text] : cases) EXPECT_NE(errorOf(args).find(text), std::string::npos) << errorOf(args);
+  for (const auto& [args, text] : cases) {
+    const std::string error = test::parseError(args);
+    EXPECT_NE(error.find(text), std::string::npos) << error;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "app/config_parser.hpp"
 #include "support/test_support.hpp"
+#include "support/parse_error.hpp"
 
 using namespace fedsilo;
 
@@ -16,15 +17,6 @@ std::string writeIni(const std::string& text) {
   const std::string path = test::tempDir("cfg") + "/c.ini";
   std::ofstream(path) << text;
   return path;
-}
-
-std::string errorOf(const std::vector<std::string>& args) {
-  try {
-    parseArguments(args);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
@@ -63,29 +55,29 @@ TEST(Config, ShardsPerClientRange) {
   const ExperimentConfig c = parseArguments({"--partition.shards_per_client", "1,30"}).config;
   EXPECT_EQ(c.partition.shardsPerClientMin, 1);
   EXPECT_EQ(c.partition.shardsPerClientMax, 30);
-  EXPECT_NE(errorOf({"--partition.shards_per_client", "5,2"}).find("min,max"), std::string::npos);
+  EXPECT_NE(test::parseError({"--partition.shards_per_client", "5,2"}).find("min,max"), std::string::npos);
 }
 
 TEST(Config, BadValuesNameTheOptionAndTheValue) {
-  EXPECT_NE(errorOf({"--train.lr", "-0.1"}).find("train.lr = -0.1"), std::string::npos);
-  EXPECT_NE(errorOf({"--train.lr", "fast"}).find("fast"), std::string::npos);
-  EXPECT_NE(errorOf({"--clients", "0"}).find("clients = 0"), std::string::npos);
-  EXPECT_NE(errorOf({"--algorithm", "fedmagic"}).find("fedmagic"), std::string::npos);
-  EXPECT_NE(errorOf({"--model", "resnet"}).find("resnet"), std::string::npos);
-  EXPECT_NE(errorOf({"--data.split", "0.5,0.5"}).find("data.split"), std::string::npos);
-  EXPECT_NE(errorOf({"--data.split", "0.9,0.2,0.1"}).find("data.split"), std::string::npos);
-  EXPECT_NE(errorOf({"--partition.scheme", "random"}).find("random"), std::string::npos);
-  EXPECT_NE(errorOf({"--fl.skip_diverged", "maybe"}).find("maybe"), std::string::npos);
-  EXPECT_NE(errorOf({"--train.momentum", "1"}).find("train.momentum"), std::string::npos);
-  EXPECT_NE(errorOf({"--partition.scheme", "file"}).find("partition.file"), std::string::npos);
+  EXPECT_NE(test::parseError({"--train.lr", "-0.1"}).find("train.lr = -0.1"), std::string::npos);
+  EXPECT_NE(test::parseError({"--train.lr", "fast"}).find("fast"), std::string::npos);
+  EXPECT_NE(test::parseError({"--clients", "0"}).find("clients = 0"), std::string::npos);
+  EXPECT_NE(test::parseError({"--algorithm", "fedmagic"}).find("fedmagic"), std::string::npos);
+  EXPECT_NE(test::parseError({"--model", "resnet"}).find("resnet"), std::string::npos);
+  EXPECT_NE(test::parseError({"--data.split", "0.5,0.5"}).find("data.split"), std::string::npos);
+  EXPECT_NE(test::parseError({"--data.split", "0.9,0.2,0.1"}).find("data.split"), std::string::npos);
+  EXPECT_NE(test::parseError({"--partition.scheme", "random"}).find("random"), std::string::npos);
+  EXPECT_NE(test::parseError({"--fl.skip_diverged", "maybe"}).find("maybe"), std::string::npos);
+  EXPECT_NE(test::parseError({"--train.momentum", "1"}).find("train.momentum"), std::string::npos);
+  EXPECT_NE(test::parseError({"--partition.scheme", "file"}).find("partition.file"), std::string::npos);
 }
 
 TEST(Config, UnknownAndDuplicatedOptionsAreErrors) {
-  EXPECT_NE(errorOf({"--train.lrr", "0.1"}).find("train.lrr"), std::string::npos);
-  EXPECT_FALSE(errorOf({"--config", writeIni("[train]\nfoo = 1\n")}).empty());
-  EXPECT_FALSE(errorOf({"--config", writeIni("clients = 3\nclients = 4\n")}).empty());
-  EXPECT_NE(errorOf({"--config", "/nonexistent/x.ini"}).find("/nonexistent/x.ini"), std::string::npos);
-  EXPECT_FALSE(errorOf({"stray"}).empty());
+  EXPECT_NE(test::parseError({"--train.lrr", "0.1"}).find("train.lrr"), std::string::npos);
+  EXPECT_FALSE(test::parseError({"--config", writeIni("[train]\nfoo = 1\n")}).empty());
+  EXPECT_FALSE(test::parseError({"--config", writeIni("clients = 3\nclients = 4\n")}).empty());
+  EXPECT_NE(test::parseError({"--config", "/nonexistent/x.ini"}).find("/nonexistent/x.ini"), std::string::npos);
+  EXPECT_FALSE(test::parseError({"stray"}).empty());
 }
 
 TEST(Config, HelpListsEveryOptionWithDefault) {
@@ -152,7 +144,7 @@ void expectEnumeratedOption(const std::string& key, const std::vector<std::strin
     args.pop_back();
   }
   args.push_back("bogus");
-  const std::string error = errorOf(args);
+  const std::string error = test::parseError(args);
   EXPECT_NE(error.find(key + " = bogus: expected one of "), std::string::npos) << error;
   for (const auto& n : enumNames<E>()) EXPECT_NE(error.find(n.name), std::string::npos) << error;
 }

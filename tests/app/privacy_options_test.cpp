@@ -10,22 +10,14 @@
 #include "app/privacy_options.hpp"
 #include "core/error.hpp"
 #include "privacy/calibration.hpp"
+#include "support/parse_error.hpp"
 
 namespace fedsilo {
 namespace {
 
-std::string errorOf(const std::vector<std::string>& args) {
-  try {
-    parseArguments(args);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // The error of `args` contains every string of `parts`.
 void expectError(const std::vector<std::string>& args, const std::vector<std::string>& parts) {
-  const std::string e = errorOf(args);
+  const std::string e = test::parseError(args);
   ASSERT_FALSE(e.empty()) << "accepted: " << ::testing::PrintToString(args);
   for (const std::string& p : parts) EXPECT_NE(e.find(p), std::string::npos) << "'" << p << "' not in: " << e;
 }

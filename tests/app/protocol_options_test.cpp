@@ -8,21 +8,9 @@
 
 #include "app/config_parser.hpp"
 #include "core/error.hpp"
+#include "support/parse_error.hpp"
 
 using namespace fedsilo;
-
-namespace {
-
-std::string errorOf(const std::vector<std::string>& args) {
-  try {
-    parseArguments(args);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
 
 TEST(ProtocolOptions, DefaultsChangeNothing) {
   const ExperimentConfig c = parseArguments({}).config;
@@ -57,7 +45,7 @@ TEST(ProtocolOptions, Parsed) {
   EXPECT_EQ(c.eval.point, EvalPoint::AfterLocal);
   EXPECT_EQ(c.eval.clientWeighting, ClientWeighting::Samples);
   for (const char* kind : {"none", "momentum", "adam", "yogi", "adagrad"})
-    EXPECT_EQ(errorOf({"--fl.server_optimizer", kind}), "") << kind;
+    EXPECT_EQ(test::parseError({"--fl.server_optimizer", kind}), "") << kind;
 }
 
 TEST(ProtocolOptions, BadValuesNameTheOptionAndTheValue) {
@@ -78,7 +66,7 @@ TEST(ProtocolOptions, BadValuesNameTheOptionAndTheValue) {
       {{"--algorithm", "fedbabu", "--fedbabu.head", "fc1,,fc2"}, "fedbabu.head = fc1,,fc2: an empty block name"},
   };
   for (const auto& [args, text] : cases) {
-    const std::string e = errorOf(args);
+    const std::string e = test::parseError(args);
     EXPECT_NE(e.find(text), std::string::npos) << args[0] << " " << args[1] << ": got '" << e << "'";
   }
 }
@@ -86,28 +74,28 @@ TEST(ProtocolOptions, BadValuesNameTheOptionAndTheValue) {
 TEST(ProtocolOptions, AServerOptimizerNeedsAnAlgorithmThatAveragesModels) {
   for (const char* alg : {"fedavg", "fedprox", "fedlp", "fedbabu", "ditto", "alpha_fedavg", "qffl", "fedfa", "playerfl",
                           "playerfl_random"})
-    EXPECT_EQ(errorOf({"--algorithm", alg, "--fl.server_optimizer", "adam"}), "") << alg;
+    EXPECT_EQ(test::parseError({"--algorithm", alg, "--fl.server_optimizer", "adam"}), "") << alg;
   for (const char* alg : {"local", "pfedme"}) {
-    const std::string e = errorOf({"--algorithm", alg, "--fl.server_optimizer", "adagrad"});
+    const std::string e = test::parseError({"--algorithm", alg, "--fl.server_optimizer", "adagrad"});
     EXPECT_NE(e.find(std::string("fl.server_optimizer = adagrad: algorithm = ") + alg), std::string::npos) << e;
     EXPECT_NE(e.find("applies to fedavg,"), std::string::npos) << e;
     EXPECT_EQ(e.find("applies to fedavg, local"), std::string::npos) << e;
   }
-  const std::string gems = errorOf({"--algorithm", "average", "--rounds", "1", "--fl.server_optimizer", "momentum"});
+  const std::string gems = test::parseError({"--algorithm", "average", "--rounds", "1", "--fl.server_optimizer", "momentum"});
   EXPECT_NE(gems.find("fl.server_optimizer = momentum: algorithm = average"), std::string::npos) << gems;
 }
 
 TEST(ProtocolOptions, BestValNeedsValidationSamples) {
-  const std::string e = errorOf({"--eval.select", "best_val", "--data.split", "0.8,0,0.2"});
+  const std::string e = test::parseError({"--eval.select", "best_val", "--data.split", "0.8,0,0.2"});
   EXPECT_NE(e.find("eval.select = best_val"), std::string::npos) << e;
   EXPECT_NE(e.find("data.split = 0.8,0,0.2"), std::string::npos) << e;
-  EXPECT_EQ(errorOf({"--eval.select", "final", "--data.split", "0.8,0,0.2"}), "");
+  EXPECT_EQ(test::parseError({"--eval.select", "final", "--data.split", "0.8,0,0.2"}), "");
 }
 
 TEST(ProtocolOptions, AfterLocalIsRefusedForOneShotAlgorithms) {
-  const std::string e = errorOf({"--algorithm", "average", "--rounds", "1", "--eval.point", "after_local"});
+  const std::string e = test::parseError({"--algorithm", "average", "--rounds", "1", "--eval.point", "after_local"});
   EXPECT_NE(e.find("eval.point = after_local: algorithm = average is one-shot"), std::string::npos) << e;
-  EXPECT_EQ(errorOf({"--algorithm", "average", "--rounds", "1", "--eval.select", "best_val"}), "");
+  EXPECT_EQ(test::parseError({"--algorithm", "average", "--rounds", "1", "--eval.select", "best_val"}), "");
 }
 
 TEST(ProtocolOptions, HelpDescribesThem) {

@@ -10,26 +10,14 @@
 
 #include "fl/local_trainer.hpp"
 #include "nn/presets.hpp"
+#include "support/small_dataset.hpp"
 
 namespace fedsilo {
 namespace {
 
-Dataset makeData(int n) {
-  Dataset ds;
-  ds.shape = Shape{6, 1, 1};
-  ds.numClasses = 3;
-  Rng gen(11, -1, -1, Purpose::Misc);
-  for (int i = 0; i < n; ++i) {
-    const int y = i % 3;
-    for (int j = 0; j < 6; ++j) ds.f32.push_back(static_cast<float>(gen.normal() + (j % 3 == y ? 1.5 : 0.0)));
-    ds.labels.push_back(y);
-  }
-  return ds;
-}
-
 // The same features as 1 x 2 x 3 images (for augmentation).
 Dataset makeImages(int n) {
-  Dataset ds = makeData(n);
+  Dataset ds = test::separableDataset(n);
   ds.shape = Shape{1, 2, 3};
   return ds;
 }
@@ -129,7 +117,7 @@ std::vector<float> trainDataParallel(int ranks, int shard, double dropout, const
 }
 
 TEST(DataParallel, SameModelAtAnyRankCount) {
-  const Dataset ds = makeData(61);  // 7 full batches and one of 5
+  const Dataset ds = test::separableDataset(61);  // 7 full batches and one of 5
   for (double dropout : {0.0, 0.3}) {
     const std::vector<float> one = trainDataParallel(1, 3, dropout, ds);
     EXPECT_EQ(trainDataParallel(2, 3, dropout, ds), one) << "2 ranks, dropout " << dropout;
@@ -147,7 +135,7 @@ TEST(DataParallel, AugmentedAdamTrainingIsTheSameAtAnyRankCount) {
 }
 
 TEST(DataParallel, OneShardPerBatchIsTheSerialLoop) {
-  const Dataset ds = makeData(61);
+  const Dataset ds = test::separableDataset(61);
   const std::vector<float> dp = trainDataParallel(1, 8, 0.0, ds);
   auto m = makeModel(0.0);
   LocalTrainer tr(ds, 8);

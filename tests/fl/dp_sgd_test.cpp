@@ -9,22 +9,10 @@
 #include "fl/local_trainer.hpp"
 #include "nn/presets.hpp"
 #include "privacy/gaussian.hpp"
+#include "support/small_dataset.hpp"
 
 namespace fedsilo {
 namespace {
-
-Dataset makeData(int n) {
-  Dataset ds;
-  ds.shape = Shape{6, 1, 1};
-  ds.numClasses = 3;
-  Rng gen(11, -1, -1, Purpose::Misc);
-  for (int i = 0; i < n; ++i) {
-    const int y = i % 3;
-    for (int j = 0; j < 6; ++j) ds.f32.push_back(static_cast<float>(gen.normal() + (j % 3 == y ? 1.5 : 0.0)));
-    ds.labels.push_back(y);
-  }
-  return ds;
-}
 
 std::unique_ptr<Model> makeModel(int reserve) {
   ModelConfig mc;
@@ -97,7 +85,7 @@ TEST(PoissonBatch, EveryRecordIsSampledWithProbabilityQ) {
 }
 
 TEST(DpSgd, OneStepIsTheNoisedSumOfClippedPerSampleGradientsOverTheExpectedBatch) {
-  const Dataset data = makeData(40);
+  const Dataset data = test::separableDataset(40);
   const IndexList idx = range(0, 40);
   auto model = makeModel(64);
   const std::vector<float> start(model->params(), model->params() + model->numParams());
@@ -145,7 +133,7 @@ TEST(DpSgd, OneStepIsTheNoisedSumOfClippedPerSampleGradientsOverTheExpectedBatch
 }
 
 TEST(DpSgd, AnEpochIsCeilNOverBatchStepsEachComposed) {
-  const Dataset data = makeData(45);
+  const Dataset data = test::separableDataset(45);
   auto model = makeModel(64);
   TrainOptions opt;
   opt.epochs = 2;
@@ -167,7 +155,7 @@ TEST(DpSgd, AnEpochIsCeilNOverBatchStepsEachComposed) {
 TEST(DpSgd, ABatchLargerThanTheReservedOneIsSummedInChunks) {
   // batch 4 of 11 records: q = 4/11, and Poisson batches of more than 4 samples are processed in
   // chunks by a trainer and model reserved for 4; they must train as one reserved for 16.
-  const Dataset data = makeData(11);
+  const Dataset data = test::separableDataset(11);
   auto small = makeModel(4), large = makeModel(16);
   TrainOptions opt;
   opt.epochs = 3;  // 9 steps

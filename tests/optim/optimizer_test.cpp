@@ -13,6 +13,7 @@
 #include "optim/lr_schedule.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/optimizer_state_store.hpp"
+#include "support/memory_archive.hpp"
 
 namespace fedsilo::test {
 namespace {
@@ -308,33 +309,6 @@ TEST(LrSchedule, ClosedFormsPerRound) {
   EXPECT_EQ(trainingForRound(t, 5, 10).lr, scheduledLr(t, 5, 10));
 }
 
-// What a save stores, a load returns.
-class MemoryArchive : public StateArchive {
- public:
-  bool saving() const override { return saving_; }
-  void load() { saving_ = false; }
-  void floats(const std::string& n, std::vector<float>& v) override { sync(f_[n], v); }
-  void doubles(const std::string& n, std::vector<double>& v) override { sync(d_[n], v); }
-  void clientFloats(const std::string& n, std::unordered_map<int, std::vector<float>>& m) override { sync(cf_[n], m); }
-  void clientDoubles(const std::string& n, std::unordered_map<int, std::vector<double>>& m) override {
-    sync(cd_[n], m);
-  }
-
- private:
-  template <typename T>
-  void sync(T& stored, T& v) {
-    if (saving_)
-      stored = v;
-    else
-      v = stored;
-  }
-  bool saving_ = true;
-  std::map<std::string, std::vector<float>> f_;
-  std::map<std::string, std::vector<double>> d_;
-  std::map<std::string, std::unordered_map<int, std::vector<float>>> cf_;
-  std::map<std::string, std::unordered_map<int, std::vector<double>>> cd_;
-};
-
 OptimizerState someState(float base, std::int64_t steps) {
   OptimizerState s;
   s.first = {base, base + 1};
@@ -353,9 +327,9 @@ TEST(OptimizerStateStore, CheckpointRestoresEveryClientAndRole) {
   store.get(3, ModelRole::Shared) = someState(1, 10);
   store.get(3, ModelRole::Personal) = someState(20, 4);
   store.get(8, ModelRole::Shared) = someState(-5, 1);
-  MemoryArchive ar;
+  test::MemoryArchive ar;
   store.checkpoint(ar, "driver/optimizer");
-  ar.load();
+  ar.startLoading();
   OptimizerStateStore restored;
   restored.checkpoint(ar, "driver/optimizer");
   EXPECT_EQ(restored.size(), 3u);
