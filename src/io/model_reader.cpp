@@ -36,12 +36,30 @@ std::vector<T> readNumbers(hid_t file, const std::string& fileName, const std::s
   return v;
 }
 
+// Variable-length strings (the results writer's) read as char* that HDF5 allocates and reclaims.
+// The memory type takes the file's character set: HDF5 does not convert between UTF-8 and ASCII.
+std::vector<std::string> readVariableStrings(hid_t d, hid_t fileType, const std::string& path, std::size_t n) {
+  h5::Handle memType(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+  h5::check(H5Tset_size(memType, H5T_VARIABLE), "H5Tset_size");
+  h5::check(H5Tset_cset(memType, H5Tget_cset(fileType)), "H5Tset_cset");
+  std::vector<char*> ptrs(n, nullptr);
+  std::vector<std::string> out;
+  if (n == 0) return out;
+  h5::check(H5Dread(d, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "read " + path);
+  for (const char* p : ptrs) out.emplace_back(p ? p : "");
+  h5::Handle space(H5Dget_space(d), H5Sclose, "space " + path);
+  H5Dvlen_reclaim(memType, space, H5P_DEFAULT, ptrs.data());
+  return out;
+}
+
 std::vector<std::string> readStrings(hid_t file, const std::string& fileName, const std::string& path) {
   h5::Handle d(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose, "open " + path);
   h5::Handle type(H5Dget_type(d), H5Tclose, "type " + path);
-  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
-    throw DataError(fmt("model.init = ", fileName, ": ", path, " is not an array of fixed-length strings"));
-  const std::size_t len = H5Tget_size(type), n = length1d(d, fileName, path);
+  if (H5Tget_class(type) != H5T_STRING)
+    throw DataError(fmt("model.init = ", fileName, ": ", path, " is not an array of strings"));
+  const std::size_t n = length1d(d, fileName, path);
+  if (H5Tis_variable_str(type) > 0) return readVariableStrings(d, type, path, n);
+  const std::size_t len = H5Tget_size(type);
   std::vector<char> buf(std::max<std::size_t>(len * n, 1), '\0');
   if (n > 0) h5::check(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "read " + path);
   std::vector<std::string> out;
