@@ -109,7 +109,8 @@ void secureAggregation(int reps) {
   std::vector<float> update(words);
   Rng data(5, -1, -1, Purpose::Misc);
   for (float& v : update) v = static_cast<float>(data.normal());
-  for (auto [n, d] : {std::pair{10, 0}, std::pair{10, 2}, std::pair{30, 0}, std::pair{30, 6}}) {
+  for (const auto& setting : {std::pair{10, 0}, std::pair{10, 2}, std::pair{30, 0}, std::pair{30, 6}}) {
+    const int n = setting.first, d = setting.second;  // clients, dropped
     std::vector<int> clients;
     for (int k = 0; k < n; ++k) clients.push_back(k);
     std::vector<int> survivors(clients.begin() + d, clients.end());
