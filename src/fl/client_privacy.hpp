@@ -36,6 +36,7 @@ namespace fedsilo {
 
 class ClientLevelDp {
  public:
+  // Keeps a reference to `cfg`, which must outlive it (the experiment's configuration does).
   ClientLevelDp(const ExperimentConfig& cfg, const std::vector<LayerBlock>& blocks);
 
   // The round's Poisson sample (identical on every rank).

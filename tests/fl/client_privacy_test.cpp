@@ -110,18 +110,22 @@ TEST(ClientLevelDp, FedLpBlocksAreAveragedOverTheirExpectedSenders) {
 
 TEST(ClientLevelDp, ChargesOneStepPerRoundAndOnlyTheSurvivingShares) {
   const std::vector<LayerBlock> blocks = twoBlocks();
-  ClientLevelDp central(config({}), blocks);
+  const ExperimentConfig centralConfig = config({});
+  ClientLevelDp central(centralConfig, blocks);
   EXPECT_NEAR(central.endRound(0, 0, 3, 4), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
   EXPECT_NEAR(central.endRound(1, 0, 4, 4), sgmEpsilon(0.25, 1.5, 2, 1e-5).epsilon, 1e-12);
   // Noise at the clients: 3 of 4 shares in the sum; none when every sampled client dropped.
-  ClientLevelDp distributed(config({"--privacy.noise_placement", "clients"}), blocks);
+  const ExperimentConfig distributedConfig = config({"--privacy.noise_placement", "clients"});
+  ClientLevelDp distributed(distributedConfig, blocks);
   EXPECT_NEAR(distributed.endRound(0, 0, 3, 4), sgmEpsilon(0.25, 1.5 * std::sqrt(0.75), 1, 1e-5).epsilon, 1e-12);
   EXPECT_TRUE(std::isinf(distributed.endRound(1, 0, 0, 4)));
   // Nobody sampled: charged as a whole share.
-  ClientLevelDp empty(config({"--privacy.noise_placement", "clients"}), blocks);
+  const ExperimentConfig emptyConfig = config({"--privacy.noise_placement", "clients"});
+  ClientLevelDp empty(emptyConfig, blocks);
   EXPECT_NEAR(empty.endRound(0, 0, 0, 0), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
   // A round secure aggregation discarded: no client's data reached the server, charged as z.
-  ClientLevelDp aborted(config({"--privacy.noise_placement", "clients"}), blocks);
+  const ExperimentConfig abortedConfig = config({"--privacy.noise_placement", "clients"});
+  ClientLevelDp aborted(abortedConfig, blocks);
   EXPECT_NEAR(aborted.endRound(0, 0, 1, 4, true), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
 }
 
