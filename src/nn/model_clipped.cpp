@@ -10,10 +10,6 @@
 #include <algorithm>
 #include <cmath>
 
-// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics when it inlines Eigen's
-// double-precision matrix-vector kernels (the same false positive as in dense.cpp's double build).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include "core/error.hpp"
 #include "nn/dense.hpp"
 #include "nn/model.hpp"

@@ -36,7 +36,7 @@ TEST(Fixed128Modular, MaskedPartialSumsThatWrapLeaveTheExactTotal) {
   // Three inputs, each hidden under a uniformly random 128-bit mask; the masks cancel in the total.
   const double inputs[] = {1.25, -3.5, 1e6 + 0.125};
   Rng rng(9, -1, -1, Purpose::Misc);
-  Fixed128 plain, masked, masks;
+  Fixed128 plain, masked;
   for (double x : inputs) plain.add(Fixed128::fromDouble(x));
   std::vector<Fixed128> drawn;
   for (double x : inputs) {
