@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fl/eval_selection.hpp"
+#include "support/memory_archive.hpp"
 
 namespace fedsilo {
 namespace {
@@ -87,41 +88,14 @@ TEST(ClientSelection, KeepsTheParametersOfTheKeptCandidateOnlyWhenAsked) {
   EXPECT_EQ(plain.params(0), nullptr);
 }
 
-// An in-memory archive: what a save stores, a load returns.
-class MemoryArchive : public StateArchive {
- public:
-  bool saving() const override { return saving_; }
-  void startLoading() { saving_ = false; }
-  void floats(const std::string&, std::vector<float>&) override { ADD_FAILURE() << "no replicated floats expected"; }
-  void doubles(const std::string&, std::vector<double>&) override { ADD_FAILURE() << "no replicated doubles expected"; }
-  void clientFloats(const std::string& name, std::unordered_map<int, std::vector<float>>& m) override {
-    sync(clientFloats_[name], m);
-  }
-  void clientDoubles(const std::string& name, std::unordered_map<int, std::vector<double>>& m) override {
-    sync(clientDoubles_[name], m);
-  }
-  std::size_t clientFloatArrays() const { return clientFloats_.size(); }
-
- private:
-  template <typename T>
-  void sync(T& stored, T& v) {
-    if (saving_)
-      stored = v;
-    else
-      v = stored;
-  }
-  bool saving_ = true;
-  std::map<std::string, std::unordered_map<int, std::vector<float>>> clientFloats_;
-  std::map<std::string, std::unordered_map<int, std::vector<double>>> clientDoubles_;
-};
-
 TEST(ClientSelection, CheckpointRestoresFiguresRoundsAndParametersByClientId) {
   // Clients 4 and 5 of this rank; client 5 never offered anything.
   ClientSelection saved(rules(EvalSelect::BestVal), 4, 2, true);
   const std::vector<float> p{7, 8, 9};
   saved.offer(0, 2, candidate(0.25, 0.5, 0.75), p.data(), p.size());
-  MemoryArchive ar;
+  test::MemoryArchive ar;
   saved.checkpoint(ar);
+  EXPECT_EQ(ar.replicatedArrays(), 0u);  // the selection is per client: nothing replicated
   EXPECT_EQ(ar.clientFloatArrays(), 1u);
   ar.startLoading();
   ClientSelection restored(rules(EvalSelect::BestVal), 4, 2, true);
@@ -144,8 +118,9 @@ TEST(ClientSelection, CheckpointRestoresFiguresRoundsAndParametersByClientId) {
 TEST(ClientSelection, WithoutParametersTheCheckpointHoldsNone) {
   ClientSelection saved(rules(EvalSelect::Final), 0, 1, false);
   saved.offer(0, 0, candidate(0.5, 0.5, 0.5), nullptr, 0);
-  MemoryArchive ar;
+  test::MemoryArchive ar;
   saved.checkpoint(ar);
+  EXPECT_EQ(ar.replicatedArrays(), 0u);
   EXPECT_EQ(ar.clientFloatArrays(), 0u);
 }
 

@@ -28,6 +28,9 @@ class MemoryArchive : public StateArchive {
     for (const auto& e : clientFloats_) n.push_back(e.first);
     return n;
   }
+  // How many arrays of each kind were stored.
+  std::size_t replicatedArrays() const { return floats_.size() + doubles_.size(); }
+  std::size_t clientFloatArrays() const { return clientFloats_.size(); }
   const std::unordered_map<int, std::vector<float>>& clientFloatsOf(const std::string& name) {
     return clientFloats_.at(name);
   }
