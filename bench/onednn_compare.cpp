@@ -4,33 +4,33 @@
 //
 //   OMP_NUM_THREADS=1 build/bench/fedsilo_onednn_compare [--reps N] [--ms MILLISECONDS]
 //
-// Times are wall-clock: on the shared build machines process CPU time is not usable (measured there, a
-// register-only FMA loop read 4x the core's peak in CPU time under load). To make the figures comparable
-// under load anyway, every repetition of every operation alternates with a repetition of the others and
-// with a register-only FMA loop (16 independent 16-lane chains, the method of bench/fma_peak.c), whose
-// median rate is the "peak" that the %pk columns divide by: a kernel's share of what one core delivered
-// while the kernel ran under the same load.
+// Times are process CPU time (every thread counted): the shared build machines are oversubscribed
+// (load 10-20 on 2 vCPUs), and wall time then mostly measures the other jobs. To state the rates as
+// fractions of the core's FP32 FMA peak under the same conditions, every repetition of every operation
+// alternates with a repetition of the others and of a register-only FMA loop (16 independent 16-lane
+// chains, the method of bench/fma_peak.c) timed by the same clock; its median rate is the peak that
+// the %pk columns divide by.
 //
 // Per layer and operation it prints the median over --reps repetitions (each about --ms ms long) for
-//   fedsilo   Conv2DT<float> / DenseT<float> as the model runs them (forward; backward without dx = the
-//             weight and bias gradients; backward with dx = weights and data gradients together);
+//   fedsilo   the hand-written kernels: ConvDirect (what Conv2DT<float> runs without oneDNN) and
+//             DenseT<float> (forward; backward without dx = the weight and bias gradients; backward with
+//             dx = weights and data gradients together);
 //   dnnl nchw oneDNN's primitives on fedsilo's own layouts (NCHW activations, OIHW / OI weights), what
 //             the layers could call without any reordering;
 //   dnnl blk  oneDNN's primitives on the layouts it prefers (format_tag::any, e.g. nChw16c), the
 //             reorders to and from fedsilo's layouts timed apart and added in the "step" row.
 // Repetitions alternate between the three, so that all see the same machine load. The "step" row is
 // one training step of the layer: forward + backward (with dx except for a first layer, whose input
-// gradient the model never asks for). fs/nchw and fs/blk: fedsilo's time over oneDNN's (above 1: oneDNN is
-// faster). Determinism: every oneDNN primitive runs twice on the same input
-// and the outputs are compared bit for bit; agreement: oneDNN's NCHW outputs against fedsilo's, as
-// the largest difference relative to the largest magnitude.
+// gradient the model never asks for). fs/nchw and fs/blk: fedsilo's time over oneDNN's (above 1: oneDNN
+// is faster). Determinism: every oneDNN primitive runs twice on the same input and the outputs are
+// compared bit for bit; agreement: oneDNN's outputs (both layouts) against fedsilo's, as the largest
+// difference relative to the largest magnitude.
 #include <dnnl.hpp>
 #include <omp.h>
 
 #include <immintrin.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -43,7 +43,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "nn/conv2d.hpp"
+#include "nn/conv2d_direct.hpp"
 #include "nn/dense.hpp"
 #include "nn/kernels.hpp"
 
@@ -59,8 +59,10 @@ struct Options {
   double ms = 40.0;
 };
 
-double cpuSeconds() {  // wall-clock seconds (see the header comment)
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+double cpuSeconds() {  // process CPU time (see the header comment)
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 // The FMA peak loop: kChains independent register-only chains of vector FMAs (bench/fma_peak.c's
@@ -208,7 +210,8 @@ bool isDeterministic(Dnnl& d, dnnl::primitive& prim, std::unordered_map<int, mem
   auto once = [&](std::vector<char>& a, std::vector<char>& b) {
     prim.execute(d.strm, args);
     d.strm.wait();
-    a.assign(static_cast<char*>(out.mem.get_data_handle()), static_cast<char*>(out.mem.get_data_handle()) + out.bytes());
+    const char* o = static_cast<const char*>(out.mem.get_data_handle());
+    a.assign(o, o + out.bytes());
     if (out2)
       b.assign(static_cast<char*>(out2->mem.get_data_handle()),
                static_cast<char*>(out2->mem.get_data_handle()) + out2->bytes());
@@ -339,33 +342,27 @@ void reorderOut(Dnnl& d, Tensor& t) {
   if (!t.same) t.toPlain.execute(d.strm, t.mem, t.plain);
 }
 
-// fedsilo's Conv2D on one shape, with buffers shaped as the model passes them.
+// fedsilo's hand-written convolution (ConvDirect, what Conv2DT<float> runs in builds without oneDNN)
+// on one shape, with buffers shaped as the model passes them.
 struct FedsiloConv {
-  Conv2DT<float> conv;
+  ConvDirect conv;
   std::vector<float> params, grads, x, y, dy, dx;
-  int inRows, outRows, batch;
+  std::size_t nw;
+  int batch;
   FedsiloConv(const ConvShape& s) : conv(s.inC, s.hw, s.hw, s.outC, 5, 1, 2), batch(s.batch) {
-    std::size_t np = 0;
-    for (const auto& spec : conv.paramSpecs()) np += static_cast<std::size_t>(spec.size);
-    params = randomFloats(np, 2);
-    grads.resize(np);
-    conv.bind(params.data(), grads.data());
+    nw = static_cast<std::size_t>(s.outC) * s.inC * 25;
+    params = randomFloats(nw + s.outC, 2);
+    grads.resize(params.size());
     conv.reserve(batch);
-    inRows = s.inC * s.hw * s.hw;
-    outRows = s.outC * s.hw * s.hw;
-    x = randomFloats(static_cast<std::size_t>(inRows) * batch, 1);
-    y.resize(static_cast<std::size_t>(outRows) * batch);
+    x = randomFloats(static_cast<std::size_t>(s.inC) * s.hw * s.hw * batch, 1);
+    y.resize(static_cast<std::size_t>(s.outC) * s.hw * s.hw * batch);
     dy = randomFloats(y.size(), 5);
     dx.resize(x.size());
   }
-  void forward() {
-    MapT<float> ym(y.data(), outRows, batch);
-    conv.forward(CMapT<float>(x.data(), inRows, batch), ym, true);
-  }
+  void forward() { conv.forward(params.data(), params.data() + nw, x.data(), y.data(), batch, false); }
   void backward(bool withDx) {
-    MapT<float> dxm(dx.data(), inRows, batch);
-    conv.backward(CMapT<float>(x.data(), inRows, batch), CMapT<float>(y.data(), outRows, batch),
-                  CMapT<float>(dy.data(), outRows, batch), withDx ? &dxm : nullptr);
+    conv.backward(params.data(), grads.data(), grads.data() + nw, x.data(), y.data(), dy.data(),
+                  withDx ? dx.data() : nullptr, batch, false);
   }
 };
 
@@ -394,7 +391,8 @@ void checkConvAgreement(Dnnl& d, FedsiloConv& f, DnnlConv& n, const ConvShape& s
   auto p = [](Tensor& t) { return static_cast<const float*>(t.plain.get_data_handle()); };
   std::printf("%-22s %s: max |dnnl - fedsilo| / max |fedsilo|: y %.1e  dx %.1e  dW %.1e  db %.1e;"
               " deterministic: %s\n",
-              s.name.c_str(), label, relDiff(p(*n.dst), f.y.data(), f.y.size()), relDiff(p(*n.diffSrc), f.dx.data(), f.dx.size()),
+              s.name.c_str(), label, relDiff(p(*n.dst), f.y.data(), f.y.size()),
+              relDiff(p(*n.diffSrc), f.dx.data(), f.dx.size()),
               relDiff(p(*n.diffWei), f.grads.data(), nw), relDiff(p(*n.diffBias), f.grads.data() + nw, s.outC),
               n.deterministic ? "yes" : "NO");
 }
@@ -521,7 +519,8 @@ void benchDense(Dnnl& d, const DenseShape& s, Options& opts) {
   exec(d, n.bwdWeights, n.aWeights);
   std::printf("%-22s agreement (max |dnnl - fedsilo| / max |fedsilo|): y %.1e  dx %.1e  dW %.1e  db %.1e;"
               " deterministic: %s\n",
-              s.name.c_str(), relDiff(n.dst->data(), y.data(), y.size()), relDiff(n.diffSrc->data(), dx.data(), dx.size()),
+              s.name.c_str(), relDiff(n.dst->data(), y.data(), y.size()),
+              relDiff(n.diffSrc->data(), dx.data(), dx.size()),
               relDiff(n.diffWei->data(), grads.data(), nw), relDiff(n.diffBias->data(), grads.data() + nw, s.out),
               n.deterministic ? "yes" : "NO");
   std::vector<Timed> ops{
@@ -578,7 +577,9 @@ int main(int argc, char** argv) {
   std::printf("# oneDNN %d.%d.%d, effective ISA %d (dnnl::cpu_isa), %d OpenMP thread(s); fedsilo kernels: %s\n",
               v->major, v->minor, v->patch, static_cast<int>(dnnl::get_effective_cpu_isa()), omp_get_max_threads(),
               isaName(activeIsa()));
-  std::printf("# wall times: median of %d alternating repetitions of ~%.0f ms; us per call; %%pk: of the FMA loop's rate\n", opts.reps,
+  std::printf("# process CPU times: median of %d alternating repetitions of ~%.0f ms; us per call;"
+              " %%pk: of the FMA loop's rate\n",
+              opts.reps,
               opts.ms);
   printHeader();
   const std::vector<ConvShape> convs{
