@@ -21,6 +21,10 @@ struct Bf16ConvKernels {
                const std::uint32_t* wt, int ldw, int C, float* z, int ldz);
   void (*wgrad)(const std::uint32_t* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K,
                 const std::uint32_t* dz, int ldz, int C, float* dwt, int ldw, bool accumulate);
+  // d[j] = (lo, hi) for j < n: lo = g0[j], hi = g1[j] (0 where g1 is null), each rounded to bf16 (to
+  // nearest even; VDPBF16PS reads denormals as 0 however they were rounded) and, where its mask (m0,
+  // m1) is not null, replaced by 0 unless the mask value is > 0 (the ReLU's backward rule).
+  void (*pairRows)(const float* g0, const float* m0, const float* g1, const float* m1, Index n, std::uint32_t* d);
 };
 
 // Callable only on a CPU with AVX-512F and AVX512-BF16 (nn/bf16.hpp: cpuHasBf16).

@@ -39,7 +39,7 @@ void ConvBf16::reserve(int chunk) {
   const Index hw = Index(h_) * w_, kk = Index(k_) * k_;
   const Index words = chunk * (fwd_.perSample() + shift_.perSample() + grad_.perSample() + Index(oh_) * owPairs_ * ldw_) +
                       kk * (fwd_.channels * ldw_ + grad_.channels * ldwD_);
-  const Index floats = chunk * (ohw_ * ldw_ + hw * ldwD_) + kdim_ * ldw_;
+  const Index floats = chunk * (ohw_ * ldw_ + hw * ldwD_) + kdim_ * ldw_ + shift_.cols + stride_ + ow_;
   allocateOrFail(fmt("the bf16 conv2d ", inC_, "x", h_, "x", w_, " -> ", outC_, " workspace for ", chunk, " samples"),
                  static_cast<std::uint64_t>((words + floats) * 4), [&] {
                    for (Plane* p : {&fwd_, &shift_, &grad_})
@@ -50,6 +50,7 @@ void ConvBf16::reserve(int chunk) {
                    z_.assign(static_cast<std::size_t>(chunk * ohw_ * ldw_), 0.0f);
                    zD_.assign(static_cast<std::size_t>(chunk * hw * ldwD_), 0.0f);
                    dwt_.assign(static_cast<std::size_t>(kdim_ * ldw_), 0.0f);
+                   rowBuf_.assign(static_cast<std::size_t>(std::max(shift_.cols + stride_, ow_)), 0.0f);
                  });
   FEDSILO_ASSERT(chunk * std::max({fwd_.perSample(), shift_.perSample(), grad_.perSample()}) < (Index(1) << 31),
                  "conv2d: plane too large");
@@ -103,40 +104,43 @@ void ConvBf16::packFlippedWeights(const float* w) {
 }
 
 void ConvBf16::padInputPairs(const float* x, int b0, int nb) {
+  const auto pairRows = kernels::bf16ConvKernels().pairRows;
   const Index plane = Index(fwd_.rows) * fwd_.cols, hw = Index(h_) * w_;
   for (int b = 0; b < nb; ++b)
     for (int p = 0; p < fwd_.channels; ++p) {
       const float* s0 = x + (b0 + b) * inSize_ + 2 * p * hw;
-      const float* s1 = 2 * p + 1 < inC_ ? s0 + hw : nullptr;
+      const bool has1 = 2 * p + 1 < inC_;
       std::uint32_t* dst = fwd_.data.data() + b * fwd_.perSample() + p * plane + Index(pad_) * fwd_.cols + pad_;
       for (int r = 0; r < h_; ++r) {
-        std::uint32_t* d = dst + Index(r) * fwd_.cols;
-        const Index o = Index(r) * w_;
-        for (int c = 0; c < w_; ++c) d[c] = bf16Pair(s0[o + c], s1 ? s1[o + c] : 0.0f);
+        const float* a = s0 + Index(r) * w_;
+        pairRows(a, nullptr, has1 ? a + hw : nullptr, nullptr, w_, dst + Index(r) * fwd_.cols);
       }
     }
 }
 
 void ConvBf16::padInputShifted(const float* x, int b0, int nb) {
-  // word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + stride]); rows of the top and bottom padding stay 0
+  // word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + stride]) through one zero-bordered fp32 row;
+  // the rows of the top and bottom padding stay 0
+  const auto pairRows = kernels::bf16ConvKernels().pairRows;
   const Index plane = Index(shift_.rows) * shift_.cols, hw = Index(h_) * w_;
-  auto at = [&](const float* row, int c) { return c >= pad_ && c < pad_ + w_ ? row[c - pad_] : 0.0f; };
+  float* row = rowBuf_.data();
   for (int b = 0; b < nb; ++b)
     for (int ch = 0; ch < inC_; ++ch) {
       const float* src = x + (b0 + b) * inSize_ + ch * hw;
       std::uint32_t* dst = shift_.data.data() + b * shift_.perSample() + ch * plane + Index(pad_) * shift_.cols;
       for (int r = 0; r < h_; ++r) {
-        const float* row = src + Index(r) * w_;
-        std::uint32_t* d = dst + Index(r) * shift_.cols;
-        for (int c = 0; c < shift_.cols; ++c) d[c] = bf16Pair(at(row, c), at(row, c + stride_));
+        std::copy(src + Index(r) * w_, src + Index(r + 1) * w_, row + pad_);
+        pairRows(row, nullptr, row + stride_, nullptr, shift_.cols, dst + Index(r) * shift_.cols);
       }
     }
 }
 
 void ConvBf16::padGradientPairs(const float* y, const float* dy, int b0, int nb, bool relu) {
+  // stride 1: straight into the plane; a larger stride dilates: through rowBuf_, then one word in `stride`
+  const auto pairRows = kernels::bf16ConvKernels().pairRows;
   const int off = k_ - 1 - pad_;
   const Index plane = Index(grad_.rows) * grad_.cols;
-  auto grad = [&](Index i) { return !relu || y[i] > 0.0f ? dy[i] : 0.0f; };
+  std::uint32_t* packed = stride_ == 1 ? nullptr : reinterpret_cast<std::uint32_t*>(rowBuf_.data());
   for (int b = 0; b < nb; ++b)
     for (int p = 0; p < grad_.channels; ++p) {
       const Index s0 = (b0 + b) * outSize_ + 2 * p * ohw_;
@@ -145,24 +149,32 @@ void ConvBf16::padGradientPairs(const float* y, const float* dy, int b0, int nb,
       for (int r = 0; r < oh_; ++r) {
         std::uint32_t* d = dst + Index(off + r * stride_) * grad_.cols + off;
         const Index o = s0 + Index(r) * ow_;
-        for (int j = 0; j < ow_; ++j) d[j * stride_] = bf16Pair(grad(o + j), has1 ? grad(o + ohw_ + j) : 0.0f);
+        pairRows(dy + o, relu ? y + o : nullptr, has1 ? dy + o + ohw_ : nullptr, relu && has1 ? y + o + ohw_ : nullptr,
+                 ow_, packed ? packed : d);
+        if (packed)
+          for (int j = 0; j < ow_; ++j) d[j * stride_] = packed[j];
       }
     }
 }
 
-void ConvBf16::pairGradientRows(const float* y, const float* dy, int b0, int nb, bool relu) {
-  // dzPairs_[(b, r, j)][c] = (dZ[b][c][r][2j], dZ[b][c][r][2j + 1]), 0 beyond the last column
-  auto grad = [&](Index i) { return !relu || y[i] > 0.0f ? dy[i] : 0.0f; };
+void ConvBf16::pairGradientRows(const float* y, const float* dy, float* db, int b0, int nb, bool relu) {
+  // dZ as rows of channels (fp32, in z_), then dzPairs_[(b, r, j)][c] = (row (b, r, 2j), row (b, r, 2j + 1))
+  // with zeros beyond the last column; the bias gradient sums the rows, in order, per channel
+  const auto pairRows = kernels::bf16ConvKernels().pairRows;
+  kernels::active().conv.planesToRows(dy + b0 * outSize_, relu ? y + b0 * outSize_ : nullptr, nb, outC_, ohw_,
+                                      outSize_, z_.data(), ldw_);
+  if (b0 == 0) std::fill(db, db + outC_, 0.0f);
+  for (Index i = 0; i < nb * ohw_; ++i) {
+    const float* zi = z_.data() + i * ldw_;
+    for (int c = 0; c < outC_; ++c) db[c] += zi[c];
+  }
   for (int b = 0; b < nb; ++b)
-    for (int c = 0; c < outC_; ++c) {
-      const Index src = (b0 + b) * outSize_ + c * ohw_;
-      std::uint32_t* dst = dzPairs_.data() + Index(b) * oh_ * owPairs_ * ldw_ + c;
-      for (int r = 0; r < oh_; ++r)
-        for (int j = 0; j < owPairs_; ++j) {
-          const Index o = src + Index(r) * ow_ + 2 * j;
-          dst[(Index(r) * owPairs_ + j) * ldw_] = bf16Pair(grad(o), 2 * j + 1 < ow_ ? grad(o + 1) : 0.0f);
-        }
-    }
+    for (int r = 0; r < oh_; ++r)
+      for (int j = 0; j < owPairs_; ++j) {
+        const float* z0 = z_.data() + ((b * ohw_) + Index(r) * ow_ + 2 * j) * ldw_;
+        pairRows(z0, nullptr, 2 * j + 1 < ow_ ? z0 + ldw_ : nullptr, nullptr, outC_,
+                 dzPairs_.data() + ((Index(b) * oh_ + r) * owPairs_ + j) * ldw_);
+      }
 }
 
 void ConvBf16::forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu) {
@@ -179,7 +191,7 @@ void ConvBf16::forward(const float* w, const float* bias, const float* x, float*
   }
 }
 
-void ConvBf16::backward(const float* w, float* dw, const float* x, const float* y, const float* dy, float* dx,
+void ConvBf16::backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
                         int batch, bool relu) {
   const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
   const kernels::ConvKernels& kc = kernels::active().conv;
@@ -189,7 +201,7 @@ void ConvBf16::backward(const float* w, float* dw, const float* x, const float* 
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
     padInputShifted(x, b0, nb);
-    pairGradientRows(y, dy, b0, nb, relu);
+    pairGradientRows(y, dy, db, b0, nb, relu);
     kb.wgrad(shift_.data.data(), shift_.rowBase.data(), Index(nb) * oh_ * owPairs_, shift_.tap.data(),
              static_cast<int>(kdim_), dzPairs_.data(), ldw_, outC_, dwt_.data(), ldw_, b0 > 0);
     if (!dx) continue;

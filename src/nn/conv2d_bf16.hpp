@@ -22,9 +22,10 @@ class ConvBf16 {
   ConvBf16(int inC, int h, int w, int outC, int k, int stride, int pad);
   // Buffers for chunks of `chunk` samples (ConvDirect's chunking).
   void reserve(int chunk);
-  // As ConvDirect::forward; ConvDirect::backward less the bias gradient.
+  // As ConvDirect::forward and ConvDirect::backward (the bias gradient summed per channel over the
+  // positions in order, vectorised along the channels: another order than the fp32 path's).
   void forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu);
-  void backward(const float* w, float* dw, const float* x, const float* y, const float* dy, float* dx, int batch,
+  void backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx, int batch,
                 bool relu);
 
  private:
@@ -40,7 +41,7 @@ class ConvBf16 {
   void padInputPairs(const float* x, int b0, int nb);
   void padInputShifted(const float* x, int b0, int nb);
   void padGradientPairs(const float* y, const float* dy, int b0, int nb, bool relu);
-  void pairGradientRows(const float* y, const float* dy, int b0, int nb, bool relu);
+  void pairGradientRows(const float* y, const float* dy, float* db, int b0, int nb, bool relu);
 
   int inC_, h_, w_, outC_, k_, stride_, pad_, oh_, ow_, owPairs_;
   Index ohw_, kdim_, inSize_, outSize_;
@@ -48,7 +49,8 @@ class ConvBf16 {
   int chunk_ = 0;
   Plane fwd_, shift_, grad_;
   AlignedVector<std::uint32_t> wt_, wtD_, dzPairs_;
-  AlignedVector<float> z_, zD_, dwt_;
+  AlignedVector<float> z_, zD_, dwt_;  // GEMM outputs (z_ also dZ as rows), the weight gradient
+  AlignedVector<float> rowBuf_;       // one zero-bordered input row, or one row of dilated gradient words
 };
 
 }  // namespace fedsilo

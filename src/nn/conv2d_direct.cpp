@@ -159,8 +159,8 @@ void ConvDirect::forward(const float* w, const float* bias, const float* x, floa
 void ConvDirect::backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy,
                           float* dx, int batch, bool relu) {
   FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
+  if (bf16_) return bf16_->backward(w, dw, db, x, y, dy, dx, batch, relu);
   biasGradient(y, dy, db, batch, relu);
-  if (bf16_) return bf16_->backward(w, dw, x, y, dy, dx, batch, relu);
   const kernels::ConvKernels& kc = kernels::active().conv;
   if (dx) packFlippedWeights(w);
   const Index hw = Index(h_) * w_;

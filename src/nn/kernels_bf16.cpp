@@ -144,10 +144,29 @@ void wgrad(const std::uint32_t* x, const std::int32_t* rowBase, Index n, const s
   }
 }
 
+__m512 masked(__mmask16 m, const float* g, const float* mask) {
+  const __m512 v = _mm512_maskz_loadu_ps(m, g);
+  if (!mask) return v;
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, mask), _mm512_setzero_ps(), _CMP_GT_OQ), v);
+}
+
+__m512i widen(__m512 v) {
+  return _mm512_cvtepu16_epi32(reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));
+}
+
+void pairRows(const float* g0, const float* m0, const float* g1, const float* m1, Index n, std::uint32_t* d) {
+  for (Index j = 0; j < n; j += 16) {
+    const __mmask16 m = n - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - j)) - 1u);
+    const __m512i lo = widen(masked(m, g0 + j, m0 ? m0 + j : nullptr));
+    const __m512i hi = g1 ? widen(masked(m, g1 + j, m1 ? m1 + j : nullptr)) : _mm512_setzero_si512();
+    _mm512_mask_storeu_epi32(d + j, m, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+  }
+}
+
 }  // namespace
 
 const Bf16ConvKernels& bf16ConvKernels() {
-  static const Bf16ConvKernels table{gemm, wgrad};
+  static const Bf16ConvKernels table{gemm, wgrad, pairRows};
   return table;
 }
 

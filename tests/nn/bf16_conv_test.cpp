@@ -32,7 +32,7 @@ struct Geometry {
 
 // y = conv(x, w) + b, dw, dx for dL/dy = dy (no activation), and the same sums over |terms| (S).
 struct Reference {
-  std::vector<long double> y, dw, dx, ySum, dwSum, dxSum;
+  std::vector<long double> y, dw, dx, ySum, dwSum, dxSum, db, dbSum;
 };
 
 Reference reference(const Geometry& g, const std::vector<float>& w, const std::vector<float>& x,
@@ -40,7 +40,8 @@ Reference reference(const Geometry& g, const std::vector<float>& w, const std::v
   const int OH = g.oh(), OW = g.ow();
   const std::size_t in = g.inSize(), out = g.outSize(), nw = g.weights();
   Reference r{std::vector<long double>(out * batch), std::vector<long double>(nw), std::vector<long double>(in * batch),
-              std::vector<long double>(out * batch), std::vector<long double>(nw), std::vector<long double>(in * batch)};
+              std::vector<long double>(out * batch), std::vector<long double>(nw), std::vector<long double>(in * batch),
+              std::vector<long double>(g.outC), std::vector<long double>(g.outC)};
   for (int b = 0; b < batch; ++b)
     for (int o = 0; o < g.outC; ++o)
       for (int i = 0; i < OH; ++i)
@@ -48,6 +49,8 @@ Reference reference(const Geometry& g, const std::vector<float>& w, const std::v
           const std::size_t yi = b * out + (static_cast<std::size_t>(o) * OH + i) * OW + j;
           long double s = w[nw + o], a = std::fabs(w[nw + o]);
           const long double gy = dy[yi];
+          r.db[o] += gy;
+          r.dbSum[o] += std::fabs(gy);
           for (int c = 0; c < g.inC; ++c)
             for (int kh = 0; kh < g.k; ++kh)
               for (int kw = 0; kw < g.k; ++kw) {
@@ -84,8 +87,9 @@ struct Outputs {
   std::vector<float> y, dw, db, dx;
 };
 
+// relu: the layer with its fused ReLU (forwardRelu, backwardRelu).
 Outputs runLayer(const Geometry& g, const std::vector<float>& params, const std::vector<float>& x,
-                 const std::vector<float>& dy, int batch) {
+                 const std::vector<float>& dy, int batch, bool relu = false) {
   Bf16Scope bf16;
   Conv2DT<float> conv(g.inC, g.h, g.w, g.outC, g.k, g.stride, g.pad);
   std::vector<float> w = params, grads(params.size(), -7.0f);
@@ -94,10 +98,17 @@ Outputs runLayer(const Geometry& g, const std::vector<float>& params, const std:
   conv.reserve(batch);
   CMapT<float> xm(x.data(), g.inSize(), batch);
   MapT<float> ym(o.y.data(), g.outSize(), batch);
-  conv.forward(xm, ym, true);
   MapT<float> dxm(o.dx.data(), g.inSize(), batch);
-  conv.backward(xm, CMapT<float>(o.y.data(), g.outSize(), batch), CMapT<float>(dy.data(), g.outSize(), batch), &dxm);
+  const CMapT<float> yc(o.y.data(), g.outSize(), batch), dyc(dy.data(), g.outSize(), batch);
+  if (relu) {
+    conv.forwardRelu(xm, ym);
+    conv.backwardRelu(xm, yc, dyc, &dxm);
+  } else {
+    conv.forward(xm, ym, true);
+    conv.backward(xm, yc, dyc, &dxm);
+  }
   o.dw.assign(grads.begin(), grads.begin() + g.weights());
+  o.db.assign(grads.begin() + g.weights(), grads.end());
   return o;
 }
 
@@ -117,18 +128,25 @@ double worstRatio(const char* what, const std::vector<float>& got, const std::ve
   return worst;
 }
 
-void checkGeometry(const Geometry& g, int batch, bool bf16Operands, std::uint64_t seed) {
+// relu: the layer runs with its fused ReLU; the reference then takes dL/dz = y > 0 ? dy : 0 from the
+// layer's own y (and max(0, .) of its z).
+void checkGeometry(const Geometry& g, int batch, bool bf16Operands, std::uint64_t seed, bool relu = false) {
   const auto params = randomFloats(g.weights() + g.outC, seed, bf16Operands);
   const auto x = randomFloats(g.inSize() * batch, seed + 1, bf16Operands);
-  const auto dy = randomFloats(g.outSize() * batch, seed + 2, bf16Operands);
-  const Reference ref = reference(g, params, x, dy, batch);
-  const Outputs got = runLayer(g, params, x, dy, batch);
+  auto dy = randomFloats(g.outSize() * batch, seed + 2, bf16Operands);
+  const Outputs got = runLayer(g, params, x, dy, batch, relu);
+  if (relu)
+    for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = got.y[i] > 0.0f ? dy[i] : 0.0f;
+  Reference ref = reference(g, params, x, dy, batch);
+  if (relu)
+    for (auto& v : ref.y) v = std::max(v, 0.0L);
   const double u = std::ldexp(1.0, -24);
   const double product = bf16Operands ? 0.0 : std::ldexp(1.0, -8) * (1 + std::ldexp(1.0, -8));
   const int kFwd = g.inC * g.k * g.k, kW = batch * g.oh() * g.ow(), kDx = g.outC * g.k * g.k;
   const double worst = std::max({worstRatio("y", got.y, ref.y, ref.ySum, kFwd, u, product),
                                  worstRatio("dw", got.dw, ref.dw, ref.dwSum, kW, u, product),
                                  worstRatio("dx", got.dx, ref.dx, ref.dxSum, kDx, u, product)});
+  worstRatio("db", got.db, ref.db, ref.dbSum, kW, u, 0.0);  // fp32 sums of fp32 values
   // fp32 operands: the bf16 rounding shows (fp32 products would stay within about K u).
   if (!bf16Operands) {
     EXPECT_GT(worst, std::ldexp(1.0, -13)) << "no sign of bf16 rounding";
@@ -168,6 +186,15 @@ TEST(Bf16Conv, Fp32OperandsWithinBf16Rounding) {
   for (const auto& [g, batch] : cases()) {
     SCOPED_TRACE(::testing::Message() << g.inC << "x" << g.h << "x" << g.w << " -> " << g.outC << " batch " << batch);
     checkGeometry(g, batch, false, seed += 10);
+  }
+}
+
+TEST(Bf16Conv, FusedReluWithinBf16Rounding) {
+  if (skipWithoutBf16()) GTEST_SKIP() << bf16Missing();
+  std::uint64_t seed = 911;
+  for (const auto& [g, batch] : cases()) {
+    SCOPED_TRACE(::testing::Message() << g.inC << "x" << g.h << "x" << g.w << " -> " << g.outC << " batch " << batch);
+    checkGeometry(g, batch, false, seed += 10, true);
   }
 }
 
