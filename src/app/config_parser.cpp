@@ -3,11 +3,14 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "app/config_file.hpp"
+#include "app/option_sources.hpp"
 #include "app/protocol_options.hpp"
 #include "app/privacy_options.hpp"
+#include "app/raw_values.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "data/loaders.hpp"
@@ -185,41 +188,6 @@ std::string sectionOf(const std::string& key) {
   const auto dot = key.find('.');
   return dot == std::string::npos ? "" : key.substr(0, dot);
 }
-
-// The option values as text (defaults filled in), read by typed, range-checked getters whose errors
-// name the option, the value and what was expected.
-class RawValues {
- public:
-  explicit RawValues(const std::map<std::string, std::string>& values) : values_(values) {}
-  const std::string& text(const std::string& key) const { return values_.at(key); }
-  std::string trimmed(const std::string& key) const { return trim(text(key)); }
-
-  long long integer(const std::string& key, long long lo, long long hi) const {
-    const long long x = parseInt(text(key), key);
-    if (x < lo || x > hi)
-      throw ConfigError(fmt(key, " = ", text(key), ": expected an integer in [", lo, ", ", hi, "]"));
-    return x;
-  }
-  int smallInteger(const std::string& key, long long lo, long long hi) const {
-    return static_cast<int>(integer(key, lo, hi));
-  }
-  double number(const std::string& key, double lo, double hi, bool openLo = false, bool openHi = false) const {
-    const double x = parseDouble(text(key), key);
-    const bool ok = std::isfinite(x) && (openLo ? x > lo : x >= lo) && (openHi ? x < hi : x <= hi);
-    if (!ok)
-      throw ConfigError(fmt(key, " = ", text(key), ": expected a number in ", openLo ? "(" : "[", lo, ", ", hi,
-                            openHi ? ")" : "]"));
-    return x;
-  }
-  bool boolean(const std::string& key) const { return parseBool(key, text(key)); }
-  template <typename E>
-  E choice(const std::string& key) const {
-    return parseEnum<E>(key, text(key));
-  }
-
- private:
-  const std::map<std::string, std::string>& values_;
-};
 
 void readTopLevel(const RawValues& raw, ExperimentConfig& c) {
   c.algorithm = raw.trimmed("algorithm");
@@ -415,15 +383,21 @@ void readAlgorithm(std::map<std::string, std::string>& values, bool roundsGiven,
   makeAlgorithm(c);  // every algorithm checks its own options
 }
 
-ExperimentConfig toConfig(std::map<std::string, std::string>& values, bool roundsGiven) {
-  const RawValues raw(values);
-  ExperimentConfig c;
+// The experiment's options, every value's type and range and the rules between them; not the
+// algorithm's options nor the privacy options.
+void readExperimentOptions(const RawValues& raw, ExperimentConfig& c) {
   readTopLevel(raw, c);
   readTraining(raw, c.train);
   readPartition(raw, c.partition);
   readData(raw, c.data);
   readModel(raw, c.model);
   readRun(raw, c);
+}
+
+ExperimentConfig toConfig(std::map<std::string, std::string>& values, bool roundsGiven) {
+  const RawValues raw(values);
+  ExperimentConfig c;
+  readExperimentOptions(raw, c);
   readAlgorithm(values, roundsGiven, c);
   c.privacy = readPrivacy(values, c);
   // DP-SGD's Poisson batches are gathered without augmentation (its privacy analysis counts each record once).
@@ -495,39 +469,13 @@ std::string usageText(const OptionSet& options) {
      << options.all << "\nAlgorithms:\n";
   for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
   os << "\nBoolean options take true/false, 1/0, yes/no or on/off in any case (the resolved configuration says true or\n"
-     << "false). The INI file must be text (UTF-8; a byte-order mark at its start is skipped).\n";
+     << "false). The INI file must be text (UTF-8; a byte-order mark at its start is skipped).\n"
+     << "\nAn INI section [SECTION @ ALGORITHM, ...] (e.g. [train @ pfedme]) holds SECTION's keys for those\n"
+     << "algorithms only; the command line wins over it, it wins over the plain sections. SECTION is one of the\n"
+     << "experiment sections; the scoped sections of algorithms that do not run are checked as well.\n";
   os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors,\n"
      << "75 interrupted by SIGTERM/SIGUSR1 after writing <output>.ckpt (run again with --resume).\n";
   return os.str();
-}
-
-// Stores the command line into `vm`. A later occurrence of an option overrides an earlier one
-// (scripts append overrides); in the INI file a duplicated key stays an error.
-void storeCommandLine(int argc, const char* const* argv, const OptionSet& options, po::variables_map& vm) {
-  po::parsed_options parsed = po::command_line_parser(argc, argv)
-                                  .options(options.all)
-                                  .positional(po::positional_options_description())
-                                  .style(po::command_line_style::unix_style)
-                                  .run();
-  std::vector<po::option> lastOfEach;
-  for (auto it = parsed.options.rbegin(); it != parsed.options.rend(); ++it) {
-    bool seen = false;
-    for (const auto& kept : lastOfEach) seen = seen || kept.string_key == it->string_key;
-    if (!seen) lastOfEach.insert(lastOfEach.begin(), *it);
-  }
-  parsed.options = lastOfEach;
-  po::store(parsed, vm);
-}
-
-// The INI file's options into `vm` (the command line's, stored first, win). Boost's messages quote
-// the offending line: they are cut and made printable before they reach the one error line.
-void storeConfigFile(const std::string& path, const OptionSet& options, po::variables_map& vm) {
-  std::istringstream in(readConfigText(path));
-  try {
-    po::store(po::parse_config_file(in, options.inFile, false), vm);
-  } catch (const po::error& e) {
-    throw ConfigError(fmt("config = ", path, ": ", printableExcerpt(e.what(), 160)));
-  }
 }
 
 // Boolean options (those whose default is true or false) are stored as true or false, whichever of
@@ -538,17 +486,61 @@ void normaliseBooleans(const OptionSet& options, std::map<std::string, std::stri
     if (def == "true" || def == "false") values[key] = parseBool(key, values[key]) ? "true" : "false";
 }
 
-// Every experiment and algorithm option as text, defaults filled in, data.dir resolved.
-std::map<std::string, std::string> resolvedValues(const OptionSet& options, const po::variables_map& vm) {
-  std::map<std::string, std::string> values;
-  for (const auto& [key, def] : options.defaults) values[key] = vm.count(key) ? vm[key].as<std::string>() : def;
+// The sections that can be scoped to an algorithm: those of the experiment options.
+std::set<std::string> scopableSections() {
+  std::set<std::string> sections;
+  for (const auto& o : coreOptions())
+    if (!sectionOf(o.key).empty()) sections.insert(sectionOf(o.key));
+  return sections;
+}
+
+// Every experiment and algorithm option as text (the command line's, else the file's, else the
+// default), data.dir resolved, booleans normalised.
+std::map<std::string, std::string> resolvedValues(const OptionSet& options, const OptionTexts& file,
+                                                  const OptionTexts& commandLine) {
+  std::map<std::string, std::string> values = layeredValues(options.defaults, file, commandLine);
   // Fully resolved: an empty data.dir becomes the dataset's default directory (the one the loader
   // reads), so the stored configuration and the --resume comparison name it. An unknown dataset is
   // reported by toConfig.
   if (trim(values["data.dir"]).empty())
     if (const std::optional<DatasetKind> dataset = findEnum<DatasetKind>(values["dataset"]))
       values["data.dir"] = defaultDataDir(*dataset);
+  normaliseBooleans(options, values);
   return values;
+}
+
+// Sections scoped to algorithms that do not run are read as those algorithms' runs with the same
+// command line would read them: every value's type and range and the rules between the experiment's
+// options (the algorithm's own checks are made when it runs).
+void checkOtherScopes(const OptionSet& options, const ConfigFileValues& file, const OptionTexts& commandLine,
+                      const std::string& running) {
+  std::set<std::string> others;
+  for (const auto& s : file.scoped) others.insert(s.algorithms.begin(), s.algorithms.end());
+  others.erase(running);
+  for (const auto& algorithm : others) {
+    std::map<std::string, std::string> values = resolvedValues(options, file.forAlgorithm(algorithm), commandLine);
+    values["algorithm"] = algorithm;
+    try {
+      ExperimentConfig c;
+      readExperimentOptions(RawValues(values), c);
+    } catch (const ConfigError& e) {
+      throw scopedError(file, *scopeOfError(file, commandLine, algorithm, e.what(), true),
+                        fmt("as ", algorithm, " would run: ", e.what()));
+    }
+  }
+}
+
+// The configuration that runs; an error about a key of a section scoped to its algorithm names it.
+ExperimentConfig runConfig(const ConfigFileValues& file, const OptionTexts& commandLine,
+                           std::map<std::string, std::string>& values) {
+  const std::string algorithm = trim(values.at("algorithm"));
+  try {
+    return toConfig(values, commandLine.count("rounds") || file.plain.count("rounds"));
+  } catch (const ConfigError& e) {
+    if (const ScopedSection* s = scopeOfError(file, commandLine, algorithm, e.what(), false))
+      throw scopedError(file, *s, e.what());
+    throw;
+  }
 }
 
 }  // namespace
@@ -564,25 +556,23 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   ParseOutcome out;
   po::variables_map vm;
   try {
-    storeCommandLine(argc, argv, options, vm);
-    if (vm.count("help")) {
-      out.action = ParseOutcome::Action::Help;
-      out.text = usageText(options);
-      return out;
-    }
-    if (vm.count("version")) {
-      out.action = ParseOutcome::Action::Version;
-      out.text = std::string("fedsilo ") + FEDSILO_VERSION + "\n";
-      return out;
-    }
-    if (vm.count("config")) storeConfigFile(vm["config"].as<std::string>(), options, vm);
+    storeCommandLine(argc, argv, options.all, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw ConfigError(fmt("command line/config: ", e.what()));
   }
-  std::map<std::string, std::string> values = resolvedValues(options, vm);
-  normaliseBooleans(options, values);
-  out.config = toConfig(values, vm.count("rounds") != 0 && !vm["rounds"].defaulted());
+  if (vm.count("help") || vm.count("version")) {
+    out.action = vm.count("help") ? ParseOutcome::Action::Help : ParseOutcome::Action::Version;
+    out.text = vm.count("help") ? usageText(options) : std::string("fedsilo ") + FEDSILO_VERSION + "\n";
+    return out;
+  }
+  ConfigFileValues file;
+  if (vm.count("config")) file = readConfigFile(vm["config"].as<std::string>(), options.inFile, scopableSections());
+  const OptionTexts commandLine = commandLineValues(vm, options.defaults);
+  const std::string algorithm = trim(layeredValues(options.defaults, file.plain, commandLine).at("algorithm"));
+  std::map<std::string, std::string> values = resolvedValues(options, file.forAlgorithm(algorithm), commandLine);
+  out.config = runConfig(file, commandLine, values);
+  checkOtherScopes(options, file, commandLine, algorithm);
   out.config.checkpoint.resume = vm.count("resume") != 0;
   out.config.output.quiet = vm.count("quiet") != 0;
   out.config.resolvedIni = resolvedIni(values);

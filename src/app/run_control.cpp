@@ -18,6 +18,7 @@
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
 #include "io/results_writer.hpp"
+#include "io/root_files.hpp"
 #include "nn/kernels.hpp"
 #include "io/storage_errors.hpp"
 
@@ -155,11 +156,13 @@ class RunControl {
   void findCheckpoint();
   void openCheckpoint();
   void restoreFromCheckpoint();
+  void releaseKeptPartial();
   void openResults();
   void openJsonl();
   void printBanner();
   bool afterRound(const RoundSummary& summary);
-  void saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize, std::int64_t partialCrc);
+  void saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize, std::int64_t partialCrc,
+                      const char* what = "checkpoint");
   int reportStop() const;
   int finish();
 
@@ -209,6 +212,7 @@ void RunControl::startUp(FolderMode folders) {
 
 int RunControl::run() {
   startUp(FolderMode::Create);
+  releaseKeptPartial();
   openResults();
   openJsonl();
   printBanner();
@@ -257,14 +261,28 @@ void RunControl::restoreFromCheckpoint() {
   resumed_ = from_->info();
   roundSeconds_ = recorder_->scalarColumn("seconds");
   from_.reset();  // collective close
-  // Re-open the partial results only if it was closed cleanly at exactly this checkpoint (a stop on a
-  // signal) and has not changed since (size and checksum); after a periodic checkpoint the run went on
-  // writing it, so rebuild it instead, as when it changed (a resumed run that was killed, damage).
+  // The partial results are re-opened only if they were closed cleanly at exactly this checkpoint (a
+  // stop on a signal) and are byte for byte as then; after a periodic checkpoint the run went on
+  // writing them, so they are rebuilt from the checkpoint's rows, as when they are missing. Any other
+  // difference is damage: refused, the checkpoint and the file left for the user to look at.
   if (resumed_.partialKept == 0) return;
-  const std::string problem =
-      partialResultsProblem(partialPath_, resumed_.partialSize, resumed_.partialCrc, resumed_.rows, comm_);
-  reopen_ = problem.empty();
-  if (!reopen_) console_.say(fmt("note: ", partialPath_, " ", problem, ": rebuilding it from the checkpoint"));
+  const PartialResultsCheck partial =
+      checkPartialResults(partialPath_, resumed_.partialSize, resumed_.partialCrc, resumed_.rows, comm_);
+  coordinated(comm_, [&] {
+    if (partial.state == PartialResultsCheck::State::Damaged)
+      throw RuntimeError(fmt("partial results ", partialPath_, " ", partial.problem, "; the checkpoint ", ckptPath_,
+                             " is left as it is: remove ", partialPath_, " to rebuild the results from it"));
+  });
+  reopen_ = partial.state == PartialResultsCheck::State::Intact;
+  if (!reopen_) console_.say(fmt("note: ", partialPath_, " ", partial.problem, ": rebuilding it from the checkpoint"));
+}
+
+// A resume that re-opens the partial results first replaces the checkpoint that recorded them as
+// closed by one that does not: from now on this run changes them, and a resume after a hard kill
+// must rebuild them instead of taking the change for damage. Written before the file is touched.
+void RunControl::releaseKeptPartial() {
+  if (reopen_)
+    saveCheckpoint(resumed_.nextRound, 0, -1, -1, "checkpoint for the re-opened results");
 }
 
 void RunControl::openResults() {
@@ -347,8 +365,9 @@ bool RunControl::afterRound(const RoundSummary& summary) {
   return true;
 }
 
-void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize,
-                                std::int64_t partialCrc) {
+// Writes the checkpoint and says so in a line that starts with `what`.
+void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t partialSize, std::int64_t partialCrc,
+                                const char* what) {
   Timer timer;
   CheckpointInfo info;
   info.version = FEDSILO_VERSION;
@@ -367,7 +386,7 @@ void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t
   checkpoint->commit();
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f", timer.seconds());
-  console_.say(fmt("checkpoint before round ", next, ": ", ckptPath_, " (", seconds, " s)"));
+  console_.say(fmt(what, " before round ", next, ": ", ckptPath_, " (", seconds, " s)"));
 }
 
 int RunControl::reportStop() const {

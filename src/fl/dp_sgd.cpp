@@ -55,9 +55,8 @@ double LocalTrainer::privateGradient(Model& model, const IndexList& indices, con
   }
   if (m > static_cast<std::size_t>(cap)) std::copy(privateSum_.begin(), privateSum_.end(), g);
   Rng noise = privateSgdNoiseRng(p);
-  addScaledNormals(g, P, p.noiseMultiplier * p.clip, noise);
   const float inv = static_cast<float>(1.0 / (q * static_cast<double>(n)));  // the expected batch size
-  for (std::size_t i = 0; i < P; ++i) g[i] *= inv;
+  addScaledNormals(g, P, p.noiseMultiplier * p.clip, noise, inv);  // g = (g + noise) * inv in one pass
   if (p.accountant) p.accountant->compose(q, p.noiseMultiplier);
   ++p.steps;
   return m > 0 ? lossSum / static_cast<double>(m) : 0.0;

@@ -26,6 +26,17 @@ void requireFiniteBlock(const float* v, const LayerBlock& block, int client, int
                              p[i], " (set fl.skip_diverged = true to drop such updates)"));
 }
 
+// Appended to the error of a client that diverged under client-level DP: the noise the global model
+// carries is then the usual cause, which the trainer's train.lr hint does not name.
+std::string clientDpDivergenceHint(const ExperimentConfig& cfg) {
+  const int expected = cfg.fl.clientsPerRound > 0 ? std::min(cfg.fl.clientsPerRound, cfg.clients) : cfg.clients;
+  return fmt("; under client-level DP each round adds noise of std ",
+             cfg.privacy.noiseMultiplier * cfg.privacy.clip / expected,
+             " (privacy.noise_multiplier x privacy.clip / expected clients per round) to every coordinate of the "
+             "global model: a smaller privacy.clip, a server optimizer with a smaller fl.server_lr or more clients "
+             "per round keep it finite");
+}
+
 void loadParams(Model& model, const std::vector<float>& params) {
   std::memcpy(model.params(), params.data(), params.size() * sizeof(float));
 }
@@ -229,6 +240,7 @@ bool RoundDriver::updateUnlessDiverged(ClientContext& clientContext, const Reduc
     p_.alg.clientUpdate(clientContext, update);
     checkFinite(update, client, clientContext.round, layout);
   } catch (const NumericError& e) {
+    if (!skipDiverged && p_.cfg.privacy.clientLevel()) throw NumericError(e.what() + clientDpDivergenceHint(p_.cfg));
     if (!skipDiverged) throw;
     if (personal) personal->restore(client, std::move(before));
     if (clientContext.optimizerStates) optimizerStates_.restore(client, std::move(optimizerBefore));

@@ -112,17 +112,5 @@ class Checkpoint final : public StateArchive {
   bool committed_ = false;
 };
 
-// Whether `path` exists (rank 0 looks, every rank gets the answer). Collective.
-bool existsOnRoot(const std::string& path, const Communicator& comm);
-// Size of `path` in bytes as rank 0 sees it (-1 if missing), on every rank. Collective.
-std::int64_t fileSizeOnRoot(const std::string& path, const Communicator& comm);
-// CRC-32C of the bytes of `path` as rank 0 reads them (-1 if unreadable), on every rank. Collective.
-std::int64_t fileChecksumOnRoot(const std::string& path, const Communicator& comm);
-// Why the results file `partial` cannot be re-opened for a resume, "" when it can: it must have exactly
-// the `size` bytes and the CRC-32C `checksum` recorded when it was closed at the checkpoint, open as
-// HDF5 and have at least `rows` rows in /rounds. Rank 0 checks (reading the whole file, then a serial
-// read-only open); every rank gets the answer. Collective.
-std::string partialResultsProblem(const std::string& partial, std::int64_t size, std::int64_t checksum,
-                                  std::int64_t rows, const Communicator& comm);
 
 }  // namespace fedsilo

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/error.hpp"
@@ -145,27 +146,49 @@ inline std::uint64_t counterDraw(std::uint64_t key, std::uint64_t i) {
   return z ^ (z >> 31);
 }
 
+// The draws the counter-mode fast path rejects (about 1%) finish their attempt, and any further attempts, on
+// the xoshiro256** generator, in index order: x[j] = (x[j] + stddev * z) * scale for the block's rejected j.
+template <typename T, typename Bits>
+void finishRejected(const Tables& t, std::uint64_t counterKey, std::size_t b0, const std::uint8_t* rejected,
+                    std::size_t m, T* xb, double stddev, T scale, Bits& slow) {
+  for (std::size_t j0 = 0; j0 < m; j0 += 8) {
+    std::uint64_t word = 0;  // eight flags a word: one test for eight points
+    std::memcpy(&word, rejected + j0, 8);
+    if (m - j0 < 8) word &= (std::uint64_t(1) << (8 * (m - j0))) - 1;
+    for (; word != 0; word &= word - 1) {
+      const std::size_t j = j0 + static_cast<std::size_t>(__builtin_ctzll(word)) / 8;
+      double v;
+      if (!attempt(t, counterDraw(counterKey, b0 + j), slow, v)) v = ziggurat(t, slow);
+      xb[j] = static_cast<T>(xb[j] + stddev * v) * scale;
+    }
+  }
+}
+
 template <typename T>
-void addScaled(T* x, std::size_t n, double stddev, Rng& key) {
+void addScaled(T* x, std::size_t n, double stddev, T scale, Rng& key) {
   const Tables& t = tables();
   const std::uint64_t counterKey = key.next();
   InlineBits slow(key);
   constexpr std::size_t kBlock = 256;
-  double z[kBlock];
+  std::uint8_t rejected[kBlock];
   const double* edge = t.x.data();
   for (std::size_t b0 = 0; b0 < n; b0 += kBlock) {
     const std::size_t m = std::min(kBlock, n - b0);
-    for (std::size_t j = 0; j < m; ++j) {  // the fast path of attempt(), NaN where it does not apply
+    T* xb = x + b0;
+    // The fast path of attempt(), written without branches so that it vectorises: a rejected point adds
+    // -0.0 and multiplies by 1, which leaves x[j] as it was (also x[j] = -0.0) for finishRejected.
+    for (std::size_t j = 0; j < m; ++j) {
       const std::uint64_t bits = counterDraw(counterKey, b0 + j);
       const std::uint64_t layer = bits & 0xff;
       const double v = static_cast<double>(static_cast<std::int64_t>(bits >> 11)) * 0x1.0p-53 * edge[layer];
-      z[j] = v < edge[layer + 1] ? ((bits & 0x100) ? -v : v) : std::numeric_limits<double>::quiet_NaN();
+      const bool accepted = v < edge[layer + 1];
+      const double z = (bits & 0x100) ? -v : v;
+      rejected[j] = !accepted;
+      const double add = accepted ? z : -0.0;
+      const T factor = accepted ? scale : T(1);
+      xb[j] = static_cast<T>(xb[j] + stddev * add) * factor;
     }
-    for (std::size_t j = 0; j < m; ++j) {
-      double v = z[j];
-      if (std::isnan(v) && !attempt(t, counterDraw(counterKey, b0 + j), slow, v)) v = ziggurat(t, slow);
-      x[b0 + j] = static_cast<T>(x[b0 + j] + stddev * v);
-    }
+    finishRejected(t, counterKey, b0, rejected, m, xb, stddev, scale, slow);
   }
 }
 
@@ -176,8 +199,12 @@ double zigguratNormal(Rng& rng) {
   return ziggurat(tables(), bits);
 }
 
-void addScaledNormals(float* x, std::size_t n, double stddev, Rng& key) { addScaled(x, n, stddev, key); }
-void addScaledNormals(double* x, std::size_t n, double stddev, Rng& key) { addScaled(x, n, stddev, key); }
+void addScaledNormals(float* x, std::size_t n, double stddev, Rng& key, float scale) {
+  addScaled(x, n, stddev, scale, key);
+}
+void addScaledNormals(double* x, std::size_t n, double stddev, Rng& key, double scale) {
+  addScaled(x, n, stddev, scale, key);
+}
 
 ZigguratShape zigguratShape() { return {tables().r, tables().area}; }
 

@@ -18,12 +18,15 @@ namespace fedsilo {
 // One N(0, 1) draw from `rng`.
 double zigguratNormal(Rng& rng);
 
-// x[i] += stddev * N(0, 1) for i < n: the same ziggurat, its first draws in counter mode (SplitMix64 on
-// a key drawn from `key`, so keyed like `key`) so that the common case vectorises, the rest from a
-// xoshiro256** generator seeded from `key`'s next draws. About 5x faster than a loop over
-// zigguratNormal, whose cost is mostly the call of Rng::next per draw.
-void addScaledNormals(float* x, std::size_t n, double stddev, Rng& key);
-void addScaledNormals(double* x, std::size_t n, double stddev, Rng& key);
+// x[i] = (x[i] + stddev * N(0, 1)) * scale for i < n, the sum rounded to T before the product (so scale = 1
+// is x[i] += stddev * N(0, 1), and any scale gives what a second pass x[i] *= scale would): the same
+// ziggurat, its first draws in counter mode (SplitMix64 on a key drawn from `key`, so keyed like `key`)
+// so that the common case vectorises, the rest from a xoshiro256** generator seeded from `key`'s next
+// draws. Draw i depends on i and the key only (and the rejected points before it), so the first m
+// values of any call are those of a call with n = m. DP-SGD passes scale = 1 / the expected batch
+// size, saving a pass over the gradient.
+void addScaledNormals(float* x, std::size_t n, double stddev, Rng& key, float scale = 1.0f);
+void addScaledNormals(double* x, std::size_t n, double stddev, Rng& key, double scale = 1.0);
 
 // The table's outer edge r and the common layer area V (exposed for the tests).
 struct ZigguratShape {

@@ -228,8 +228,16 @@ TEST(OptionChoice, AlgorithmOptionsAreEnumsAfterParsing) {
   EXPECT_EQ(defaults.init, LocalInit::Shared);
   EXPECT_EQ(defaults.shape, BallShape::Sphere);
   EXPECT_EQ(defaults.mode, GemsMode::Auto);
-  const OneShotOptions set =
-      OneShotOptions::parse(cfg({"--gems.init", "independent", "--gems.shape", "ellipsoid", "--gems.mode", "convex"}));
+  EXPECT_FALSE(defaults.finetuneOptimizer.has_value());  // "train": train.optimizer
+  const OneShotOptions set = OneShotOptions::parse(cfg({"--gems.init", "independent", "--gems.shape", "ellipsoid",
+                                                        "--gems.mode", "convex", "--gems.finetune_optimizer", "adam"}));
+  EXPECT_EQ(set.finetuneOptimizer, OptimizerKind::Adam);
+  try {
+    OneShotOptions::parse(cfg({"--gems.finetune_optimizer", "lbfgs"}));
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "gems.finetune_optimizer = lbfgs: expected train or one of sgd, adam, adamw");
+  }
   EXPECT_EQ(set.init, LocalInit::Independent);
   EXPECT_EQ(set.shape, BallShape::Ellipsoid);
   EXPECT_EQ(set.mode, GemsMode::Convex);

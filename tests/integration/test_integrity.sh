@@ -7,9 +7,11 @@
 #  * bytes flipped inside the stored values of the global model (/replicated/driver/global) and of
 #    the last client's row of a per-client array (read by rank 1 only): --resume exits 1 naming the
 #    checkpoint and the array, in one error line, and leaves the checkpoint byte for byte as it was;
-#  * a same-size .partial with bytes flipped inside /rounds/client_accuracy: --resume says that the
-#    partial file does not match its checksum, rebuilds it from the checkpoint, and the result equals
-#    the uninterrupted run (before the checks it was re-opened and the damage published).
+#  * a same-size .partial with bytes flipped inside /rounds/client_accuracy: --resume exits 1 naming
+#    the partial file, leaves it and the checkpoint as they were and publishes nothing; once the file
+#    is removed, --resume rebuilds the results from the checkpoint, equal to the uninterrupted run;
+#  * an intact .partial is re-opened; a resumed run that re-opened it and was then killed (SIGKILL)
+#    changed it legitimately: the next --resume rebuilds it, equal to the uninterrupted run.
 TEST_NAME=test_integrity
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -76,12 +78,24 @@ done
 d=$WORK/partial
 stopped "$d"
 flip "$d/r.h5.partial" rounds/client_accuracy 0
+before=$(md5sum <"$d/r.h5.ckpt")
+damaged=$(md5sum <"$d/r.h5.partial")
 resume "$d"
-[ "$RC" = 0 ] || fail "damaged .partial: --resume exited $RC: $(grep -m1 error "$d/resume.log")"
-grep -q "note: r.h5.partial does not match the checksum recorded in the checkpoint" "$d/resume.log" ||
-  fail "damaged .partial: no note naming the file: $(grep -m2 -E 'note|resuming' "$d/resume.log")"
-grep -q "results: partial file rebuilt from the checkpoint" "$d/resume.log" || fail "damaged .partial: not rebuilt"
-h5_same "$WORK/ref.h5" "$d/r.h5" || fail "damaged .partial: the result differs from the uninterrupted run"
+[ "$RC" = 1 ] || fail "damaged .partial: --resume exited $RC, expected 1: $(grep -m1 error "$d/resume.log")"
+grep -q "fedsilo: error: partial results r.h5.partial does not match the checksum recorded in the checkpoint" \
+  "$d/resume.log" || fail "damaged .partial: the error does not name the file: $(grep -m1 error "$d/resume.log")"
+[ "$(grep -c 'fedsilo: error' "$d/resume.log")" = 1 ] || fail "damaged .partial: not one error line"
+[ "$(md5sum <"$d/r.h5.ckpt")" = "$before" ] || fail "damaged .partial: the checkpoint was changed"
+[ "$(md5sum <"$d/r.h5.partial")" = "$damaged" ] || fail "damaged .partial: the damaged file was changed"
+[ ! -e "$d/r.h5" ] || fail "damaged .partial: a results file was published"
+# As the error says: without the damaged file the results are rebuilt from the checkpoint.
+rm "$d/r.h5.partial"
+resume "$d"
+[ "$RC" = 0 ] || fail "removed .partial: --resume exited $RC: $(grep -m1 error "$d/resume.log")"
+grep -q "note: r.h5.partial is missing: rebuilding it from the checkpoint" "$d/resume.log" ||
+  fail "removed .partial: no note naming the file: $(grep -m2 -E 'note|resuming' "$d/resume.log")"
+grep -q "results: partial file rebuilt from the checkpoint" "$d/resume.log" || fail "removed .partial: not rebuilt"
+h5_same "$WORK/ref.h5" "$d/r.h5" || fail "removed .partial: the result differs from the uninterrupted run"
 
 # The same stop, undamaged: the partial file is re-opened (the check accepts an intact file).
 d=$WORK/intact
@@ -89,4 +103,22 @@ stopped "$d"
 resume "$d"
 [ "$RC" = 0 ] && grep -q "results: partial file re-opened" "$d/resume.log" || fail "intact .partial: not re-opened (exit $RC)"
 h5_same "$WORK/ref.h5" "$d/r.h5" || fail "intact .partial: the result differs from the uninterrupted run"
+
+# A re-opened partial file that the resumed run then changed, before a hard kill, is not damage: the
+# resumed run replaced the checkpoint first, so the next resume rebuilds the results from it.
+d=$WORK/reopened_killed
+stopped "$d"
+cd "$d"  # (not a subshell: the signal goes to the children of mpirun itself)
+FEDSILO_FAULT=slow:rank=0,ms=400 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${BASE[@]}" --output r.h5 --resume >resume1.log 2>&1 &
+pid=$!
+wait_for_line '^ +2 ' resume1.log 120 "$pid" || true
+signal_ranks KILL "$pid" || true
+wait "$pid" || true
+cd "$WORK"
+grep -q "results: partial file re-opened" "$d/resume1.log" || fail "re-opened then killed: not re-opened first"
+[ ! -e "$d/r.h5" ] || fail "re-opened then killed: the run finished before the kill"
+resume "$d"
+[ "$RC" = 0 ] || fail "re-opened then killed: --resume exited $RC: $(grep -m1 error "$d/resume.log")"
+grep -q "results: partial file rebuilt from the checkpoint" "$d/resume.log" || fail "re-opened then killed: not rebuilt"
+h5_same "$WORK/ref.h5" "$d/r.h5" || fail "re-opened then killed: the result differs from the uninterrupted run"
 finish

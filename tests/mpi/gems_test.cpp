@@ -64,6 +64,11 @@ const Case kCases[] = {
                                  "--gems.head_epochs", "2", "--gems.init", "independent"}},
     {"average_independent", {"--algorithm", "average", "--model", "mlp", "--model.hidden", "6", "--rounds", "1",
                              "--gems.init", "independent"}},
+    // the GEMS authors' fine-tuning recipe: Adam at lr 0.01, local training left as it is
+    {"gems_neuron_adam_finetune", {"--algorithm", "gems", "--model", "mlp", "--model.hidden", "6", "--rounds", "2",
+                                   "--gems.clusters", "8", "--gems.neuron_tol", "5", "--gems.neuron_epsilon", "0.05",
+                                   "--gems.head_epochs", "2", "--gems.finetune_optimizer", "adam",
+                                   "--gems.finetune_lr", "0.01"}},
 };
 
 }  // namespace
@@ -99,6 +104,24 @@ TEST_P(GemsInvariance, DistributedRunEqualsSingleProcessRun) {
 
 INSTANTIATE_TEST_SUITE_P(OneShot, GemsInvariance, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+// gems.finetune_optimizer changes the fine-tuning and nothing before it: the sweep's entry without
+// public samples (size 0) is the same under sgd and adam, the fine-tuned models are not.
+TEST(GemsFinetune, OptimizerOptionChangesOnlyTheFineTunedModels) {
+  const auto run = [](const char* optimizer) {
+    return test::runOnWorldAndAlone(makeConfig({"ft", {"--algorithm", "average", "--model", "mlp", "--model.hidden", "6",
+                                                       "--rounds", "1", "--gems.finetune_optimizer", optimizer,
+                                                       "--gems.finetune_lr", "0.01"}}))
+        .single;
+  };
+  const test::RunRecords sgd = run("sgd"), adam = run("adam");
+  const std::vector<double>& sweepSgd = sgd.datasets.at("/gems/finetune/accuracy");
+  const std::vector<double>& sweepAdam = adam.datasets.at("/gems/finetune/accuracy");
+  ASSERT_EQ(sweepSgd.size(), 3u);
+  ASSERT_EQ(sweepAdam.size(), 3u);
+  EXPECT_EQ(sweepSgd[0], sweepAdam[0]);
+  EXPECT_NE(sgd.datasets.at("/gems/model"), adam.datasets.at("/gems/model"));
+}
 
 // gems.init: with no local training the naive average is the mean of where the local models start:
 // the experiment's initial model (shared), or the mean of the clients' own draws

@@ -87,3 +87,74 @@ TEST(Ziggurat, SameStreamSameDraws) {
     EXPECT_NE(x, zigguratNormal(c));
   }
 }
+
+// Draw i of addScaledNormals depends on the key and i only (and the points rejected before i), never on
+// n: whatever the length of the call, and wherever the 256-point blocks and the eight-flag words of the
+// rejected points end, the first values are the same bits.
+TEST(Ziggurat, BulkNoiseIsThePrefixOfALongerCall) {
+  const std::size_t longest = 4099;
+  std::vector<float> full(longest, 0.0f);
+  Rng k0(9, 1, 2, Purpose::DpSgdNoise);
+  addScaledNormals(full.data(), longest, 1.0, k0);
+  for (std::size_t n : {1u, 7u, 8u, 9u, 255u, 256u, 257u, 1000u, 4098u}) {
+    std::vector<float> part(n, 0.0f);
+    Rng k(9, 1, 2, Purpose::DpSgdNoise);
+    addScaledNormals(part.data(), n, 1.0, k);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(part[i], full[i]) << "n = " << n << ", i = " << i;
+  }
+}
+
+// The scale argument (DP-SGD's 1 / expected batch size) gives exactly the two-pass result: the noised
+// sum rounded to T, then multiplied; on the fast path and on the rejected points, from values including
+// -0.0.
+template <typename T>
+void expectScaleIsASecondPass(T scale) {
+  const std::size_t n = 10007;
+  std::vector<T> start(n);
+  for (std::size_t i = 0; i < n; ++i) start[i] = i % 5 == 0 ? T(-0.0) : static_cast<T>(0.01 * (i % 13)) - T(0.05);
+  std::vector<T> fused = start, twoPass = start;
+  Rng k1(4, 8, 15, Purpose::DpSgdNoise, 16), k2(4, 8, 15, Purpose::DpSgdNoise, 16);
+  addScaledNormals(fused.data(), n, 1.7, k1, scale);
+  addScaledNormals(twoPass.data(), n, 1.7, k2);
+  for (T& v : twoPass) v *= scale;
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(fused[i], twoPass[i]) << "i = " << i;
+}
+
+TEST(Ziggurat, BulkNoiseScaleIsASecondPass) {
+  expectScaleIsASecondPass<float>(1.0f / 32.0f);
+  expectScaleIsASecondPass<float>(1.0f / 3.0f);
+  expectScaleIsASecondPass<double>(1.0 / 3.0);
+}
+
+// Different keys (the round, the client) give uncorrelated noise: sample correlation within 5 standard
+// errors (1 / sqrt(n)) of 0, and no value repeated at the same index beyond chance.
+TEST(Ziggurat, BulkNoiseOfDifferentKeysIsUncorrelated) {
+  const std::size_t n = 200000;
+  const Rng keys[] = {Rng(3, 4, 5, Purpose::DpSgdNoise, 6), Rng(3, 4, 5, Purpose::DpSgdNoise, 7),
+                      Rng(3, 4, 6, Purpose::DpSgdNoise, 6), Rng(3, 5, 5, Purpose::DpSgdNoise, 6)};
+  std::vector<std::vector<double>> z;
+  for (Rng key : keys) {
+    z.emplace_back(n, 0.0);
+    addScaledNormals(z.back().data(), n, 1.0, key);
+  }
+  for (std::size_t a = 0; a < z.size(); ++a)
+    for (std::size_t b = a + 1; b < z.size(); ++b) {
+      double dot = 0.0;
+      std::size_t same = 0;
+      for (std::size_t i = 0; i < n; ++i) dot += z[a][i] * z[b][i], same += z[a][i] == z[b][i];
+      EXPECT_NEAR(dot / n, 0.0, 5.0 / std::sqrt(static_cast<double>(n))) << "keys " << a << " and " << b;
+      EXPECT_EQ(same, 0u) << "keys " << a << " and " << b;
+    }
+}
+
+// A call writes x[0..n) and nothing beyond, also when its last block is partial (the rejected points of
+// the previous block must not be taken for the last block's).
+TEST(Ziggurat, BulkNoiseWritesOnlyItsValues) {
+  for (std::size_t n = 257; n < 264; ++n)
+    for (std::uint64_t seed = 0; seed < 50; ++seed) {
+      std::vector<float> x(n + 8, 42.0f);
+      Rng key(seed, 1, 2, Purpose::DpSgdNoise);
+      addScaledNormals(x.data(), n, 1.0, key);
+      for (std::size_t i = n; i < x.size(); ++i) ASSERT_EQ(x[i], 42.0f) << "n = " << n << ", seed " << seed;
+    }
+}

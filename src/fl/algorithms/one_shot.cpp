@@ -36,6 +36,9 @@ std::vector<OptionSpec> oneShotOptionSpecs() {
       {"gems.public_samples", "0", "one-shot: public samples the final model is fine-tuned on (0: none)"},
       {"gems.finetune_epochs", "5", "one-shot: epochs of public-data fine-tuning of the last layer"},
       {"gems.finetune_lr", "0", "one-shot: fine-tuning learning rate (0: train.lr)"},
+      {"gems.finetune_optimizer", "train",
+       "one-shot: fine-tuning optimizer: train (as train.optimizer) | sgd | adam | adamw, with the train.* "
+       "settings (betas, eps, amsgrad, weight decay); its moments start fresh for each fine-tuning"},
       {"gems.finetune_sizes", "0", "one-shot: public-sample sizes of the recorded fine-tuning sweep (e.g. 0,100,1000)"},
       {"gems.public_epochs", "0", "public_only: epochs on the public sample (0: gems.finetune_epochs)"},
       {"gems.global_shard", "16",
@@ -85,6 +88,13 @@ OneShotOptions OneShotOptions::parse(const ExperimentConfig& cfg) {
   o.publicSamples = static_cast<int>(v.getInt("gems.public_samples", 0, 1000000000));
   o.finetuneEpochs = static_cast<int>(v.getInt("gems.finetune_epochs", 0, 1000000));
   o.finetuneLr = v.getDouble("gems.finetune_lr", 0.0, 1e6);
+  const std::string finetuneOptimizer = v.getString("gems.finetune_optimizer");
+  if (finetuneOptimizer != "train") {
+    o.finetuneOptimizer = findEnum<OptimizerKind>(finetuneOptimizer);
+    if (!o.finetuneOptimizer)
+      throw ConfigError(fmt("gems.finetune_optimizer = ", finetuneOptimizer, ": expected train or one of ",
+                            joinNames<OptimizerKind>(", ")));
+  }
   o.finetuneSizes = v.getIntList("gems.finetune_sizes", 0, 1000000000);
   o.publicEpochs = static_cast<int>(v.getInt("gems.public_epochs", 0, 1000000));
   if (o.finetuneSizes.empty())
@@ -232,6 +242,7 @@ void OneShot::fineTuneLastBlock(const FlContext& ctx, Model& model, LocalTrainer
   TrainOptions t = TrainOptions::from(cfg.train);
   t.epochs = opt_.finetuneEpochs;
   if (opt_.finetuneLr > 0.0) t.lr = opt_.finetuneLr;
+  if (opt_.finetuneOptimizer) t.optimizer = *opt_.finetuneOptimizer;
   // Every parameter before the last block is frozen exactly.
   const auto frozen = static_cast<std::size_t>(model.blocks().back().offset);
   const GradientHook freeze = freezeOutsideHook(frozen, static_cast<std::size_t>(model.numParams()), t.weightDecay);

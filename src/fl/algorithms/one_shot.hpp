@@ -18,6 +18,7 @@
 #pragma once
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -59,6 +60,8 @@ struct OneShotOptions {
   int publicSamples = 0;
   int finetuneEpochs = 5;
   double finetuneLr = 0.0;  // 0: train.lr
+  // The fine-tuning optimizer; empty: train.optimizer (with the train.* settings either way).
+  std::optional<OptimizerKind> finetuneOptimizer;
   int publicEpochs = 0;     // public_only: 0 = finetune_epochs (the fine-tuning recipe)
   std::vector<int> finetuneSizes{0};
 
