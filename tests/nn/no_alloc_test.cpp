@@ -236,7 +236,9 @@ TEST(NoAllocation, Bf16ConvolutionTrainingStep) {
       m->evaluate(x.data(), y.data(), 100, pred.data());
     });
     EXPECT_EQ(c.news, 0);
-    if (denseMallocs() == 0) EXPECT_EQ(c.mallocs, 0);
+    if (denseMallocs() == 0) {
+      EXPECT_EQ(c.mallocs, 0);
+    }
   }
 }
 
