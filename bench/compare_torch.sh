@@ -13,6 +13,7 @@
 #            --pfl-rounds N  --pfl-samples N (training samples per client, PLayer-FL's cap is 2000)
 #            --only w1|w2|pfl  --out DIR (default out/bench/compare-<time>)
 #            --isa SET (repeatable): also run this build with FEDSILO_ISA=SET (avx2, generic)
+#            --precision P (repeatable): also run this build with train.precision = P (bf16)
 #            --also LABEL=DIR (repeatable): also run the fedsilo of build DIR, e.g. a FEDSILO_NATIVE=OFF
 #            build (portable) or main's build (before); their samples/s are compared with this build's
 #            --no-torch: the fedsilo variants only; --no-tuned: PyTorch as installed only
@@ -47,6 +48,7 @@ PFL_SAMPLES=2000
 ONLY=""
 OUT=""
 ISAS=()
+PRECISIONS=()
 ALSO=()
 TORCH_RUNS=1
 TUNED=1
@@ -61,6 +63,7 @@ while [ $# -gt 0 ]; do
     --pfl-rounds) PFL_ROUNDS=$2; shift ;;
     --pfl-samples) PFL_SAMPLES=$2; shift ;;
     --isa) ISAS+=("$2"); shift ;;
+    --precision) PRECISIONS+=("$2"); shift ;;
     --also) ALSO+=("$2"); shift ;;
     --only) ONLY=$2; shift ;;
     --no-torch) TORCH_RUNS=0 ;;
@@ -82,9 +85,10 @@ done
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 use_build
-# The fedsilo variants of each repetition: "label|executable|FEDSILO_ISA" (this build first).
+# The fedsilo variants of each repetition: "label|executable|FEDSILO_ISA|train.precision" (this build first).
 VARIANTS=("this build|$EXE|")
 for isa in "${ISAS[@]}"; do VARIANTS+=("this build, FEDSILO_ISA=$isa|$EXE|$isa"); done
+for p in "${PRECISIONS[@]}"; do VARIANTS+=("this build, $p|$EXE||$p"); done
 for also in "${ALSO[@]}"; do
   [ -x "${also#*=}/fedsilo" ] || { echo "compare_torch.sh: --also $also: no fedsilo in ${also#*=}" >&2; exit 2; }
   VARIANTS+=("${also%%=*}|$(cd "${also#*=}" && pwd)/fedsilo|")
@@ -126,14 +130,14 @@ torch_env() {
 }
 
 run_fedsilo() { # workload variant rep args...
-  local wl=$1 label exe isa rep=$3
-  IFS='|' read -r label exe isa <<<"$2"
+  local wl=$1 label exe isa precision rep=$3
+  IFS='|' read -r label exe isa precision <<<"$2"
   label="fedsilo $label ($(plural "$RANKS" rank))"
   shift 3
   local tag=$OUT/${wl}_fedsilo_${label//[^A-Za-z0-9]/_}_$rep
   # every rank under /usr/bin/time: per-rank peak RSS and CPU seconds
   env ${isa:+FEDSILO_ISA=$isa} mpirun -n "$RANKS" \
-    sh -c 'exec /usr/bin/time -f "%M %U %S %e" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$tag.usage" "$exe" --config "$CONFIG" --partition.file "$PART" --output "$tag.h5" "$@" >"$tag.log" 2>&1 ||
+    sh -c 'exec /usr/bin/time -f "%M %U %S %e" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$tag.usage" "$exe" --config "$CONFIG" --partition.file "$PART" --output "$tag.h5" ${precision:+--train.precision "$precision"} "$@" >"$tag.log" 2>&1 ||
     { echo "fedsilo failed, see $tag.log" >&2; tail -5 "$tag.log" >&2; exit 1; }
   $PY "$ROOT/bench/perf_tools.py" fedsilo-run "$tag.h5" "$tag.usage" "$label" "$wl" "$RANKS" >>"$RUNS"
   echo "  $wl rep $rep $label: $(grep -E '^done' "$tag.log" || tail -1 "$tag.log")"

@@ -48,6 +48,7 @@
 #include "data/dataset.hpp"
 #include "fl/local_trainer.hpp"
 #include "io/results_writer.hpp"
+#include "nn/bf16.hpp"
 #include "nn/dense.hpp"
 #include "nn/kernel_table.hpp"
 #include "nn/model.hpp"
@@ -268,11 +269,16 @@ BENCHMARK(BM_Sgemm)->Name("Sgemm")->Apply(GemmShapes);
 // ---------------------------------------------------------------------------------------------
 #ifdef FEDSILO_BENCH_CONV
 // Conv2D at the W2 shapes. Args: inC, H (= W), outC, batch, op (0 forward, 1 backward with dx,
-// 2 backward without dx: conv1 is the first layer), chunk (im2col chunk cap in values; 0 = default).
+// 2 backward without dx: conv1 is the first layer), chunk (im2col chunk cap in values; 0 = default),
+// bf16 (1: train.precision = bf16, nn/bf16.hpp; an error where the CPU lacks it).
 void BM_Conv2D(benchmark::State& st) {
   const int inC = static_cast<int>(st.range(0)), hw = static_cast<int>(st.range(1)), outC = static_cast<int>(st.range(2));
   const int batch = static_cast<int>(st.range(3)), op = static_cast<int>(st.range(4));
+  const bool bf16 = st.range(6) != 0;
+  if (bf16 && !bf16Missing().empty()) return st.SkipWithError(bf16Missing().c_str());
+  selectBf16(bf16);
   Conv2DT<float> conv(inC, hw, hw, outC, 5, 1, 2);
+  selectBf16(false);
   if (st.range(5) > 0) conv.setMaxChunkElems(st.range(5));
   std::size_t np = 0;
   for (const auto& s : conv.paramSpecs()) np += static_cast<std::size_t>(s.size);
@@ -322,19 +328,23 @@ BENCHMARK(BM_ConvGemm)->Name("ConvGemm")->ArgNames({"n", "inC", "outC"})->Args({
 
 BENCHMARK(BM_Conv2D)
     ->Name("Conv2D")
-    ->ArgNames({"inC", "hw", "outC", "batch", "op", "chunk"})
-    ->Args({1, 28, 32, 32, 0, 0})
-    ->Args({1, 28, 32, 32, 2, 0})
-    ->Args({32, 14, 64, 32, 0, 0})
-    ->Args({32, 14, 64, 32, 1, 0})
-    ->Args({32, 14, 64, 32, 0, 131072})
-    ->Args({32, 14, 64, 32, 1, 131072})
-    ->Args({32, 14, 64, 32, 0, 262144})
-    ->Args({32, 14, 64, 32, 1, 262144})
-    ->Args({32, 14, 64, 32, 0, 524288})
-    ->Args({32, 14, 64, 32, 1, 524288})
-    ->Args({32, 14, 64, 32, 0, 1048576})
-    ->Args({32, 14, 64, 32, 1, 1048576})
+    ->ArgNames({"inC", "hw", "outC", "batch", "op", "chunk", "bf16"})
+    ->Args({1, 28, 32, 32, 0, 0, 0})
+    ->Args({1, 28, 32, 32, 2, 0, 0})
+    ->Args({32, 14, 64, 32, 0, 0, 0})
+    ->Args({32, 14, 64, 32, 1, 0, 0})
+    ->Args({1, 28, 32, 32, 0, 0, 1})
+    ->Args({1, 28, 32, 32, 2, 0, 1})
+    ->Args({32, 14, 64, 32, 0, 0, 1})
+    ->Args({32, 14, 64, 32, 1, 0, 1})
+    ->Args({32, 14, 64, 32, 0, 131072, 0})
+    ->Args({32, 14, 64, 32, 1, 131072, 0})
+    ->Args({32, 14, 64, 32, 0, 262144, 0})
+    ->Args({32, 14, 64, 32, 1, 262144, 0})
+    ->Args({32, 14, 64, 32, 0, 524288, 0})
+    ->Args({32, 14, 64, 32, 1, 524288, 0})
+    ->Args({32, 14, 64, 32, 0, 1048576, 0})
+    ->Args({32, 14, 64, 32, 1, 1048576, 0})
     ->Unit(benchmark::kMicrosecond);
 #endif
 

@@ -223,6 +223,7 @@ void readTraining(const RawValues& raw, TrainConfig& t) {
   t.amsgrad = raw.boolean("train.amsgrad");
   t.nesterov = raw.boolean("train.nesterov");
   t.optimizerState = raw.choice<OptimizerStateMode>("train.optimizer_state");
+  t.precision = raw.choice<Precision>("train.precision");
   validateOptimizer(t);
   readSchedule(raw, t);
 }

@@ -1,5 +1,6 @@
 #include "app/kernel_choice.hpp"
 
+#include "nn/bf16.hpp"
 #include "nn/kernels.hpp"
 
 namespace fedsilo {
@@ -10,6 +11,10 @@ Isa agreeKernelSet(const Communicator& comm) {
   const Isa agreed = static_cast<Isa>(comm.allreduceMin<int>(static_cast<int>(mine)));
   selectIsa(agreed);
   return agreed;
+}
+
+void agreePrecision(const Communicator& comm, Precision precision) {
+  coordinated(comm, [&] { selectBf16(precision == Precision::Bf16); });
 }
 
 }  // namespace fedsilo

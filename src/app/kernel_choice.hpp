@@ -1,6 +1,7 @@
 // The float kernel set of a run (nn/kernels.hpp), agreed by every rank at start-up.
 #pragma once
 #include "comm/communicator.hpp"
+#include "core/config.hpp"
 #include "nn/isa.hpp"
 
 namespace fedsilo {
@@ -10,5 +11,10 @@ namespace fedsilo {
 // are meant to give the same bits, but results must not rest on that). A bad FEDSILO_ISA on any rank
 // fails the run on every rank (ConfigError, exit 2). Collective: every rank calls it once.
 Isa agreeKernelSet(const Communicator& comm);
+
+// train.precision (nn/bf16.hpp), after agreeKernelSet: bf16 needs AVX512-BF16 and the avx512 set on
+// every rank; a rank without them fails the run on every rank (ConfigError, exit 2, one line naming
+// train.precision = bf16 and what is missing). Collective: every rank calls it once.
+void agreePrecision(const Communicator& comm, Precision precision);
 
 }  // namespace fedsilo

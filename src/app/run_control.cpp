@@ -204,6 +204,7 @@ void RunControl::startUp(FolderMode folders) {
   findCheckpoint();
   if (resume_) openCheckpoint();  // before loading any data: a mismatch fails fast
   agreeKernelSet(comm_);
+  agreePrecision(comm_, cfg_.train.precision);
   exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_, console_);
   recorder_ = std::make_unique<RoundRecorder>(comm_, exp_->placement());
   if (from_) restoreFromCheckpoint();

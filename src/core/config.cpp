@@ -87,6 +87,15 @@ const std::vector<EnumName<LrSchedule>>& enumNames<LrSchedule>() {
 }
 
 template <>
+const std::vector<EnumName<Precision>>& enumNames<Precision>() {
+  static const std::vector<EnumName<Precision>> names = {
+      {Precision::Fp32, "fp32"},
+      {Precision::Bf16, "bf16", "convolutions with bf16 operands, fp32 accumulation (needs AVX512-BF16)"},
+  };
+  return names;
+}
+
+template <>
 const std::vector<EnumName<InitScheme>>& enumNames<InitScheme>() {
   static const std::vector<EnumName<InitScheme>> names = {
       {InitScheme::PytorchDefault, "pytorch_default"},
@@ -194,6 +203,7 @@ FEDSILO_ENUM_FUNCTIONS(PlacementBalance)
 FEDSILO_ENUM_FUNCTIONS(OptimizerKind)
 FEDSILO_ENUM_FUNCTIONS(OptimizerStateMode)
 FEDSILO_ENUM_FUNCTIONS(LrSchedule)
+FEDSILO_ENUM_FUNCTIONS(Precision)
 FEDSILO_ENUM_FUNCTIONS(InitScheme)
 FEDSILO_ENUM_FUNCTIONS(BiasInit)
 FEDSILO_ENUM_FUNCTIONS(NormalizeKind)

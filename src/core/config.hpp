@@ -28,6 +28,8 @@ enum class PlacementBalance { Samples, Clients };
 enum class OptimizerKind { Sgd, Adam, AdamW };
 enum class OptimizerStateMode { Reset, Keep };
 enum class LrSchedule { Constant, Step, Exponential, Cosine };
+// The convolutions' arithmetic (nn/bf16.hpp): fp32, or bf16 operands with fp32 accumulation.
+enum class Precision { Fp32, Bf16 };
 // Initialisation and input scaling.
 enum class InitScheme { PytorchDefault, KaimingNormal, KaimingUniform, XavierUniform };
 enum class BiasInit { Default, Zero };
@@ -70,6 +72,8 @@ template <>
 const std::vector<EnumName<OptimizerStateMode>>& enumNames<OptimizerStateMode>();
 template <>
 const std::vector<EnumName<LrSchedule>>& enumNames<LrSchedule>();
+template <>
+const std::vector<EnumName<Precision>>& enumNames<Precision>();
 template <>
 const std::vector<EnumName<InitScheme>>& enumNames<InitScheme>();
 template <>
@@ -137,6 +141,7 @@ std::ostream& operator<<(std::ostream& os, PlacementBalance value);
 std::ostream& operator<<(std::ostream& os, OptimizerKind value);
 std::ostream& operator<<(std::ostream& os, OptimizerStateMode value);
 std::ostream& operator<<(std::ostream& os, LrSchedule value);
+std::ostream& operator<<(std::ostream& os, Precision value);
 std::ostream& operator<<(std::ostream& os, InitScheme value);
 std::ostream& operator<<(std::ostream& os, BiasInit value);
 std::ostream& operator<<(std::ostream& os, NormalizeKind value);
@@ -166,6 +171,7 @@ struct TrainConfig {
   int lrStepRounds = 1;   // step: multiply by lrGamma every lrStepRounds rounds
   double lrGamma = 0.1;   // step, exponential
   double lrMin = 0.0;     // cosine: the floor
+  Precision precision = Precision::Fp32;  // of the convolutions' products
 };
 
 struct PartitionConfig {

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "nn/bf16.hpp"
 #include "nn/kernel_table.hpp"
 
 namespace fedsilo {
@@ -37,6 +38,7 @@ ConvDirect::ConvDirect(int inC, int h, int w, int outC, int k, int stride, int p
   grad_.channels = outC;
   grad_.rows = h + k - 1;
   grad_.cols = w + k - 1;
+  if (bf16Active()) bf16_ = std::make_unique<ConvBf16>(inC, h, w, outC, k, stride, pad);
 }
 
 void ConvDirect::reserve(int maxBatch) {
@@ -46,6 +48,10 @@ void ConvDirect::reserve(int maxBatch) {
   const Index hw = static_cast<Index>(h_) * w_;
   const Index perSample = (in_.perSample() + ohw_ * ldw_ + grad_.perSample() + hw * ldwD_) * Index(sizeof(float));
   chunk_ = static_cast<int>(std::clamp<Index>(kChunkBytes / perSample, 1, maxBatch));
+  if (bf16_) {  // the fp32 buffers stay empty
+    bf16_->reserve(chunk_);
+    return;
+  }
   const Index weights = 2 * kdim_ * ldw_ + Index(outC_) * k_ * k_ * ldwD_;
   allocateOrFail(fmt("the conv2d ", inC_, "x", h_, "x", w_, " -> ", outC_, " workspace for ", chunk_, " samples"),
                  static_cast<std::uint64_t>(chunk_ * perSample + weights * Index(sizeof(float))), [&] {
@@ -138,6 +144,7 @@ void ConvDirect::biasGradient(const float* y, const float* dy, float* db, int ba
 
 void ConvDirect::forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu) {
   FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
+  if (bf16_) return bf16_->forward(w, bias, x, y, batch, relu);
   const kernels::ConvKernels& kc = kernels::active().conv;
   packWeights(w);
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
@@ -152,8 +159,9 @@ void ConvDirect::forward(const float* w, const float* bias, const float* x, floa
 void ConvDirect::backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy,
                           float* dx, int batch, bool relu) {
   FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
-  const kernels::ConvKernels& kc = kernels::active().conv;
+  if (bf16_) return bf16_->backward(w, dw, db, x, y, dy, dx, batch, relu);
   biasGradient(y, dy, db, batch, relu);
+  const kernels::ConvKernels& kc = kernels::active().conv;
   if (dx) packFlippedWeights(w);
   const Index hw = Index(h_) * w_;
   for (int b0 = 0; b0 < batch; b0 += chunk_) {

@@ -18,7 +18,10 @@
 #pragma once
 #include <cstdint>
 
+#include <memory>
+
 #include "core/types.hpp"
+#include "nn/conv2d_bf16.hpp"
 
 namespace fedsilo {
 
@@ -54,6 +57,7 @@ class ConvDirect {
   int chunk_ = 1, maxBatch_ = 0;
   Plane in_, grad_;                                   // padded input (forward, weight gradient), padded dZ
   AlignedVector<float> wt_, wtD_, dwt_, z_, zD_;      // packed weights, their gradient, GEMM outputs
+  std::unique_ptr<ConvBf16> bf16_;  // train.precision = bf16 (nn/bf16.hpp): runs the products instead
 };
 
 }  // namespace fedsilo

@@ -15,6 +15,7 @@
 #include "core/malloc_counter.hpp"
 #include "fl/local_trainer.hpp"
 #include "grad_check.hpp"
+#include "nn/bf16.hpp"
 #include "nn/conv2d.hpp"
 #include "nn/dense.hpp"
 #include "nn/dropout.hpp"
@@ -208,6 +209,36 @@ TEST(NoAllocation, PresetTrainingStep) {
       EXPECT_EQ(c.mallocs, 0);
     else
       RecordProperty("mallocs_" + name, static_cast<int>(c.mallocs));
+  }
+}
+
+// The bf16 convolutions (train.precision = bf16) allocate nothing after reserve() either.
+TEST(NoAllocation, Bf16ConvolutionTrainingStep) {
+  if (!bf16Missing().empty()) GTEST_SKIP() << bf16Missing();
+  for (const char* name : {"cnn_mcmahan", "cnn_playerfl"}) {
+    SCOPED_TRACE(name);
+    ModelConfig cfg;
+    cfg.name = parseEnum<ModelPreset>("model", name);
+    const InputSpec in{Shape{1, 28, 28}, 10, 0};
+    selectBf16(true);
+    auto m = buildModel<float>(cfg, in);
+    selectBf16(false);
+    Rng rng(1, -1, -1, Purpose::Init);
+    m->initialize(rng);
+    m->reserve(32);
+    m->setRandomContext(1, 0, 0);
+    std::vector<float> x = randomFloats(static_cast<std::size_t>(in.shape.size()) * 100, 9);
+    std::vector<std::int32_t> y(100), pred(100);
+    for (int j = 0; j < 100; ++j) y[j] = j % in.numClasses;
+    const Counts c = countAllocations([&] {
+      m->lossAndGradient(x.data(), y.data(), 32);
+      m->sgdStep(x.data(), y.data(), 32, 0.01f);
+      m->evaluate(x.data(), y.data(), 100, pred.data());
+    });
+    EXPECT_EQ(c.news, 0);
+    if (denseMallocs() == 0) {
+      EXPECT_EQ(c.mallocs, 0);
+    }
   }
 }
 

@@ -1,0 +1,56 @@
+// ConvDirect's bf16 path (train.precision = bf16; internal to src/nn): the same three gather GEMMs as
+// nn/conv2d_direct.hpp with bf16 operands paired along each product's reduction and fp32
+// accumulation (nn/bf16_kernels.hpp):
+//   forward      pairs of input channels:  plane word (p, r, c) = (x[2p][r][c], x[2p+1][r][c])
+//   input grad   pairs of output channels of the padded (dilated) dZ, with the flipped weights
+//   weight grad  pairs of horizontally adjacent output positions (2j, 2j+1) of one output row:
+//                plane word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + stride]), dZ paired alike;
+//                an odd last column pairs with a zero gradient.
+// A channel count that is odd pairs its last channel with a zero one. The weights are packed into bf16
+// pairs once per call from the fp32 master weights; the gradients come back in fp32. Every operand is
+// rounded to nearest even (nn/bf16.hpp) and every output is one chain in a fixed order.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace fedsilo {
+
+class ConvBf16 {
+ public:
+  ConvBf16(int inC, int h, int w, int outC, int k, int stride, int pad);
+  // Buffers for chunks of `chunk` samples (ConvDirect's chunking).
+  void reserve(int chunk);
+  // As ConvDirect::forward and ConvDirect::backward (the bias gradient summed per channel over the
+  // positions in order, vectorised along the channels: another order than the fp32 path's).
+  void forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu);
+  void backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx, int batch,
+                bool relu);
+
+ private:
+  struct Plane {  // a zero-padded plane of bf16 pairs and its gather tables
+    int channels = 0, rows = 0, cols = 0;
+    Index perSample() const { return static_cast<Index>(channels) * rows * cols; }
+    AlignedVector<std::uint32_t> data;
+    std::vector<std::int32_t> rowBase, tap;
+  };
+  void buildTables();
+  void packWeights(const float* w);
+  void packFlippedWeights(const float* w);
+  void padInputPairs(const float* x, int b0, int nb);
+  void padInputShifted(const float* x, int b0, int nb);
+  void padGradientPairs(const float* y, const float* dy, int b0, int nb, bool relu);
+  void pairGradientRows(const float* y, const float* dy, float* db, int b0, int nb, bool relu);
+
+  int inC_, h_, w_, outC_, k_, stride_, pad_, oh_, ow_, owPairs_;
+  Index ohw_, kdim_, inSize_, outSize_;
+  int ldw_, ldwD_;  // channel strides, multiples of 16
+  int chunk_ = 0;
+  Plane fwd_, shift_, grad_;
+  AlignedVector<std::uint32_t> wt_, wtD_, dzPairs_;
+  AlignedVector<float> z_, zD_, dwt_;  // GEMM outputs (z_ also dZ as rows), the weight gradient
+  AlignedVector<float> rowBuf_;       // one zero-bordered input row, or one row of dilated gradient words
+};
+
+}  // namespace fedsilo

@@ -1,0 +1,233 @@
+// The bf16 convolution path (train.precision = bf16, nn/conv2d_bf16.*) against a long-double reference
+// of the same convolution, forward, weight gradient and input gradient, with bounds from bf16's 8-bit
+// significand and the length K of each sum:
+//  - operands already bf16 (their products are exact in fp32): |got - ref| <= (K + 2) u S, u = 2^-24 the
+//    fp32 unit roundoff, S = sum of |terms| of the element, K terms (two roundings per VDPBF16PS pair);
+//  - fp32 operands, rounded to bf16 by the layer: each rounding errs by at most 2^-9 relative, a product
+//    by at most 2^-8 + 2^-18, so |got - ref| <= (2^-8 (1 + 2^-8) + (K + 2) u) S. That the rounding really
+//    happens is checked too: somewhere the error exceeds what fp32 products allow.
+// Geometries with odd channel counts, channels that are not a multiple of 16, stride 2 with an odd
+// number of output columns, and batches of several chunks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "grad_check.hpp"
+#include "isa_scope.hpp"
+#include "nn/bf16.hpp"
+#include "nn/conv2d.hpp"
+
+namespace fedsilo::test {
+namespace {
+
+struct Geometry {
+  int inC, h, w, outC, k, stride, pad;
+  int oh() const { return (h + 2 * pad - k) / stride + 1; }
+  int ow() const { return (w + 2 * pad - k) / stride + 1; }
+  std::size_t inSize() const { return static_cast<std::size_t>(inC) * h * w; }
+  std::size_t outSize() const { return static_cast<std::size_t>(outC) * oh() * ow(); }
+  std::size_t weights() const { return static_cast<std::size_t>(outC) * inC * k * k; }
+};
+
+// y = conv(x, w) + b, dw, dx for dL/dy = dy (no activation), and the same sums over |terms| (S).
+struct Reference {
+  std::vector<long double> y, dw, dx, ySum, dwSum, dxSum, db, dbSum;
+};
+
+Reference reference(const Geometry& g, const std::vector<float>& w, const std::vector<float>& x,
+                    const std::vector<float>& dy, int batch) {
+  const int OH = g.oh(), OW = g.ow();
+  const std::size_t in = g.inSize(), out = g.outSize(), nw = g.weights();
+  Reference r{std::vector<long double>(out * batch), std::vector<long double>(nw), std::vector<long double>(in * batch),
+              std::vector<long double>(out * batch), std::vector<long double>(nw), std::vector<long double>(in * batch),
+              std::vector<long double>(g.outC), std::vector<long double>(g.outC)};
+  for (int b = 0; b < batch; ++b)
+    for (int o = 0; o < g.outC; ++o)
+      for (int i = 0; i < OH; ++i)
+        for (int j = 0; j < OW; ++j) {
+          const std::size_t yi = b * out + (static_cast<std::size_t>(o) * OH + i) * OW + j;
+          long double s = w[nw + o], a = std::fabs(w[nw + o]);
+          const long double gy = dy[yi];
+          r.db[o] += gy;
+          r.dbSum[o] += std::fabs(gy);
+          for (int c = 0; c < g.inC; ++c)
+            for (int kh = 0; kh < g.k; ++kh)
+              for (int kw = 0; kw < g.k; ++kw) {
+                const int ih = i * g.stride + kh - g.pad, iw = j * g.stride + kw - g.pad;
+                if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
+                const std::size_t xi = b * in + (static_cast<std::size_t>(c) * g.h + ih) * g.w + iw;
+                const std::size_t wi = ((static_cast<std::size_t>(o) * g.inC + c) * g.k + kh) * g.k + kw;
+                s += static_cast<long double>(w[wi]) * x[xi];
+                a += std::fabs(static_cast<long double>(w[wi]) * x[xi]);
+                r.dw[wi] += gy * x[xi];
+                r.dwSum[wi] += std::fabs(gy * x[xi]);
+                r.dx[xi] += gy * w[wi];
+                r.dxSum[xi] += std::fabs(gy * w[wi]);
+              }
+          r.y[yi] = s;
+          r.ySum[yi] = a;
+        }
+  return r;
+}
+
+std::vector<float> randomFloats(std::size_t n, std::uint64_t seed, bool bf16Values) {
+  std::vector<float> v;
+  for (double d : randomVector(n, seed)) v.push_back(bf16Values ? fromBf16(toBf16(static_cast<float>(d))) : float(d));
+  return v;
+}
+
+class Bf16Scope {  // bf16 on for the layers built inside, off again after
+ public:
+  Bf16Scope() { selectBf16(true); }
+  ~Bf16Scope() { selectBf16(false); }
+};
+
+struct Outputs {
+  std::vector<float> y, dw, db, dx;
+};
+
+// relu: the layer with its fused ReLU (forwardRelu, backwardRelu).
+Outputs runLayer(const Geometry& g, const std::vector<float>& params, const std::vector<float>& x,
+                 const std::vector<float>& dy, int batch, bool relu = false) {
+  Bf16Scope bf16;
+  Conv2DT<float> conv(g.inC, g.h, g.w, g.outC, g.k, g.stride, g.pad);
+  std::vector<float> w = params, grads(params.size(), -7.0f);
+  Outputs o{std::vector<float>(g.outSize() * batch), {}, {}, std::vector<float>(g.inSize() * batch, -7.0f)};
+  conv.bind(w.data(), grads.data());
+  conv.reserve(batch);
+  CMapT<float> xm(x.data(), g.inSize(), batch);
+  MapT<float> ym(o.y.data(), g.outSize(), batch);
+  MapT<float> dxm(o.dx.data(), g.inSize(), batch);
+  const CMapT<float> yc(o.y.data(), g.outSize(), batch), dyc(dy.data(), g.outSize(), batch);
+  if (relu) {
+    conv.forwardRelu(xm, ym);
+    conv.backwardRelu(xm, yc, dyc, &dxm);
+  } else {
+    conv.forward(xm, ym, true);
+    conv.backward(xm, yc, dyc, &dxm);
+  }
+  o.dw.assign(grads.begin(), grads.begin() + g.weights());
+  o.db.assign(grads.begin() + g.weights(), grads.end());
+  return o;
+}
+
+// Worst |got - want| / S over the elements, failing any element above `bound(K) * S`.
+double worstRatio(const char* what, const std::vector<float>& got, const std::vector<long double>& want,
+                  const std::vector<long double>& sum, int K, double perTerm, double fixed) {
+  const double bound = fixed + (K + 2) * perTerm;
+  double worst = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double err = static_cast<double>(std::fabs(got[i] - want[i]));
+    const double s = static_cast<double>(sum[i]);
+    EXPECT_LE(err, bound * s + 1e-30) << what << "[" << i << "]: got " << got[i] << ", want " << double(want[i])
+                                      << ", K = " << K;
+    if (s > 0) worst = std::max(worst, err / s);
+    if (err > bound * s + 1e-30) break;
+  }
+  return worst;
+}
+
+// relu: the layer runs with its fused ReLU; the reference then takes dL/dz = y > 0 ? dy : 0 from the
+// layer's own y (and max(0, .) of its z).
+void checkGeometry(const Geometry& g, int batch, bool bf16Operands, std::uint64_t seed, bool relu = false) {
+  const auto params = randomFloats(g.weights() + g.outC, seed, bf16Operands);
+  const auto x = randomFloats(g.inSize() * batch, seed + 1, bf16Operands);
+  auto dy = randomFloats(g.outSize() * batch, seed + 2, bf16Operands);
+  const Outputs got = runLayer(g, params, x, dy, batch, relu);
+  if (relu)
+    for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = got.y[i] > 0.0f ? dy[i] : 0.0f;
+  Reference ref = reference(g, params, x, dy, batch);
+  if (relu)
+    for (auto& v : ref.y) v = std::max(v, 0.0L);
+  const double u = std::ldexp(1.0, -24);
+  const double product = bf16Operands ? 0.0 : std::ldexp(1.0, -8) * (1 + std::ldexp(1.0, -8));
+  const int kFwd = g.inC * g.k * g.k, kW = batch * g.oh() * g.ow(), kDx = g.outC * g.k * g.k;
+  const double worst = std::max({worstRatio("y", got.y, ref.y, ref.ySum, kFwd, u, product),
+                                 worstRatio("dw", got.dw, ref.dw, ref.dwSum, kW, u, product),
+                                 worstRatio("dx", got.dx, ref.dx, ref.dxSum, kDx, u, product)});
+  worstRatio("db", got.db, ref.db, ref.dbSum, kW, u, 0.0);  // fp32 sums of fp32 values
+  // fp32 operands: the bf16 rounding shows (fp32 products would stay within about K u).
+  if (!bf16Operands) {
+    EXPECT_GT(worst, std::ldexp(1.0, -13)) << "no sign of bf16 rounding";
+  }
+}
+
+const std::vector<std::pair<Geometry, int>>& cases() {
+  static const std::vector<std::pair<Geometry, int>> c = {
+      {{1, 12, 12, 32, 5, 1, 2}, 3},    // one input channel (paired with a zero one), "same" padding
+      {{3, 11, 9, 20, 3, 2, 1}, 5},     // odd channels, 20 outputs, stride 2, odd output width
+      {{32, 7, 7, 64, 5, 1, 2}, 2},     // cnn_mcmahan's second layer, small image
+      {{5, 16, 16, 17, 3, 1, 0}, 40},   // several chunks of samples, no padding, odd ow
+  };
+  return c;
+}
+
+bool skipWithoutBf16() {
+  const std::string missing = bf16Missing();
+  if (missing.empty()) return false;
+  std::printf("bf16 not available here: %s\n", missing.c_str());
+  return true;
+}
+
+TEST(Bf16Conv, ExactProductsAccumulateInFp32) {
+  if (skipWithoutBf16()) GTEST_SKIP() << bf16Missing();
+  std::uint64_t seed = 11;
+  for (const auto& [g, batch] : cases()) {
+    SCOPED_TRACE(::testing::Message() << g.inC << "x" << g.h << "x" << g.w << " -> " << g.outC << " k" << g.k << " s"
+                                      << g.stride << " p" << g.pad << " batch " << batch);
+    checkGeometry(g, batch, true, seed += 10);
+  }
+}
+
+TEST(Bf16Conv, Fp32OperandsWithinBf16Rounding) {
+  if (skipWithoutBf16()) GTEST_SKIP() << bf16Missing();
+  std::uint64_t seed = 511;
+  for (const auto& [g, batch] : cases()) {
+    SCOPED_TRACE(::testing::Message() << g.inC << "x" << g.h << "x" << g.w << " -> " << g.outC << " batch " << batch);
+    checkGeometry(g, batch, false, seed += 10);
+  }
+}
+
+TEST(Bf16Conv, FusedReluWithinBf16Rounding) {
+  if (skipWithoutBf16()) GTEST_SKIP() << bf16Missing();
+  std::uint64_t seed = 911;
+  for (const auto& [g, batch] : cases()) {
+    SCOPED_TRACE(::testing::Message() << g.inC << "x" << g.h << "x" << g.w << " -> " << g.outC << " batch " << batch);
+    checkGeometry(g, batch, false, seed += 10, true);
+  }
+}
+
+TEST(Bf16Conv, SameBitsWhateverTheChunkAndRepeatable) {
+  if (skipWithoutBf16()) GTEST_SKIP() << bf16Missing();
+  // A batch of 40 runs in several chunks; its first 3 samples alone in one: per-sample outputs and
+  // the input gradient are the same bits, and a second run repeats the first.
+  const Geometry g{5, 16, 16, 17, 3, 1, 0};
+  const auto params = randomFloats(g.weights() + g.outC, 3, false);
+  const auto x = randomFloats(g.inSize() * 40, 4, false), dy = randomFloats(g.outSize() * 40, 5, false);
+  const Outputs all = runLayer(g, params, x, dy, 40), again = runLayer(g, params, x, dy, 40);
+  EXPECT_EQ(all.y, again.y);
+  EXPECT_EQ(all.dw, again.dw);
+  EXPECT_EQ(all.dx, again.dx);
+  const Outputs few = runLayer(g, params, x, dy, 3);
+  for (std::size_t i = 0; i < few.y.size(); ++i) ASSERT_EQ(few.y[i], all.y[i]) << i;
+  for (std::size_t i = 0; i < few.dx.size(); ++i) ASSERT_EQ(few.dx[i], all.dx[i]) << i;
+}
+
+TEST(Bf16Conv, RefusedWithoutTheAvx512Set) {
+  // The avx2 kernel set stands for a CPU without AVX512-BF16 (FEDSILO_ISA=avx2 asks for it).
+  if (cpuIsa() == Isa::Generic) GTEST_SKIP() << "no avx2 set on this CPU";
+  IsaScope avx2(Isa::Avx2);
+  EXPECT_FALSE(bf16Missing().empty());
+  try {
+    selectBf16(true);
+    ADD_FAILURE() << "bf16 accepted with the avx2 kernel set";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.precision = bf16: "), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
+  }
+  EXPECT_FALSE(bf16Active());
+}
+
+}  // namespace
+}  // namespace fedsilo::test
