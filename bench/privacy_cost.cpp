@@ -60,8 +60,8 @@ std::vector<double> medians(const std::vector<std::function<void()>>& fs, int re
 
 void dpSgd(int reps) {
   std::printf("DP-SGD step vs plain step, MLP 784-200-200-10 (median of %d, thread CPU time)\n", reps);
-  std::printf("%6s %10s %10s %12s %10s %10s %10s %10s %8s %8s %8s %8s\n", "batch", "plain_ms", "fused_ms",
-              "clipped_ms", "noise_ms", "noise64_ms", "dp_ms", "dp64_ms", "clip_x", "total_x", "total64_x", "fused_x");
+  std::printf("%6s %10s %10s %12s %10s %10s %10s %10s %8s %8s %8s %8s\n", "batch", "plain_ms", "fused_ms", "clipped_ms",
+              "noise_ms", "noise64_ms", "dp_ms", "dp64_ms", "clip_x", "total_x", "total64_x", "fused_x");
   for (int batch : {32, 64, 128, 256, 512}) {
     ModelConfig cfg;
     auto m = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});

@@ -5,7 +5,7 @@
 namespace fedsilo::normal_f32 {
 
 void addScaledBlocksAvx512(float* x, std::uint64_t key, std::uint64_t first, std::size_t blocks, float stddev,
-                       float scale) {
+                           float scale) {
   addScaledBlocks(x, key, first, blocks, stddev, scale);
 }
 

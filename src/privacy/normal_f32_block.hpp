@@ -22,8 +22,8 @@ namespace fedsilo::normal_f32 {
 // linker could run AVX-512 code from the generic build).
 namespace {
 
-constexpr int kPairs = 16;              // pairs per block
-constexpr int kBlock = 2 * kPairs;      // values per block
+constexpr int kPairs = 16;          // pairs per block
+constexpr int kBlock = 2 * kPairs;  // values per block
 
 inline std::uint64_t pairBits(std::uint64_t key, std::uint64_t pair) {
   std::uint64_t z = key + pair * 0x9e3779b97f4a7c15ULL;
