@@ -4,6 +4,9 @@
   perf_tools.py fedsilo-run RESULTS.h5 RSSPREFIX LABEL WORKLOAD RANKS -> one JSON line on stdout
   perf_tools.py torch-run TORCH.json LABEL WORKLOAD USAGEPREFIX  -> the same for torch_reference.py
   perf_tools.py compare RUNS.jsonl [FMA_PEAK.txt]                -> the fedsilo vs PyTorch table
+  perf_tools.py tta-fedsilo RESULTS.h5 WORKLOAD TARGET WALL_S     -> one time-to-accuracy JSON line
+  perf_tools.py tta-torch TORCH.json WORKLOAD TARGET WALL_S       -> the same for torch_reference.py
+  perf_tools.py tta-report TTA.jsonl                             -> the time-to-accuracy table
   perf_tools.py scaling-row MODE RANKS CLIENTS RESULTS.h5 [OVERSUBSCRIBED] -> one CSV row
   perf_tools.py scaling-report SCALING.csv                       -> efficiency table
 """
@@ -160,6 +163,55 @@ def compare(path, peak_path=None):
             print(f"  {f} vs {fed[0]}: samples/s x{sp:.2f}")
 
 
+def time_to_target(program, workload, target, accuracy, round_s, wall_s):
+    """One time-to-accuracy JSON line: the first round (1-based) whose test accuracy is >= target and the
+    wall seconds of the rounds up to and including it (training, aggregation and evaluation; the
+    set-up before the first round is not counted, for either program); None where it was not reached."""
+    target = float(target)
+    hit = next((i for i, a in enumerate(accuracy) if a >= target), None)
+    print(json.dumps(dict(program=program, workload=workload, target=target, rounds_run=len(accuracy),
+                          rounds=None if hit is None else hit + 1,
+                          seconds=None if hit is None else float(sum(round_s[:hit + 1])),
+                          seconds_run=float(sum(round_s)),
+                          best_acc=max(accuracy) if accuracy else float("nan"), process_wall_s=float(wall_s))))
+
+
+def tta_fedsilo(h5path, workload, target, wall_s):
+    import h5py
+
+    with h5py.File(h5path, "r") as f:
+        acc = [float(x) for x in f["/rounds/global_accuracy"][:]]
+        sec = [float(x) for x in f["/rounds/seconds"][:]]
+    time_to_target("fedsilo", workload, target, acc, sec, wall_s)
+
+
+def tta_torch(jsonpath, workload, target, wall_s):
+    lines = [line for line in open(jsonpath) if line.strip()]
+    rows = json.loads(lines[-1])["per_round"]
+    time_to_target("torch", workload, target, [r["test_acc"] for r in rows], [r["round_s"] for r in rows], wall_s)
+
+
+def tta_report(path):
+    runs = [json.loads(line) for line in open(path) if line.strip()]
+    print(f"\n{'workload':<8} {'target':>6} {'fedsilo s':>10} {'rounds':>6} {'torch s':>10} {'rounds':>6} "
+          f"{'torch/fedsilo':>13}   best accuracy (fedsilo / torch), rounds run, process wall s")
+    for wl in dict.fromkeys(r["workload"] for r in runs):
+        f = next((r for r in runs if r["workload"] == wl and r["program"] == "fedsilo"), None)
+        t = next((r for r in runs if r["workload"] == wl and r["program"] == "torch"), None)
+        if f is None or t is None:
+            continue
+
+        def cell(r):
+            return (f"{r['seconds']:>10.1f} {r['rounds']:>6}" if r["rounds"]
+                    else f"{'>' + format(r['seconds_run'], '.1f'):>10} {'>' + str(r['rounds_run']):>6}")
+
+        ratio = f"{t['seconds'] / f['seconds']:>13.2f}" if f["rounds"] and t["rounds"] else f"{'n/a':>13}"
+        print(f"{wl:<8} {f['target']:>6.2f} {cell(f)} {cell(t)} {ratio}   {f['best_acc']:.4f} / {t['best_acc']:.4f}, "
+              f"{f['rounds_run']} / {t['rounds_run']}, {f['process_wall_s']:.0f} / {t['process_wall_s']:.0f}")
+    print("  (seconds: wall time of the rounds up to the first whose test accuracy reaches the target, training,"
+          " aggregation and evaluation; '>': not reached within the round cap)")
+
+
 def scaling_row(mode, ranks, clients, h5path, over="0"):
     import h5py
 
@@ -208,6 +260,12 @@ if __name__ == "__main__":
         torch_run(*sys.argv[2:6])
     elif cmd == "compare":
         compare(*sys.argv[2:4])
+    elif cmd == "tta-fedsilo":
+        tta_fedsilo(*sys.argv[2:6])
+    elif cmd == "tta-torch":
+        tta_torch(*sys.argv[2:6])
+    elif cmd == "tta-report":
+        tta_report(sys.argv[2])
     elif cmd == "scaling-row":
         scaling_row(*sys.argv[2:])
     elif cmd == "scaling-report":

@@ -24,7 +24,8 @@ before the import. Needs Debian's python3-torch (and python3-numpy); run it with
   /usr/bin/python3 bench/torch_reference.py --workload w1 --rounds 20 --threads 1
   /usr/bin/python3 bench/torch_reference.py --workload w2 --rounds 3 --threads 2 --json out.jsonl
 
-Prints one line per round and a SUMMARY line; --json appends one JSON object per run (per-round
+--target-acc A stops after the first round whose test accuracy is >= A (bench/time_to_accuracy.sh; the
+--rounds value is then the cap). Prints one line per round and a SUMMARY line; --json appends one JSON object per run (per-round
 times, final accuracy, peak RSS, settings) for bench/perf_tools.py.
 """
 import argparse
@@ -58,12 +59,16 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch intra-op and OpenMP threads")
     p.add_argument("--blas-threads", type=int, help="OpenBLAS threads (default: --threads)")
+    p.add_argument("--target-acc", type=float, default=0.0,
+                   help="stop after the first round whose test accuracy is >= this (0: run every round)")
     p.add_argument("--json", help="append the run's JSON object to this file")
     a = p.parse_args(argv)
     if a.rounds is None:
         a.rounds = DEFAULT_ROUNDS[a.workload]
     if a.batch is None:
         a.batch = DEFAULT_BATCH[a.workload]
+    if not 0.0 <= a.target_acc <= 1.0:
+        p.error(f"--target-acc must be in [0, 1], got {a.target_acc}")
     if a.client_samples < 0:
         p.error(f"--client-samples must be >= 0, got {a.client_samples}")
     for name in ("rounds", "epochs", "batch", "eval_batch", "threads"):
@@ -214,9 +219,11 @@ def main(a):
                          samples_per_s=samples / train_s, test_acc=acc, test_loss=loss))
         print(f"{r:>5} {train_s:>8.3f} {agg_s:>7.3f} {t2 - t1:>7.3f} {t2 - t0:>8.3f} {samples / train_s:>10.0f} "
               f"{acc:>8.4f} {loss:>9.4f}", flush=True)
+        if a.target_acc > 0 and acc >= a.target_acc:
+            break
 
     median = lambda key: float(np.median([row[key] for row in rows]))  # noqa: E731
-    result = dict(program="torch_reference", workload=a.workload, rounds=a.rounds, seed=a.seed, batch=a.batch,
+    result = dict(program="torch_reference", workload=a.workload, rounds=len(rows), target_acc=a.target_acc, seed=a.seed, batch=a.batch,
                   samples_per_round=sum(x.shape[0] for x, _ in clients) * a.epochs,
                   threads=a.threads, openblas_threads=int(os.environ["OPENBLAS_NUM_THREADS"]),
                   openblas_coretype=coretype, torch_version=torch.__version__, setup_s=setup_s,

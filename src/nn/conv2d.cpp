@@ -7,6 +7,7 @@
 #include "core/memory.hpp"
 
 #include "nn/conv2d_direct.hpp"
+#include "nn/onednn_conv.hpp"
 
 namespace fedsilo {
 
@@ -70,6 +71,12 @@ Conv2DT<T>::Conv2DT(int inC, int h, int w, int outC, int k, int stride, int pad)
   kdim_ = static_cast<Index>(inC) * k * k;
   inSize_ = static_cast<Index>(inC) * h * w;
   outSize_ = static_cast<Index>(outC) * ohw_;
+#ifdef FEDSILO_ONEDNN
+  if (kConvFast<T> && onednnConvChosen(k, stride, pad)) {
+    onednn_ = std::make_unique<OnednnConv>(inC, h, w, outC, k, stride, pad);
+    return;
+  }
+#endif
   if (kConvFast<T> && pad <= k - 1) direct_ = std::make_unique<ConvDirect>(inC, h, w, outC, k, stride, pad);
 }
 
@@ -109,6 +116,12 @@ void Conv2DT<T>::reserve(int maxBatch) {
   FEDSILO_ASSERT(maxBatch > 0);
   if (maxBatch <= maxBatch_) return;
   maxBatch_ = maxBatch;
+#ifdef FEDSILO_ONEDNN
+  if (onednn_) {
+    onednn_->reserve(maxBatch);
+    return;
+  }
+#endif
   if (direct_) {
     direct_->reserve(maxBatch);
     return;
@@ -249,6 +262,12 @@ void Conv2DT<T>::forwardAct(const CMapT<T>& x, MapT<T>& y, bool relu) {
   FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
   FEDSILO_ASSERT(x.rows() == inSize_ && y.rows() == outSize_);
   if constexpr (kConvFast<T>) {
+#ifdef FEDSILO_ONEDNN
+    if (onednn_) {
+      onednn_->forward(wt_, b_, x.data(), y.data(), batch, relu);
+      return;
+    }
+#endif
     if (direct_) {
       direct_->forward(wt_, b_, x.data(), y.data(), batch, relu);
       return;
@@ -280,6 +299,13 @@ void Conv2DT<T>::forwardAct(const CMapT<T>& x, MapT<T>& y, bool relu) {
 template <typename T>
 void Conv2DT<T>::backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) {
   if constexpr (kConvFast<T>) {
+#ifdef FEDSILO_ONEDNN
+    if (onednn_) {
+      onednn_->backward(wt_, dwt_, db_, x.data(), y.data(), dy.data(), dx ? dx->data() : nullptr,
+                        static_cast<int>(x.cols()), false);
+      return;
+    }
+#endif
     if (direct_) {
       direct_->backward(wt_, dwt_, db_, x.data(), y.data(), dy.data(), dx ? dx->data() : nullptr,
                         static_cast<int>(x.cols()), false);
@@ -292,6 +318,13 @@ void Conv2DT<T>::backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& 
 template <typename T>
 void Conv2DT<T>::backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) {
   if constexpr (kConvFast<T>) {
+#ifdef FEDSILO_ONEDNN
+    if (onednn_) {
+      onednn_->backward(wt_, dwt_, db_, x.data(), y.data(), dy.data(), dx ? dx->data() : nullptr,
+                        static_cast<int>(x.cols()), true);
+      return;
+    }
+#endif
     if (direct_) {
       direct_->backward(wt_, dwt_, db_, x.data(), y.data(), dy.data(), dx ? dx->data() : nullptr,
                         static_cast<int>(x.cols()), true);

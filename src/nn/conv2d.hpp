@@ -1,7 +1,8 @@
 // 2-D convolution (cross-correlation, as PyTorch's nn.Conv2d).
 //
 // float (the default build) runs ConvDirect (nn/conv2d_direct.*): a gather GEMM over the zero-padded
-// input, vectorised along channels, with the ReLU that follows fused in (ReluFusableT). The rest of
+// input, vectorised along channels, with the ReLU that follows fused in (ReluFusableT). Builds with
+// -DFEDSILO_ONEDNN=ON run the shapes where oneDNN measured faster on it instead (nn/onednn_conv.hpp). The rest of
 // this comment describes the im2col path that double (the gradient tests' reference),
 // FEDSILO_GEMM=openblas builds and convolutions padded by more than k - 1 run.
 //
@@ -30,6 +31,7 @@
 namespace fedsilo {
 
 class ConvDirect;
+class OnednnConv;
 
 template <typename T>
 class Conv2DT : public LayerT<T>, public ReluFusableT<T> {
@@ -79,6 +81,9 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T> {
   AlignedVector<T> z_;     // Z (or dZ) for one chunk: (nb*ohw) x outC
   AlignedVector<T> dz_;    // backwardRelu on the im2col path: dL/d(pre-activation), outSize x batch
   std::unique_ptr<ConvDirect> direct_;  // the float path (null: im2col)
+#ifdef FEDSILO_ONEDNN
+  std::unique_ptr<OnednnConv> onednn_;  // the float path where oneDNN was measured faster (nn/onednn_conv.hpp)
+#endif
   // Which chunk P currently holds (first sample, count); -1 when overwritten by dP.
   int cachedB0_ = -1, cachedNb_ = 0;
   const T* cachedX_ = nullptr;

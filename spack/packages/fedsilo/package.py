@@ -25,6 +25,8 @@ class Fedsilo(CMakePackage):
     variant("blas", default="openblas", values=("openblas", "blis", "generic"), multi=False,
             description="BLAS library: OpenBLAS, BLIS, or whichever provider of blas the spec picks")
     variant("man", default=True, description="Generate and install the man page from fedsilo --help")
+    variant("onednn", default=False,
+            description="Run the convolutions oneDNN was measured faster on through oneDNN (docs/performance.md)")
     variant("analysis", default=True,
             description="Run-time Python stack of fedsilo-analysis (h5py, numpy, scipy, matplotlib)")
 
@@ -38,6 +40,7 @@ class Fedsilo(CMakePackage):
     depends_on("openblas", when="blas=openblas")
     depends_on("blis", when="blas=blis")
     depends_on("blas", when="blas=generic")
+    depends_on("onednn", when="+onednn")
     # The unit and integration tests (spack install --test=root): GoogleTest with GoogleMock.
     depends_on("googletest@1.12: +gmock", type="test")
     with when("+analysis"):
@@ -57,6 +60,7 @@ class Fedsilo(CMakePackage):
             self.define_from_variant("FEDSILO_GEMM", "gemm"),
             self.define_from_variant("FEDSILO_BLAS", "blas"),
             self.define_from_variant("FEDSILO_MAN", "man"),
+            self.define_from_variant("FEDSILO_ONEDNN", "onednn"),
             # Exactly the provider Spack chose, not whatever FindBLAS would find first.
             self.define("BLAS_LIBRARIES", self.spec[self.blas_package()].libs.joined(";")),
             self.define("FEDSILO_BUILD_TESTS", self.run_tests),

@@ -119,7 +119,8 @@ Pkg = recipe.Fedsilo
 V = directives["variant"]
 
 # ---- variants: the CMake options they set, the same values and defaults ----------------------------------
-expect_variants = {"native": "FEDSILO_NATIVE", "gemm": "FEDSILO_GEMM", "blas": "FEDSILO_BLAS", "man": "FEDSILO_MAN"}
+expect_variants = {"native": "FEDSILO_NATIVE", "gemm": "FEDSILO_GEMM", "blas": "FEDSILO_BLAS", "man": "FEDSILO_MAN",
+                   "onednn": "FEDSILO_ONEDNN"}
 for var, opt in expect_variants.items():
     if var not in V:
         bad.append(f"no variant {var!r} (CMake option {opt})")
@@ -129,6 +130,8 @@ for var, opt in expect_variants.items():
         bad.append(f"variant {var} default {V[var]['default']!r} != CMake's {opt} default {defaults.get(opt)!r}")
 if V.get("man", {}).get("default") is not True or defaults.get("FEDSILO_MAN") != "ON":
     bad.append("variant man should default to True, as FEDSILO_MAN does")
+if V.get("onednn", {}).get("default") is not False or defaults.get("FEDSILO_ONEDNN") != "OFF":
+    bad.append("variant onednn should default to False, as FEDSILO_ONEDNN does")
 if "analysis" not in V:
     bad.append("no variant 'analysis' (the Python stack of fedsilo-analysis)")
 
@@ -170,6 +173,10 @@ for pkg, ver in find_packages.items():
         need("googletest", variants=("+gmock",), types_=("test",))
     elif pkg == "benchmark":
         pass  # bench/ is never built by the recipe (FEDSILO_BUILD_BENCH OFF, checked below)
+    elif pkg == "dnnl":
+        need("onednn", when="+onednn")
+    elif pkg == "OpenMP":
+        pass  # the compiler's own runtime (with FEDSILO_ONEDNN only), not a Spack package
     else:
         bad.append(f"CMakeLists.txt: find_package({pkg}) has no mapping here: add its depends_on and this check")
 py_deps = {d["spec"].split("@")[0] for d in directives["depends_on"] if d["spec"].startswith("py-")}
@@ -182,12 +189,14 @@ for d in directives["depends_on"]:
 
 # ---- cmake_args() for every combination -------------------------------------------------------------------
 combos = 0
-for native, gemm, blas, man, tests in itertools.product(V["native"]["values"], V["gemm"]["values"],
-                                                         V["blas"]["values"], (True, False), (True, False)):
+for native, gemm, blas, man, tests, onednn in itertools.product(V["native"]["values"], V["gemm"]["values"],
+                                                                 V["blas"]["values"], (True, False), (True, False),
+                                                                 (True, False)):
     pkg = Pkg.__new__(Pkg)
-    pkg.spec = FakeSpec({"native": native, "gemm": gemm, "blas": blas, "man": man, "analysis": True})
+    pkg.spec = FakeSpec({"native": native, "gemm": gemm, "blas": blas, "man": man, "analysis": True,
+                         "onednn": onednn})
     pkg.spec.deps = {d["spec"].split("@")[0].split()[0] for d in directives["depends_on"]
-                     if d["when"] in ("", f"blas={blas}", "+analysis")}
+                     if d["when"] in ("", f"blas={blas}", "+analysis") + (("+onednn",) if onednn else ())}
     pkg.run_tests = tests
     args = {}
     for a in pkg.cmake_args():
@@ -201,11 +210,12 @@ for native, gemm, blas, man, tests in itertools.product(V["native"]["values"], V
         bad.append(f"cmake_args sets {sorted(unknown)}, which CMakeLists.txt and cmake/ do not define")
     expect = {"FEDSILO_NATIVE": "ON" if native else "OFF", "FEDSILO_GEMM": gemm, "FEDSILO_BLAS": blas,
               "FEDSILO_MAN": "ON" if man else "OFF", "FEDSILO_BUILD_TESTS": "ON" if tests else "OFF",
-              "FEDSILO_BUILD_BENCH": "OFF",
+              "FEDSILO_BUILD_BENCH": "OFF", "FEDSILO_ONEDNN": "ON" if onednn else "OFF",
               "BLAS_LIBRARIES": Libs({"openblas": "openblas", "blis": "blis", "generic": "blas"}[blas]).joined(";")}
     for k, v in expect.items():
         if args.get(k) != v:
-            bad.append(f"native={native} gemm={gemm} blas={blas} man={man} tests={tests}: {k}={args.get(k)!r}, "
+            bad.append(f"native={native} gemm={gemm} blas={blas} man={man} tests={tests} onednn={onednn}: "
+                       f"{k}={args.get(k)!r}, "
                        f"expected {v!r}")
     combos += 1
 

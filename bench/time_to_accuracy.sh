@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Time to accuracy, fedsilo against its PyTorch reference (bench/torch_reference.py) in one run: wall
+# seconds until the global model's test accuracy first reaches 0.83 on W1, 0.75 on W2 and 0.80 on PFL
+# (PLayer-FL's CNN setting), evaluated after every round. The workloads are bench/compare_torch.sh's,
+# defined identically (configs/w1_fedavg_fmnist.ini, the stored partition, FedAvg, 10 clients, E=1,
+# lr 0.05; W2 --model cnn_mcmahan; PFL --model cnn_playerfl --train.batch 128 with at most
+# --pfl-samples training samples per client). In these FedAvg settings every client holds the global
+# model and the clients share the 10,000-image test set, so the mean client accuracy is the global
+# model's test accuracy. A benchmark, not a test: prints figures.
+#
+#   bash bench/time_to_accuracy.sh            # round caps: W1 40, W2 8, PFL 8
+#   bash bench/time_to_accuracy.sh --quick    # round caps: W1 25, W2 4, PFL 3
+#   options: --build DIR (default build)  --ranks N (default 2)  --only w1|w2|pfl  --out DIR
+#            --w1-cap N  --w2-cap N  --pfl-cap N  --pfl-samples N (default 2000, PLayer-FL's cap)
+#
+# The seconds counted are the rounds' (training, aggregation, evaluation: fedsilo's /rounds/seconds,
+# torch_reference.py's round_s) up to and including the first round at the target; each program's
+# set-up before its first round is not counted (its whole process wall time is printed beside).
+# PyTorch stops at the target (--target-acc); fedsilo has no such stop and runs to the cap, which
+# costs this script time but not the figure. PyTorch runs with compare_torch.sh's tuned settings
+# (OPENBLAS_CORETYPE=SkylakeX; W1 one thread, W2 and PFL two threads and one OpenBLAS thread),
+# fedsilo with --ranks ranks of one thread each.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$ROOT/build
+RANKS=2
+W1_CAP=40
+W2_CAP=8
+PFL_CAP=8
+PFL_SAMPLES=2000
+ONLY=""
+OUT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) W1_CAP=25; W2_CAP=4; PFL_CAP=3 ;;
+    --build) BUILD=$2; shift ;;
+    --ranks) RANKS=$2; shift ;;
+    --w1-cap) W1_CAP=$2; shift ;;
+    --w2-cap) W2_CAP=$2; shift ;;
+    --pfl-cap) PFL_CAP=$2; shift ;;
+    --pfl-samples) PFL_SAMPLES=$2; shift ;;
+    --only) ONLY=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    *) echo "time_to_accuracy.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$ONLY" in "" | w1 | w2 | pfl) ;; *) echo "time_to_accuracy.sh: --only w1|w2|pfl, got '$ONLY'" >&2; exit 2 ;; esac
+for v in RANKS W1_CAP W2_CAP PFL_CAP PFL_SAMPLES; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] ||
+    { echo "time_to_accuracy.sh: ${v,,} must be a positive integer, got '${!v}'" >&2; exit 2; }
+done
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+use_build
+# shellcheck source=jobs/packages.sh
+source "$ROOT/jobs/packages.sh"
+fedsilo_install_missing time_to_accuracy.sh python3-torch || exit 2
+TORCH=$ROOT/bench/torch_reference.py
+PART=$ROOT/data/partitions/fmnist_c10_dirichlet0.5_seed0.npy
+CONFIG=$ROOT/configs/w1_fedavg_fmnist.ini
+OUT=${OUT:-$ROOT/out/bench/tta-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+TTA=$OUT/tta.jsonl
+: >"$TTA"
+# shellcheck source=jobs/env.sh
+source "$ROOT/jobs/env.sh" # MPI as root, oversubscription allowed, OPENBLAS_NUM_THREADS=1 per rank
+cd "$ROOT"
+echo "# fedsilo $EXE at $RANKS ranks vs bench/torch_reference.py; round caps W1 $W1_CAP, W2 $W2_CAP, PFL $PFL_CAP" \
+  "($PFL_SAMPLES samples per client); $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); raw output in $OUT"
+
+wall_of() { tail -1 "$1"; } # /usr/bin/time -f %e writes the seconds on the last line
+
+run_pair() { # workload target cap "fedsilo args" "torch args"
+  local wl=$1 target=$2 cap=$3 fed_args=$4 torch_args=$5
+  local tag=$OUT/$wl
+  # shellcheck disable=SC2086 # the argument lists are word lists
+  /usr/bin/time -f "%e" -o "$tag.fedsilo.wall" mpirun -n "$RANKS" "$EXE" --config "$CONFIG" \
+    --partition.file "$PART" --output "$tag.h5" --rounds "$cap" $fed_args >"$tag.fedsilo.log" 2>&1 ||
+    { echo "fedsilo failed, see $tag.fedsilo.log" >&2; tail -5 "$tag.fedsilo.log" >&2; exit 1; }
+  $PY "$ROOT/bench/perf_tools.py" tta-fedsilo "$tag.h5" "$wl" "$target" "$(wall_of "$tag.fedsilo.wall")" | tee -a "$TTA"
+  # shellcheck disable=SC2086
+  env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u OPENBLAS_L2_SIZE -u OPENBLAS_VERBOSE OPENBLAS_CORETYPE=SkylakeX \
+    /usr/bin/time -f "%e" -o "$tag.torch.wall" "$PY" "$TORCH" --workload "$wl" --partition "$PART" \
+    --rounds "$cap" --target-acc "$target" $torch_args --json "$tag.torch.json" >"$tag.torch.log" 2>&1 ||
+    { echo "torch_reference.py failed, see $tag.torch.log" >&2; tail -5 "$tag.torch.log" >&2; exit 1; }
+  $PY "$ROOT/bench/perf_tools.py" tta-torch "$tag.torch.json" "$wl" "$target" "$(wall_of "$tag.torch.wall")" | tee -a "$TTA"
+}
+
+if [ -z "$ONLY" ] || [ "$ONLY" = w1 ]; then
+  echo "W1 (mlp, FedAvg, 10 clients): target 0.83"
+  run_pair w1 0.83 "$W1_CAP" "" "--threads 1"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = w2 ]; then
+  echo "W2 (cnn_mcmahan, FedAvg, 10 clients): target 0.75"
+  run_pair w2 0.75 "$W2_CAP" "--model cnn_mcmahan" "--threads 2 --blas-threads 1"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = pfl ]; then
+  echo "PFL (cnn_playerfl, batch 128, FedAvg, 10 clients of at most $PFL_SAMPLES samples): target 0.80"
+  run_pair pfl 0.80 "$PFL_CAP" "--model cnn_playerfl --train.batch 128 --partition.samples_per_client $PFL_SAMPLES" \
+    "--threads 2 --blas-threads 1 --client-samples $PFL_SAMPLES"
+fi
+$PY "$ROOT/bench/perf_tools.py" tta-report "$TTA" | tee "$OUT/summary.txt"
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
