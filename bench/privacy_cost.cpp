@@ -6,7 +6,8 @@
 //              plain = lossAndGradient + SGD step; fused = sgdStep (the step the trainer takes without DP
 //              when the optimizer is plain SGD: the update inside the weight-gradient kernel); DP-SGD =
 //              lossAndClippedGradient (ghost norms and the second backward) + the noise and the 1 / B
-//              scaling in one pass (addScaledNormals, as fl/dp_sgd.cpp) + SGD step
+//              scaling in one pass (addScaledNormalsF32, as fl/dp_sgd.cpp) + SGD step; dp64 = the same
+//              step with the double-precision ziggurat (addScaledNormals) for the noise, for comparison
 //   SecAgg     one round's aggregation of n clients' MLP updates: plain = n exact accumulates
 //              (ExactSum::addScaled); secure = each client's own accumulate + its n masks + the modular
 //              add, and the server's unmasking (d of the n clients dropped)
@@ -25,6 +26,7 @@
 #include "nn/presets.hpp"
 #include "optim/optimizer.hpp"
 #include "privacy/gaussian.hpp"
+#include "privacy/gaussian_f32.hpp"
 #include "privacy/secure_aggregation.hpp"
 
 using namespace fedsilo;
@@ -58,8 +60,8 @@ std::vector<double> medians(const std::vector<std::function<void()>>& fs, int re
 
 void dpSgd(int reps) {
   std::printf("DP-SGD step vs plain step, MLP 784-200-200-10 (median of %d, thread CPU time)\n", reps);
-  std::printf("%6s %10s %10s %12s %10s %10s %8s %8s %8s\n", "batch", "plain_ms", "fused_ms", "clipped_ms",
-              "noise_ms", "dp_ms", "clip_x", "total_x", "fused_x");
+  std::printf("%6s %10s %10s %12s %10s %10s %10s %10s %8s %8s %8s %8s\n", "batch", "plain_ms", "fused_ms", "clipped_ms",
+              "noise_ms", "noise64_ms", "dp_ms", "dp64_ms", "clip_x", "total_x", "total64_x", "fused_x");
   for (int batch : {32, 64, 128, 256, 512}) {
     ModelConfig cfg;
     auto m = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});
@@ -81,6 +83,10 @@ void dpSgd(int reps) {
     std::int64_t step = 0;
     auto noise = [&] {
       Rng key(2, 3, 4, Purpose::DpSgdNoise, static_cast<std::uint64_t>(step++));
+      addScaledNormalsF32(m->grads(), P, 1.1f, key, 1.0f / static_cast<float>(batch));
+    };
+    auto noise64 = [&] {
+      Rng key(2, 3, 4, Purpose::DpSgdNoise, static_cast<std::uint64_t>(step++));
       addScaledNormals(m->grads(), P, 1.1, key, 1.0f / static_cast<float>(batch));
     };
     const int inner = std::max(1, 256 / batch);
@@ -92,14 +98,21 @@ void dpSgd(int reps) {
          [&] { m->sgdStep(x.data(), y.data(), batch, 1e-4f); },
          [&] { m->lossAndClippedGradient(x.data(), y.data(), batch, 1.0); },
          [&] { noise(); },
+         [&] { noise64(); },
          [&] {
            m->lossAndClippedGradient(x.data(), y.data(), batch, 1.0);
            noise();
            sgd.step(m->params(), m->grads(), all, sgdState);
+         },
+         [&] {
+           m->lossAndClippedGradient(x.data(), y.data(), batch, 1.0);
+           noise64();
+           sgd.step(m->params(), m->grads(), all, sgdState);
          }},
         reps, inner);
-    std::printf("%6d %10.3f %10.3f %12.3f %10.3f %10.3f %8.2f %8.2f %8.2f\n", batch, 1e3 * t[0], 1e3 * t[1],
-                1e3 * t[2], 1e3 * t[3], 1e3 * t[4], t[2] / t[0], t[4] / t[0], t[4] / t[1]);
+    std::printf("%6d %10.3f %10.3f %12.3f %10.3f %10.3f %10.3f %10.3f %8.2f %8.2f %8.2f %8.2f\n", batch, 1e3 * t[0],
+                1e3 * t[1], 1e3 * t[2], 1e3 * t[3], 1e3 * t[4], 1e3 * t[5], 1e3 * t[6], t[2] / t[0], t[5] / t[0],
+                t[6] / t[0], t[5] / t[1]);
   }
 }
 

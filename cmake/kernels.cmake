@@ -38,3 +38,13 @@ endif()
 # them (train.precision = bf16, src/nn/bf16.cpp checks cpuid).
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/nn/kernels_bf16.cpp PROPERTIES COMPILE_OPTIONS
   "-march=x86-64;-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512dq;-mavx512vl;-mavx512bf16;${_fedsilo_kernel_tune};-ffp-contract=off;${_fedsilo_avx512_nowarn}")
+
+# The single-precision normal sampler of DP-SGD (src/privacy/normal_f32_*.cpp): one translation unit per
+# instruction set like the kernels, chosen at run time (src/privacy/gaussian_f32.cpp). -ffp-contract=off
+# keeps every set's bits the same; -fno-math-errno lets sqrt vectorise (its argument is never negative).
+set_source_files_properties(${PROJECT_SOURCE_DIR}/src/privacy/normal_f32_avx512.cpp PROPERTIES COMPILE_OPTIONS
+  "-march=x86-64;-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512dq;-mavx512vl;${_fedsilo_kernel_tune};-ffp-contract=off;-fno-math-errno;${_fedsilo_avx512_nowarn}")
+set_source_files_properties(${PROJECT_SOURCE_DIR}/src/privacy/normal_f32_avx2.cpp PROPERTIES COMPILE_OPTIONS
+  "-march=x86-64;-mavx2;-mfma;${_fedsilo_kernel_tune};-ffp-contract=off;-fno-math-errno")
+set_source_files_properties(${PROJECT_SOURCE_DIR}/src/privacy/normal_f32_generic.cpp PROPERTIES COMPILE_OPTIONS
+  "-march=x86-64;-mtune=generic;-ffp-contract=off;-fno-math-errno")

@@ -5,7 +5,7 @@
 
 #include "core/error.hpp"
 #include "fl/local_trainer.hpp"
-#include "privacy/gaussian.hpp"
+#include "privacy/gaussian_f32.hpp"
 
 namespace fedsilo {
 
@@ -56,7 +56,8 @@ double LocalTrainer::privateGradient(Model& model, const IndexList& indices, con
   if (m > static_cast<std::size_t>(cap)) std::copy(privateSum_.begin(), privateSum_.end(), g);
   Rng noise = privateSgdNoiseRng(p);
   const float inv = static_cast<float>(1.0 / (q * static_cast<double>(n)));  // the expected batch size
-  addScaledNormals(g, P, p.noiseMultiplier * p.clip, noise, inv);  // g = (g + noise) * inv in one pass
+  // Float noise for the float gradient (privacy/gaussian_f32.hpp); g = (g + noise) * inv in one pass.
+  addScaledNormalsF32(g, P, static_cast<float>(p.noiseMultiplier * p.clip), noise, inv);
   if (p.accountant) p.accountant->compose(q, p.noiseMultiplier);
   ++p.steps;
   return m > 0 ? lossSum / static_cast<double>(m) : 0.0;

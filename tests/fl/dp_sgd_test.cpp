@@ -8,7 +8,7 @@
 
 #include "fl/local_trainer.hpp"
 #include "nn/presets.hpp"
-#include "privacy/gaussian.hpp"
+#include "privacy/gaussian_f32.hpp"
 #include "support/small_dataset.hpp"
 
 namespace fedsilo {
@@ -114,7 +114,7 @@ TEST(DpSgd, OneStepIsTheNoisedSumOfClippedPerSampleGradientsOverTheExpectedBatch
   }
   std::vector<float> noise(P, 0.0f);
   Rng noiseRng = privateSgdNoiseRng(p);
-  addScaledNormals(noise.data(), P, p.noiseMultiplier * p.clip, noiseRng);
+  addScaledNormalsF32(noise.data(), P, static_cast<float>(p.noiseMultiplier * p.clip), noiseRng);
   // One step of the training loop with DP-SGD on, lr 1: params = start - g.
   RdpAccountant accountant;
   PrivateSgd run = settings(&accountant);
