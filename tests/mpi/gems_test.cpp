@@ -120,7 +120,8 @@ TEST(GemsFinetune, OptimizerOptionChangesOnlyTheFineTunedModels) {
   ASSERT_EQ(sweepSgd.size(), 3u);
   ASSERT_EQ(sweepAdam.size(), 3u);
   EXPECT_EQ(sweepSgd[0], sweepAdam[0]);
-  EXPECT_NE(sgd.datasets.at("/gems/model"), adam.datasets.at("/gems/model"));
+  // the final model, fine-tuned on gems.public_samples
+  EXPECT_NE(sgd.datasets.at("/model/global"), adam.datasets.at("/model/global"));
 }
 
 // gems.init: with no local training the naive average is the mean of where the local models start:
