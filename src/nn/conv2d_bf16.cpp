@@ -6,6 +6,7 @@
 #include "core/memory.hpp"
 #include "nn/bf16.hpp"
 #include "nn/bf16_kernels.hpp"
+#include "nn/conv_gather.hpp"
 #include "nn/kernel_table.hpp"
 
 namespace fedsilo {
@@ -58,21 +59,10 @@ void ConvBf16::reserve(int chunk) {
 }
 
 void ConvBf16::buildTables() {
-  // positions: (sample, output row, pos) with pos = column step `colStep` apart; taps: (channel, kh, kw)
-  auto tables = [&](Plane& p, int outRows, int outCols, int rowStep, int colStep) {
-    p.rowBase.clear();
-    for (int b = 0; b < chunk_; ++b)
-      for (int r = 0; r < outRows; ++r)
-        for (int c = 0; c < outCols; ++c)
-          p.rowBase.push_back(static_cast<std::int32_t>(b * p.perSample() + Index(r) * rowStep * p.cols + c * colStep));
-    p.tap.clear();
-    for (int ch = 0; ch < p.channels; ++ch)
-      for (int kh = 0; kh < k_; ++kh)
-        for (int kw = 0; kw < k_; ++kw) p.tap.push_back(static_cast<std::int32_t>((Index(ch) * p.rows + kh) * p.cols + kw));
-  };
-  tables(fwd_, oh_, ow_, stride_, stride_);
-  tables(shift_, oh_, owPairs_, stride_, 2 * stride_);
-  tables(grad_, h_, w_, 1, 1);
+  // the shifted plane's positions are column pairs: 2 * stride apart
+  fillGatherTables(fwd_, chunk_, k_, oh_, ow_, stride_, stride_);
+  fillGatherTables(shift_, chunk_, k_, oh_, owPairs_, stride_, 2 * stride_);
+  fillGatherTables(grad_, chunk_, k_, h_, w_, 1, 1);
 }
 
 void ConvBf16::packWeights(const float* w) {

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/memory.hpp"
 #include "nn/bf16.hpp"
+#include "nn/conv_gather.hpp"
 #include "nn/kernel_table.hpp"
 
 namespace fedsilo {
@@ -65,20 +66,8 @@ void ConvDirect::reserve(int maxBatch) {
                  });
   FEDSILO_ASSERT(chunk_ * std::max(in_.perSample(), grad_.perSample()) < (Index(1) << 31), "conv2d: plane too large");
   // Gather tables: positions of the chunk, taps of the kernel.
-  auto tables = [&](Plane& p, int outRows, int outCols, int step) {
-    p.rowBase.clear();
-    for (int b = 0; b < chunk_; ++b)
-      for (int r = 0; r < outRows; ++r)
-        for (int c = 0; c < outCols; ++c)
-          p.rowBase.push_back(static_cast<std::int32_t>(b * p.perSample() + Index(r) * step * p.cols + c * step));
-    p.tap.clear();
-    for (int ch = 0; ch < p.channels; ++ch)
-      for (int kh = 0; kh < k_; ++kh)
-        for (int kw = 0; kw < k_; ++kw)
-          p.tap.push_back(static_cast<std::int32_t>((Index(ch) * p.rows + kh) * p.cols + kw));
-  };
-  tables(in_, oh_, ow_, stride_);
-  tables(grad_, h_, w_, 1);
+  fillGatherTables(in_, chunk_, k_, oh_, ow_, stride_, stride_);
+  fillGatherTables(grad_, chunk_, k_, h_, w_, 1, 1);
 }
 
 void ConvDirect::packWeights(const float* w) {
