@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/memory.hpp"
 
+#include "nn/bf16.hpp"
 #include "nn/conv2d_direct.hpp"
 #include "nn/onednn_conv.hpp"
 
@@ -72,7 +73,8 @@ Conv2DT<T>::Conv2DT(int inC, int h, int w, int outC, int k, int stride, int pad)
   inSize_ = static_cast<Index>(inC) * h * w;
   outSize_ = static_cast<Index>(outC) * ohw_;
 #ifdef FEDSILO_ONEDNN
-  if (kConvFast<T> && onednnConvChosen(k, stride, pad)) {
+  // train.precision = bf16 keeps its own kernels: oneDNN runs these products in fp32.
+  if (kConvFast<T> && !bf16Active() && onednnConvChosen(k, stride, pad)) {
     onednn_ = std::make_unique<OnednnConv>(inC, h, w, outC, k, stride, pad);
     return;
   }
