@@ -274,9 +274,9 @@ TEST(NoAllocation, TrainingRunWithAdamAndAugmentation) {
   TrainOptions opt;
   opt.batch = 32;
   opt.epochs = 2;
-  opt.optimizer = OptimizerKind::Adam;
-  opt.amsgrad = true;
-  opt.lr = 1e-3;
+  opt.optimizer.kind = OptimizerKind::Adam;
+  opt.optimizer.amsgrad = true;
+  opt.optimizer.lr = 1e-3;
   OptimizerState state;
   opt.state = &state;
   Rng warm(1, 0, 0, Purpose::Shuffle);
