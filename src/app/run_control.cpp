@@ -2,10 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "app/config_parser.hpp"
 #include "app/console.hpp"
