@@ -83,12 +83,20 @@ class Selection:
 EVAL_RULES = ("eval.select", "eval.select_metric", "eval.point", "eval.client_weighting")
 
 
-def _signature(run: Run, params: Sequence[str]) -> S.Signature:
-    items = [("dataset", run.dataset), ("model", run.model), ("clients", str(run.num_clients)),
-             ("rounds", S._rounds(run))]
-    items += sorted((k, v) for k, v in S._config_keys(run).items() if k not in params)
-    items += [(k, run.option(k)) for k in EVAL_RULES if run.option(k) is not None and k not in params]
-    return tuple(items)
+def _signatures(runs: Sequence[Run], params: Sequence[str]) -> List[S.Signature]:
+    """The setting signature of each run with the tuned parameters left out. As in settings.signatures,
+    only the configuration keys present in every run count: a grid resumed or extended with a newer
+    fedsilo mixes files with and without the options added since, which ran at those options' defaults."""
+    configs = [S._config_keys(r) for r in runs]
+    common = set.intersection(*[set(c) for c in configs]) if configs else set()
+    out = []
+    for run, c in zip(runs, configs):
+        items = [("dataset", run.dataset), ("model", run.model), ("clients", str(run.num_clients)),
+                 ("rounds", S._rounds(run))]
+        items += sorted((k, c[k]) for k in common if k not in params)
+        items += [(k, run.option(k)) for k in EVAL_RULES if run.option(k) is not None and k not in params]
+        out.append(tuple(items))
+    return out
 
 
 def _variant_options(runs: Sequence[Run]) -> List[List[Tuple[str, str]]]:
@@ -111,7 +119,7 @@ def select(runs: Sequence[Run], params: Sequence[str], metric: str) -> Tuple[Lis
         missing = [r.path for r in runs if r.option(p) is None]
         if missing:
             raise InputError("--param", f"{p} is not an option of the runs' configuration ({missing[0]})")
-    sigs = [_signature(r, params) for r in runs]
+    sigs = _signatures(runs, params)
     names = S.labels(sigs)
     groups: Dict[Tuple[str, str], Selection] = {}
     for run, sig, opts in zip(runs, sigs, _variant_options(runs)):

@@ -177,3 +177,23 @@ def test_select_picks_the_best_mean_validation_score(grid_runs, cli, metric):
     code, out, err = cli("select", *grid_runs, "--metric", metric, "--config", "configs/final.ini")
     assert code == 0 and "fedsilo --config configs/final.ini --algorithm local --seed 0 --train.lr" in out, out
 
+
+
+# --------------------------------------------------------------------------- select across fedsilo versions
+
+
+def test_select_pools_runs_written_before_an_option_existed(make_run, cli):
+    """A grid resumed with a newer fedsilo mixes files without and with an option added since (here
+    train.precision): the runs still form one setting, so every value of the grid competes."""
+    old = make_run("old.h5", [0.8, 0.9], config_sections="[train]\nlr = 1e-3\n")
+    new = make_run("new.h5", [0.8, 0.9], config_sections="[train]\nlr = 5e-4\nprecision = fp32\n")
+    for path, loss in ((old, [0.40, 0.42]), (new, [0.30, 0.36])):
+        with h5py.File(path, "a") as f:
+            f["summary/client_val_loss"] = np.asarray(loss)
+    code, out, err = cli("select", old, new, "--metric", "loss", "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert {r["setting"] for r in rows} == {rows[0]["setting"]}, out
+    assert "precision" not in rows[0]["setting"], out
+    assert sorted(r["value"] for r in rows) == ["1e-3", "5e-4"], out
+    assert [r["value"] for r in rows if r["chosen"] == "True"] == ["5e-4"], out
