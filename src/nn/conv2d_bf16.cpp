@@ -18,7 +18,7 @@ int roundUp16(int n) { return (n + 15) / 16 * 16; }
 }  // namespace
 
 ConvBf16::ConvBf16(int inC, int h, int w, int outC, int k, int stride, int pad)
-    : inC_(inC), h_(h), w_(w), outC_(outC), k_(k), stride_(stride), pad_(pad) {
+    : inC_(inC), h_(h), w_(w), outC_(outC), k_(k), stride_(stride), pad_(pad), tapPairs_(inC == 1) {
   oh_ = (h + 2 * pad - k) / stride + 1;
   ow_ = (w + 2 * pad - k) / stride + 1;
   owPairs_ = (ow_ + 1) / 2;
@@ -61,13 +61,32 @@ void ConvBf16::reserve(int chunk) {
 void ConvBf16::buildTables() {
   // the shifted plane's positions are column pairs: 2 * stride apart
   fillGatherTables(fwd_, chunk_, k_, oh_, ow_, stride_, stride_);
+  if (tapPairs_) {  // (kh, kw pair q): taps kw = 2q and 2q + 1 in one word
+    fwd_.tap.clear();
+    for (int kh = 0; kh < k_; ++kh)
+      for (int q = 0; q < (k_ + 1) / 2; ++q) fwd_.tap.push_back(static_cast<std::int32_t>(kh * fwd_.cols + 2 * q));
+  }
   fillGatherTables(shift_, chunk_, k_, oh_, owPairs_, stride_, 2 * stride_);
   fillGatherTables(grad_, chunk_, k_, h_, w_, 1, 1);
 }
 
 void ConvBf16::packWeights(const float* w) {
-  // wt_[(p, kh, kw)][co] = (w[co][2p][kh][kw], w[co][2p + 1][kh][kw])
+  // wt_[(p, kh, kw)][co] = (w[co][2p][kh][kw], w[co][2p + 1][kh][kw]); one channel:
+  // wt_[(kh, q)][co] = (w[co][0][kh][2q], w[co][0][kh][2q + 1])
   const Index kk = Index(k_) * k_;
+  if (tapPairs_) {
+    const int pairs = (k_ + 1) / 2;
+    for (int kh = 0; kh < k_; ++kh)
+      for (int q = 0; q < pairs; ++q) {
+        std::uint32_t* row = wt_.data() + (Index(kh) * pairs + q) * ldw_;
+        const bool has1 = 2 * q + 1 < k_;
+        for (int co = 0; co < outC_; ++co) {
+          const float* wc = w + co * kdim_ + Index(kh) * k_ + 2 * q;
+          row[co] = bf16Pair(wc[0], has1 ? wc[1] : 0.0f);
+        }
+      }
+    return;
+  }
   for (int p = 0; p < fwd_.channels; ++p)
     for (Index t = 0; t < kk; ++t) {
       std::uint32_t* row = wt_.data() + (p * kk + t) * ldw_;
@@ -94,6 +113,7 @@ void ConvBf16::packFlippedWeights(const float* w) {
 }
 
 void ConvBf16::padInputPairs(const float* x, int b0, int nb) {
+  if (tapPairs_) return padInputShifted(x, b0, nb, fwd_, 1);
   const auto pairRows = kernels::bf16ConvKernels().pairRows;
   const Index plane = Index(fwd_.rows) * fwd_.cols, hw = Index(h_) * w_;
   for (int b = 0; b < nb; ++b)
@@ -108,19 +128,20 @@ void ConvBf16::padInputPairs(const float* x, int b0, int nb) {
     }
 }
 
-void ConvBf16::padInputShifted(const float* x, int b0, int nb) {
-  // word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + stride]) through one zero-bordered fp32 row;
-  // the rows of the top and bottom padding stay 0
+void ConvBf16::padInputShifted(const float* x, int b0, int nb, Plane& plane, int shift) {
+  // word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + shift]) through one zero-bordered fp32 row;
+  // the rows of the top and bottom padding stay 0 (shift <= stride: rowBuf_ holds cols + stride)
   const auto pairRows = kernels::bf16ConvKernels().pairRows;
-  const Index plane = Index(shift_.rows) * shift_.cols, hw = Index(h_) * w_;
+  const Index planeSize = Index(plane.rows) * plane.cols, hw = Index(h_) * w_;
   float* row = rowBuf_.data();
+  std::fill(rowBuf_.begin(), rowBuf_.end(), 0.0f);  // the border (padGradientPairs also uses the buffer)
   for (int b = 0; b < nb; ++b)
     for (int ch = 0; ch < inC_; ++ch) {
       const float* src = x + (b0 + b) * inSize_ + ch * hw;
-      std::uint32_t* dst = shift_.data.data() + b * shift_.perSample() + ch * plane + Index(pad_) * shift_.cols;
+      std::uint32_t* dst = plane.data.data() + b * plane.perSample() + ch * planeSize + Index(pad_) * plane.cols;
       for (int r = 0; r < h_; ++r) {
         std::copy(src + Index(r) * w_, src + Index(r + 1) * w_, row + pad_);
-        pairRows(row, nullptr, row + stride_, nullptr, shift_.cols, dst + Index(r) * shift_.cols);
+        pairRows(row, nullptr, row + shift, nullptr, plane.cols, dst + Index(r) * plane.cols);
       }
     }
 }
@@ -171,7 +192,7 @@ void ConvBf16::forward(const float* w, const float* bias, const float* x, float*
   const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
   const kernels::ConvKernels& kc = kernels::active().conv;
   packWeights(w);
-  const int kPairs = fwd_.channels * k_ * k_;
+  const int kPairs = static_cast<int>(fwd_.tap.size());
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
     padInputPairs(x, b0, nb);
@@ -190,7 +211,7 @@ void ConvBf16::backward(const float* w, float* dw, float* db, const float* x, co
   const int gradPairs = grad_.channels * k_ * k_;
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
-    padInputShifted(x, b0, nb);
+    padInputShifted(x, b0, nb, shift_, stride_);
     pairGradientRows(y, dy, db, b0, nb, relu);
     kb.wgrad(shift_.data.data(), shift_.rowBase.data(), Index(nb) * oh_ * owPairs_, shift_.tap.data(),
              static_cast<int>(kdim_), dzPairs_.data(), ldw_, outC_, dwt_.data(), ldw_, b0 > 0);
