@@ -15,7 +15,8 @@
 #            --isa SET (repeatable): also run this build with FEDSILO_ISA=SET (avx2, generic)
 #            --precision P (repeatable): also run this build with train.precision = P (bf16)
 #            --also LABEL=DIR (repeatable): also run the fedsilo of build DIR, e.g. a FEDSILO_NATIVE=OFF
-#            build (portable) or main's build (before); their samples/s are compared with this build's
+#            build (portable) or main's build (before), also with each --precision; their samples/s are
+#            compared with this build's
 #            --no-torch: the fedsilo variants only; --no-tuned: PyTorch as installed only
 #
 # Per workload it prints seconds per round (median over all rounds of all repetitions), training
@@ -69,7 +70,7 @@ while [ $# -gt 0 ]; do
     --no-torch) TORCH_RUNS=0 ;;
     --no-tuned) TUNED=0 ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) echo "compare_torch.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -92,6 +93,7 @@ for p in "${PRECISIONS[@]}"; do VARIANTS+=("this build, $p|$EXE||$p"); done
 for also in "${ALSO[@]}"; do
   [ -x "${also#*=}/fedsilo" ] || { echo "compare_torch.sh: --also $also: no fedsilo in ${also#*=}" >&2; exit 2; }
   VARIANTS+=("${also%%=*}|$(cd "${also#*=}" && pwd)/fedsilo|")
+  for p in "${PRECISIONS[@]}"; do VARIANTS+=("${also%%=*}, $p|$(cd "${also#*=}" && pwd)/fedsilo||$p"); done
 done
 TORCH=$ROOT/bench/torch_reference.py
 PART=$ROOT/data/partitions/fmnist_c10_dirichlet0.5_seed0.npy

@@ -212,10 +212,10 @@ TEST(NoAllocation, PresetTrainingStep) {
   }
 }
 
-// The bf16 convolutions (train.precision = bf16) allocate nothing after reserve() either.
+// The bf16 convolutions and dense layers (train.precision = bf16) allocate nothing after reserve() either.
 TEST(NoAllocation, Bf16ConvolutionTrainingStep) {
   if (!bf16Missing().empty()) GTEST_SKIP() << bf16Missing();
-  for (const char* name : {"cnn_mcmahan", "cnn_playerfl"}) {
+  for (const char* name : {"mlp", "cnn_mcmahan", "cnn_playerfl"}) {
     SCOPED_TRACE(name);
     ModelConfig cfg;
     cfg.name = parseEnum<ModelPreset>("model", name);
