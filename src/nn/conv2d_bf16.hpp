@@ -17,12 +17,13 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "nn/conv_geometry.hpp"
 
 namespace fedsilo {
 
 class ConvBf16 {
  public:
-  ConvBf16(int inC, int h, int w, int outC, int k, int stride, int pad);
+  explicit ConvBf16(const ConvGeometry& g);
   // Buffers for chunks of `chunk` samples (ConvDirect's chunking).
   void reserve(int chunk);
   // As ConvDirect::forward and ConvDirect::backward (the bias gradient summed per channel over the
@@ -46,10 +47,9 @@ class ConvBf16 {
   void padGradientPairs(const float* y, const float* dy, int b0, int nb, bool relu);
   void pairGradientRows(const float* y, const float* dy, float* db, int b0, int nb, bool relu);
 
-  int inC_, h_, w_, outC_, k_, stride_, pad_, oh_, ow_, owPairs_;
+  const ConvGeometry g_;
+  int owPairs_;    // output columns in pairs (the weight gradient's reduction)
   bool tapPairs_;  // one input channel: the forward pairs taps (kw, kw + 1), not channels
-  Index ohw_, kdim_, inSize_, outSize_;
-  int ldw_, ldwD_;  // channel strides, multiples of 16
   int chunk_ = 0;
   Plane fwd_, shift_, grad_;
   AlignedVector<std::uint32_t> wt_, wtD_, dzPairs_;

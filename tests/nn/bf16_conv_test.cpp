@@ -9,63 +9,14 @@
 
 #include <cmath>
 
-#include "core/error.hpp"
 #include "bf16_check.hpp"
+#include "conv_reference.hpp"
+#include "core/error.hpp"
 #include "isa_scope.hpp"
 #include "nn/conv2d.hpp"
 
 namespace fedsilo::test {
 namespace {
-
-struct Geometry {
-  int inC, h, w, outC, k, stride, pad;
-  int oh() const { return (h + 2 * pad - k) / stride + 1; }
-  int ow() const { return (w + 2 * pad - k) / stride + 1; }
-  std::size_t inSize() const { return static_cast<std::size_t>(inC) * h * w; }
-  std::size_t outSize() const { return static_cast<std::size_t>(outC) * oh() * ow(); }
-  std::size_t weights() const { return static_cast<std::size_t>(outC) * inC * k * k; }
-};
-
-// y = conv(x, w) + b, dw, dx for dL/dy = dy (no activation), and the same sums over |terms| (S).
-struct Reference {
-  std::vector<long double> y, dw, dx, ySum, dwSum, dxSum, db, dbSum;
-};
-
-Reference reference(const Geometry& g, const std::vector<float>& w, const std::vector<float>& x,
-                    const std::vector<float>& dy, int batch) {
-  const int OH = g.oh(), OW = g.ow();
-  const std::size_t in = g.inSize(), out = g.outSize(), nw = g.weights();
-  Reference r{std::vector<long double>(out * batch), std::vector<long double>(nw), std::vector<long double>(in * batch),
-              std::vector<long double>(out * batch), std::vector<long double>(nw), std::vector<long double>(in * batch),
-              std::vector<long double>(g.outC), std::vector<long double>(g.outC)};
-  for (int b = 0; b < batch; ++b)
-    for (int o = 0; o < g.outC; ++o)
-      for (int i = 0; i < OH; ++i)
-        for (int j = 0; j < OW; ++j) {
-          const std::size_t yi = b * out + (static_cast<std::size_t>(o) * OH + i) * OW + j;
-          long double s = w[nw + o], a = std::fabs(w[nw + o]);
-          const long double gy = dy[yi];
-          r.db[o] += gy;
-          r.dbSum[o] += std::fabs(gy);
-          for (int c = 0; c < g.inC; ++c)
-            for (int kh = 0; kh < g.k; ++kh)
-              for (int kw = 0; kw < g.k; ++kw) {
-                const int ih = i * g.stride + kh - g.pad, iw = j * g.stride + kw - g.pad;
-                if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
-                const std::size_t xi = b * in + (static_cast<std::size_t>(c) * g.h + ih) * g.w + iw;
-                const std::size_t wi = ((static_cast<std::size_t>(o) * g.inC + c) * g.k + kh) * g.k + kw;
-                s += static_cast<long double>(w[wi]) * x[xi];
-                a += std::fabs(static_cast<long double>(w[wi]) * x[xi]);
-                r.dw[wi] += gy * x[xi];
-                r.dwSum[wi] += std::fabs(gy * x[xi]);
-                r.dx[xi] += gy * w[wi];
-                r.dxSum[xi] += std::fabs(gy * w[wi]);
-              }
-          r.y[yi] = s;
-          r.ySum[yi] = a;
-        }
-  return r;
-}
 
 struct Outputs {
   std::vector<float> y, dw, db, dx;
@@ -105,7 +56,7 @@ void checkGeometry(const Geometry& g, int batch, bool bf16Operands, std::uint64_
   const Outputs got = runLayer(g, params, x, dy, batch, relu);
   if (relu)
     for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = got.y[i] > 0.0f ? dy[i] : 0.0f;
-  Reference ref = reference(g, params, x, dy, batch);
+  ConvReference ref = referenceConv(g, params, x, dy, batch);
   if (relu)
     for (auto& v : ref.y) v = std::max(v, 0.0L);
   // fp32 operands: half the worst case of bf16_check.hpp, 2^-8 (1 + 2^-8) S, which these sums of many
