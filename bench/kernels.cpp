@@ -442,6 +442,38 @@ BENCHMARK(BM_TrainStep)
     ->Args({2, 128, 1, 1})
     ->Unit(benchmark::kMicrosecond);
 
+// A training step as LocalTrainer runs plain SGD (Model::sgdStep) in fp32 and with train.precision = bf16,
+// back to back. Args: model (as Step), batch, bf16 (0 or 1; an error where the CPU lacks it).
+void BM_StepPrecision(benchmark::State& st) {
+  static const char* const kNames[] = {"mlp", "cnn_mcmahan", "cnn_playerfl"};
+  const int batch = static_cast<int>(st.range(1));
+  const bool bf16 = st.range(2) != 0;
+  if (bf16 && !bf16Missing().empty()) return st.SkipWithError(bf16Missing().c_str());
+  ModelConfig cfg;
+  cfg.name = parseEnum<ModelPreset>("model", kNames[st.range(0)]);
+  selectBf16(bf16);
+  auto m = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});
+  selectBf16(false);
+  Rng init(0, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(batch);
+  std::vector<float> x = randomFloats(784u * batch, 4, 0.0f, 1.0f);
+  std::vector<std::int32_t> y(batch);
+  for (int j = 0; j < batch; ++j) y[j] = j % 10;
+  for (auto _ : st) benchmark::DoNotOptimize(m->sgdStep(x.data(), y.data(), batch, 1e-4f));
+  st.counters["samples/s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_StepPrecision)
+    ->Name("StepPrecision")
+    ->ArgNames({"model", "batch", "bf16"})
+    ->Args({0, 32, 0})
+    ->Args({0, 32, 1})
+    ->Args({1, 32, 0})
+    ->Args({1, 32, 1})
+    ->Args({2, 128, 0})
+    ->Args({2, 128, 1})
+    ->Unit(benchmark::kMicrosecond);
+
 // A synthetic FashionMNIST-shaped u8 dataset (contents do not matter for speed).
 const Dataset& syntheticData() {
   static Dataset ds = [] {
