@@ -16,6 +16,8 @@ dicts weighted by sample count. bench/compare_torch.sh runs it back to back with
   SGD (lr 0.05, batch 32, a fresh permutation per epoch, the last partial batch kept), softmax
   cross-entropy, FedAvg weights n_k / n, the global model evaluated on the 10,000 test images after
   every round (batch 1000). PyTorch's default initialisation, torch.manual_seed(seed).
+  --optimizer adam, --amsgrad, --weight-decay, --init kaiming_normal and --normalize MEAN,STD give
+  the PLayer-FL authors' client protocol (bench/time_to_accuracy.sh's PFL workload).
 
 Threads must be fixed before torch and its BLAS are loaded (torch.set_num_threads does not bound
 OpenBLAS's own pool), so --threads and --blas-threads set OMP_NUM_THREADS and OPENBLAS_NUM_THREADS
@@ -54,6 +56,16 @@ def parse_args(argv=None):
     p.add_argument("--batch", type=int, help="default: 32 for w1 and w2, 128 for pfl")
     p.add_argument("--client-samples", type=int, default=0, help="train on each client's first N samples (0: all)")
     p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd",
+                   help="client optimizer, created afresh for every client and round (fedsilo's "
+                        "train.optimizer_state = reset)")
+    p.add_argument("--amsgrad", action="store_true", help="Adam with AMSGrad")
+    p.add_argument("--weight-decay", type=float, default=0.0, help="L2 added to the gradient (torch's weight_decay)")
+    p.add_argument("--init", choices=["default", "kaiming_normal"], default="default",
+                   help="kaiming_normal: weights N(0, 2 / fan_in), biases zero (fedsilo's model.init_scheme = "
+                        "kaiming_normal, model.init_bias = zero)")
+    p.add_argument("--normalize", metavar="MEAN,STD",
+                   help="inputs (x - MEAN) / STD after scaling to [0, 1] (fedsilo's data.normalize = mean_std)")
     p.add_argument("--eval-batch", type=int, default=1000)
     p.add_argument("--test-samples", type=int, default=0, help="evaluate on the first N test images (0: all)")
     p.add_argument("--seed", type=int, default=0)
@@ -71,6 +83,16 @@ def parse_args(argv=None):
         p.error(f"--target-acc must be in [0, 1], got {a.target_acc}")
     if a.client_samples < 0:
         p.error(f"--client-samples must be >= 0, got {a.client_samples}")
+    if a.weight_decay < 0:
+        p.error(f"--weight-decay must be >= 0, got {a.weight_decay}")
+    if a.normalize is not None:
+        text = a.normalize
+        try:
+            a.normalize = tuple(float(v) for v in text.split(","))
+        except ValueError:
+            a.normalize = ()
+        if len(a.normalize) != 2 or not a.normalize[1] > 0:
+            p.error(f"--normalize expects MEAN,STD with STD > 0, got '{text}'")
     for name in ("rounds", "epochs", "batch", "eval_batch", "threads"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
@@ -100,10 +122,14 @@ def idx_array(path):
     return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * rank).reshape(dims)
 
 
-def load_split(data_dir, prefix, shape):
+def load_split(data_dir, prefix, shape, normalize=None):
     x = idx_array(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte.gz"))
     y = idx_array(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte.gz"))
-    images = torch.from_numpy(x.astype(np.float32) / 255.0).reshape(shape)
+    scaled = x.astype(np.float32) / 255.0
+    if normalize:
+        mean, std = normalize
+        scaled = (scaled - np.float32(mean)) / np.float32(std)
+    images = torch.from_numpy(scaled).reshape(shape)
     return images, torch.from_numpy(y.astype(np.int64))
 
 
@@ -131,6 +157,22 @@ def make_model(workload):
         nn.Flatten(), nn.Linear(64 * 7 * 7, 512), nn.ReLU(), nn.Linear(512, 10))
 
 
+def apply_init(model, scheme):
+    """kaiming_normal: every Linear and Conv2d weight N(0, 2 / fan_in) and its bias zero; default: torch's."""
+    if scheme == "default":
+        return
+    for layer in model.modules():
+        if isinstance(layer, (nn.Linear, nn.Conv2d)):
+            nn.init.kaiming_normal_(layer.weight, mode="fan_in", nonlinearity="relu")
+            nn.init.zeros_(layer.bias)
+
+
+def make_optimizer(params, a):
+    if a.optimizer == "adam":
+        return torch.optim.Adam(params, lr=a.lr, amsgrad=a.amsgrad, weight_decay=a.weight_decay)
+    return torch.optim.SGD(params, lr=a.lr, weight_decay=a.weight_decay)
+
+
 # Training FLOPs per sample, 2 per multiply-add, counted exactly: forward, weight gradients, and input
 # gradients of every layer but the first (docs/performance.md, "FLOPs per sample").
 TRAIN_FLOPS = {"w1": 879_200, "w2": 72_384_512, "pfl": 486_866_800}
@@ -138,8 +180,8 @@ TRAIN_FLOPS = {"w1": 879_200, "w2": 72_384_512, "pfl": 486_866_800}
 
 # -------------------------------------------------------------------------------------------- FL
 def train_client(model, x, y, a, generator):
-    """a.epochs epochs of plain SGD over (x, y); returns the number of samples processed."""
-    opt = torch.optim.SGD(model.parameters(), lr=a.lr)
+    """a.epochs epochs of the client optimizer over (x, y); returns the number of samples processed."""
+    opt = make_optimizer(model.parameters(), a)
     model.train()
     n = x.shape[0]
     for _ in range(a.epochs):
@@ -188,8 +230,8 @@ def fedavg_round(global_model, worker, clients, a, generator):
 def main(a):
     t_setup = time.perf_counter()
     shape = (-1, 784) if a.workload == "w1" else (-1, 1, 28, 28)
-    train_x, train_y = load_split(a.data_dir, "train", shape)
-    test_x, test_y = load_split(a.data_dir, "t10k", shape)
+    train_x, train_y = load_split(a.data_dir, "train", shape, a.normalize)
+    test_x, test_y = load_split(a.data_dir, "t10k", shape, a.normalize)
     if a.test_samples > 0:
         test_x, test_y = test_x[:a.test_samples], test_y[:a.test_samples]
     owner = np.load(a.partition)
@@ -199,6 +241,7 @@ def main(a):
     torch.manual_seed(a.seed)
     generator = torch.Generator().manual_seed(a.seed)
     global_model, worker = make_model(a.workload), make_model(a.workload)
+    apply_init(global_model, a.init)
     setup_s = time.perf_counter() - t_setup
 
     coretype = os.environ.get("OPENBLAS_CORETYPE", "")
@@ -225,6 +268,8 @@ def main(a):
     median = lambda key: float(np.median([row[key] for row in rows]))  # noqa: E731
     result = dict(program="torch_reference", workload=a.workload, rounds=len(rows), target_acc=a.target_acc, seed=a.seed, batch=a.batch,
                   samples_per_round=sum(x.shape[0] for x, _ in clients) * a.epochs,
+                  optimizer=a.optimizer, amsgrad=a.amsgrad, weight_decay=a.weight_decay, lr=a.lr, init=a.init,
+                  normalize=list(a.normalize or ()),
                   threads=a.threads, openblas_threads=int(os.environ["OPENBLAS_NUM_THREADS"]),
                   openblas_coretype=coretype, torch_version=torch.__version__, setup_s=setup_s,
                   median_round_s=median("round_s"), median_train_s=median("train_s"),

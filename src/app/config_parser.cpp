@@ -551,6 +551,11 @@ ParseOutcome parseArguments(const std::vector<std::string>& args) {
   return parseCommandLine(static_cast<int>(argv.size()), argv.data());
 }
 
+std::map<std::string, std::string> optionDefaults() {
+  const OptionSet options;
+  return {options.defaults.begin(), options.defaults.end()};
+}
+
 ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   const OptionSet options;
   ParseOutcome out;

@@ -2,16 +2,16 @@
 
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 
+#include "app/config_parser.hpp"
 #include "app/console.hpp"
 #include "app/fault_injection.hpp"
 #include "app/jsonl_stream.hpp"
 #include "app/kernel_choice.hpp"
 #include "app/output_paths.hpp"
+#include "app/resume_check.hpp"
 #include "app/round_recorder.hpp"
 #include "app/signals.hpp"
 #include "core/timer.hpp"
@@ -63,45 +63,6 @@ std::string roundLine(const RoundSummary& s, double eta, bool withEpsilon) {
   if (withEpsilon && n > 0 && n < static_cast<int>(sizeof b))
     std::snprintf(b + n, sizeof b - static_cast<std::size_t>(n), " %10.4g", s.epsilon);
   return b;
-}
-
-// The resolved configuration as section.key -> value, without the keys a resumed run may change:
-// the output path (the checkpoint was found through it anyway), how often to checkpoint, and what is
-// shown while it runs (the JSON Lines stream is rebuilt from the checkpoint on resume).
-std::map<std::string, std::string> resumeRelevant(const std::string& ini) {
-  std::map<std::string, std::string> out;
-  std::istringstream in(ini);
-  std::string line, section;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line[0] == '[') {
-      section = line.substr(1, line.find(']') - 1);
-      continue;
-    }
-    const auto eq = line.find(" = ");
-    if (eq == std::string::npos) continue;
-    const std::string key = (section.empty() ? "" : section + ".") + line.substr(0, eq);
-    if (key == "output" || key == "checkpoint.every" || key == "output.jsonl" || key == "output.progress_seconds")
-      continue;
-    out[key] = line.substr(eq + 3);
-  }
-  return out;
-}
-
-void checkResumable(const std::string& saved, const std::string& now, const std::string& path) {
-  const auto a = resumeRelevant(saved), b = resumeRelevant(now);
-  if (a == b) return;
-  for (const auto& [k, v] : a) {
-    const auto it = b.find(k);
-    const std::string mine = it == b.end() ? "(not set)" : it->second;
-    if (mine != v)
-      throw ConfigError(fmt("--resume: ", path, " was written with ", k, " = ", v, ", this run has ", k, " = ", mine,
-                            "; resume with the same configuration, or remove the checkpoint to start over"));
-  }
-  for (const auto& [k, v] : b)
-    if (!a.count(k))
-      throw ConfigError(fmt("--resume: ", path, " was written without option ", k, " (this run has ", k, " = ", v,
-                            "); remove the checkpoint to start over"));
 }
 
 // One results row per finished round: counters that disagree were not written by fedsilo (or were
@@ -248,10 +209,14 @@ void RunControl::findCheckpoint() {
 
 void RunControl::openCheckpoint() {
   from_ = Checkpoint::open(ckptPath_, comm_, countPlacement_);
+  ResumeCheck check;
   coordinated(comm_, [&] {
-    checkResumable(from_->info().config, cfg_.resolvedIni, ckptPath_);
+    check = checkResumable(from_->info().config, cfg_.resolvedIni, optionDefaults(), ckptPath_);
     checkRoundCounters(from_->info(), ckptPath_, cfg_.rounds);
   });
+  for (const auto& option : check.predatedOptions)
+    console_.say(fmt("note: ", ckptPath_, " predates option ", option.substr(0, option.find(" = ")),
+                     "; resuming with its default (", option, ")"));
 }
 
 void RunControl::restoreFromCheckpoint() {
