@@ -39,6 +39,8 @@
 # and running as root) and gcc with OpenMP (build-essential); a built fedsilo.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 BUILD=$ROOT/build
 RANKS=2
 REPS=3
@@ -70,48 +72,34 @@ while [ $# -gt 0 ]; do
     --no-torch) TORCH_RUNS=0 ;;
     --no-tuned) TUNED=0 ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
-    *) echo "compare_torch.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    -h|--help) bench_help; exit 0 ;;
+    *) bench_unknown_option "$1" ;;
   esac
   shift
 done
-case "$ONLY" in "" | w1 | w2 | pfl) ;; *) echo "compare_torch.sh: --only w1|w2|pfl, got '$ONLY'" >&2; exit 2 ;; esac
+bench_workload_choice "$ONLY"
 for isa in "${ISAS[@]}"; do
-  case "$isa" in avx512 | avx2 | generic) ;; *) echo "compare_torch.sh: --isa avx512|avx2|generic, got '$isa'" >&2; exit 2 ;; esac
+  case "$isa" in avx512 | avx2 | generic) ;; *) bench_usage_error "--isa avx512|avx2|generic, got '$isa'" ;; esac
 done
-for v in RANKS REPS W1_ROUNDS W2_ROUNDS PFL_ROUNDS PFL_SAMPLES; do
-  [[ ${!v} =~ ^[1-9][0-9]*$ ]] ||
-    { echo "compare_torch.sh: ${v,,} must be a positive integer, got '${!v}'" >&2; exit 2; }
-done
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
+bench_positive_integers RANKS REPS W1_ROUNDS W2_ROUNDS PFL_ROUNDS PFL_SAMPLES
 use_build
 # The fedsilo variants of each repetition: "label|executable|FEDSILO_ISA|train.precision" (this build first).
 VARIANTS=("this build|$EXE|")
 for isa in "${ISAS[@]}"; do VARIANTS+=("this build, FEDSILO_ISA=$isa|$EXE|$isa"); done
 for p in "${PRECISIONS[@]}"; do VARIANTS+=("this build, $p|$EXE||$p"); done
 for also in "${ALSO[@]}"; do
-  [ -x "${also#*=}/fedsilo" ] || { echo "compare_torch.sh: --also $also: no fedsilo in ${also#*=}" >&2; exit 2; }
+  [ -x "${also#*=}/fedsilo" ] || bench_usage_error "--also $also: no fedsilo in ${also#*=}"
   VARIANTS+=("${also%%=*}|$(cd "${also#*=}" && pwd)/fedsilo|")
   for p in "${PRECISIONS[@]}"; do VARIANTS+=("${also%%=*}, $p|$(cd "${also#*=}" && pwd)/fedsilo||$p"); done
 done
-TORCH=$ROOT/bench/torch_reference.py
-PART=$ROOT/data/partitions/fmnist_c10_dirichlet0.5_seed0.npy
-CONFIG=$ROOT/configs/w1_fedavg_fmnist.ini
-# shellcheck source=jobs/packages.sh
-source "$ROOT/jobs/packages.sh"
-fedsilo_install_missing compare_torch.sh python3-torch || exit 2
-command -v gcc >/dev/null || { echo "compare_torch.sh: gcc is missing (apt-get install build-essential)" >&2; exit 2; }
-OUT=${OUT:-$ROOT/out/bench/compare-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+bench_torch_workloads
+command -v gcc >/dev/null || bench_usage_error "gcc is missing (apt-get install build-essential)"
+bench_out_dir compare
 RUNS=$OUT/runs.jsonl
 PEAKS=$OUT/fma_peak.txt
 : >"$RUNS"
 : >"$PEAKS"
-# shellcheck source=jobs/env.sh
-source "$ROOT/jobs/env.sh" # MPI as root, oversubscription allowed, OPENBLAS_NUM_THREADS=1 per rank
-cd "$ROOT"
+bench_mpi_env
 
 gcc -O3 -march=native -fopenmp "$ROOT/bench/fma_peak.c" -o "$OUT/fma_peak"
 measure_peak() { # thread counts the programs use: fedsilo's ranks, PyTorch's 1 and 2 threads
@@ -140,7 +128,7 @@ run_fedsilo() { # workload variant rep args...
   # every rank under /usr/bin/time: per-rank peak RSS and CPU seconds
   env ${isa:+FEDSILO_ISA=$isa} mpirun -n "$RANKS" \
     sh -c 'exec /usr/bin/time -f "%M %U %S %e" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$tag.usage" "$exe" --config "$CONFIG" --partition.file "$PART" --output "$tag.h5" ${precision:+--train.precision "$precision"} "$@" >"$tag.log" 2>&1 ||
-    { echo "fedsilo failed, see $tag.log" >&2; tail -5 "$tag.log" >&2; exit 1; }
+    bench_failed fedsilo "$tag.log"
   $PY "$ROOT/bench/perf_tools.py" fedsilo-run "$tag.h5" "$tag.usage" "$label" "$wl" "$RANKS" >>"$RUNS"
   echo "  $wl rep $rep $label: $(grep -E '^done' "$tag.log" || tail -1 "$tag.log")"
 }
@@ -157,7 +145,7 @@ run_torch() { # workload label rep coretype args...
     torch_env OPENBLAS_CORETYPE="$core" "${timed[@]}" >"$tag.log" 2>&1
   else
     torch_env "${timed[@]}" >"$tag.log" 2>&1
-  fi || { echo "torch_reference.py failed, see $tag.log" >&2; tail -5 "$tag.log" >&2; exit 1; }
+  fi || bench_failed torch_reference.py "$tag.log"
   $PY "$ROOT/bench/perf_tools.py" torch-run "$tag.json" "$label" "$wl" "$tag.usage" >>"$RUNS"
   echo "  $wl rep $rep $label: $(grep -E '^SUMMARY' "$tag.log" | cut -c1-160)"
 }
@@ -189,4 +177,4 @@ done
 echo "FMA peak after the runs:"
 measure_peak
 $PY "$ROOT/bench/perf_tools.py" compare "$RUNS" "$PEAKS" | tee "$OUT/summary.txt"
-echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_load_average_at_end

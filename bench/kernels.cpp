@@ -505,7 +505,7 @@ void BM_LocalEpoch(benchmark::State& st) {
   m->reserve(1000);
   LocalTrainer trainer(data, 1000);
   TrainOptions opt;
-  opt.lr = 0.01;
+  opt.optimizer.lr = 0.01;
   std::vector<float> start(m->params(), m->params() + m->numParams());
   int round = 0;
   long allocs = 0, steps = 0;

@@ -22,6 +22,8 @@
 # scaling FILE` reads; repeated rows are reduced to their median) plus oversubscribed (0/1).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 BUILD=$ROOT/build
 MAXR=4
 ROUNDS=6
@@ -40,13 +42,11 @@ while [ $# -gt 0 ]; do
     --strong-clients) STRONG=$2; shift ;;
     --samples) SAMPLES=$2; shift ;;
     --csv) CSV=$2; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
-    *) echo "scaling.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    -h|--help) bench_help; exit 0 ;;
+    *) bench_unknown_option "$1" ;;
   esac
   shift
 done
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
 use_build
 SAMPLES=${SAMPLES:-$((60000 / (CPR * MAXR)))}
 CORES=$(nproc)
@@ -59,9 +59,7 @@ if [ -z "$CSV" ]; then
 fi
 DIR=$(dirname "$CSV")
 mkdir -p "$DIR"
-# shellcheck source=/dev/null
-source "$ROOT/jobs/env.sh"
-cd "$ROOT"
+bench_mpi_env
 echo "mode,ranks,clients,seconds_per_round,oversubscribed" > "$CSV"
 COMMON=(--algorithm fedavg --dataset fashion_mnist --model mlp --model.hidden 200,200 --partition.scheme iid
         --data.split 1,0,0 --train.epochs 1 --train.batch 32 --train.lr 0.05 --eval.batch 1000 --eval.every 1000
@@ -77,7 +75,7 @@ run() {  # mode ranks clients extra-args...
   [ "$p" -gt "$CORES" ] && over=1
   local h5=$DIR/${mode}_p${p}.h5
   mpirun -n "$p" "$EXE" "${COMMON[@]}" --clients "$k" --output "$h5" "$@" > "$DIR/${mode}_p${p}.log" 2>&1 ||
-    { echo "fedsilo failed, see $DIR/${mode}_p${p}.log" >&2; tail -5 "$DIR/${mode}_p${p}.log" >&2; exit 1; }
+    bench_failed fedsilo "$DIR/${mode}_p${p}.log"
   local row
   row=$($PY "$ROOT/bench/perf_tools.py" scaling-row "$mode" "$p" "$k" "$h5" "$over")
   echo "$row" >> "$CSV"
@@ -90,4 +88,4 @@ for rep in $(seq 1 "$REPS"); do
   for p in "${RANKLIST[@]}"; do run weak "$p" $((CPR * p)) --partition.samples_per_client "$SAMPLES"; done
 done
 $PY "$ROOT/bench/perf_tools.py" scaling-report "$CSV"
-echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_load_average_at_end

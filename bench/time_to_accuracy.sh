@@ -24,6 +24,8 @@
 # fedsilo with --ranks ranks of one thread each.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 BUILD=$ROOT/build
 RANKS=2
 W1_CAP=40
@@ -43,33 +45,19 @@ while [ $# -gt 0 ]; do
     --pfl-samples) PFL_SAMPLES=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
-    *) echo "time_to_accuracy.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    -h | --help) bench_help; exit 0 ;;
+    *) bench_unknown_option "$1" ;;
   esac
   shift
 done
-case "$ONLY" in "" | w1 | w2 | pfl) ;; *) echo "time_to_accuracy.sh: --only w1|w2|pfl, got '$ONLY'" >&2; exit 2 ;; esac
-for v in RANKS W1_CAP W2_CAP PFL_CAP PFL_SAMPLES; do
-  [[ ${!v} =~ ^[1-9][0-9]*$ ]] ||
-    { echo "time_to_accuracy.sh: ${v,,} must be a positive integer, got '${!v}'" >&2; exit 2; }
-done
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
+bench_workload_choice "$ONLY"
+bench_positive_integers RANKS W1_CAP W2_CAP PFL_CAP PFL_SAMPLES
 use_build
-# shellcheck source=jobs/packages.sh
-source "$ROOT/jobs/packages.sh"
-fedsilo_install_missing time_to_accuracy.sh python3-torch || exit 2
-TORCH=$ROOT/bench/torch_reference.py
-PART=$ROOT/data/partitions/fmnist_c10_dirichlet0.5_seed0.npy
-CONFIG=$ROOT/configs/w1_fedavg_fmnist.ini
-OUT=${OUT:-$ROOT/out/bench/tta-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+bench_torch_workloads
+bench_out_dir tta
 TTA=$OUT/tta.jsonl
 : >"$TTA"
-# shellcheck source=jobs/env.sh
-source "$ROOT/jobs/env.sh" # MPI as root, oversubscription allowed, OPENBLAS_NUM_THREADS=1 per rank
-cd "$ROOT"
+bench_mpi_env
 echo "# fedsilo $EXE at $RANKS ranks vs bench/torch_reference.py; round caps W1 $W1_CAP, W2 $W2_CAP, PFL $PFL_CAP" \
   "($PFL_SAMPLES samples per client); $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); raw output in $OUT"
 
@@ -90,13 +78,13 @@ run_pair() { # workload target cap "fedsilo args" "torch args"
   # shellcheck disable=SC2086 # the argument lists are word lists
   /usr/bin/time -f "%e" -o "$tag.fedsilo.wall" mpirun -n "$RANKS" "$EXE" --config "$CONFIG" \
     --partition.file "$PART" --output "$tag.h5" --rounds "$cap" $fed_args >"$tag.fedsilo.log" 2>&1 ||
-    { echo "fedsilo failed, see $tag.fedsilo.log" >&2; tail -5 "$tag.fedsilo.log" >&2; exit 1; }
+    bench_failed fedsilo "$tag.fedsilo.log"
   $PY "$ROOT/bench/perf_tools.py" tta-fedsilo "$tag.h5" "$wl" "$target" "$(wall_of "$tag.fedsilo.wall")" | tee -a "$TTA"
   # shellcheck disable=SC2086
   env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u OPENBLAS_L2_SIZE -u OPENBLAS_VERBOSE OPENBLAS_CORETYPE=SkylakeX \
     /usr/bin/time -f "%e" -o "$tag.torch.wall" "$PY" "$TORCH" --workload "$wl" --partition "$PART" \
     --rounds "$cap" --target-acc "$target" $torch_args --json "$tag.torch.json" >"$tag.torch.log" 2>&1 ||
-    { echo "torch_reference.py failed, see $tag.torch.log" >&2; tail -5 "$tag.torch.log" >&2; exit 1; }
+    bench_failed torch_reference.py "$tag.torch.log"
   $PY "$ROOT/bench/perf_tools.py" tta-torch "$tag.torch.json" "$wl" "$target" "$(wall_of "$tag.torch.wall")" | tee -a "$TTA"
 }
 
@@ -119,4 +107,4 @@ if [ -z "$ONLY" ] || [ "$ONLY" = pfl ]; then
     --weight-decay $PFL_WD --init kaiming_normal --normalize $FMNIST_MEAN,$FMNIST_STD"
 fi
 $PY "$ROOT/bench/perf_tools.py" tta-report "$TTA" | tee "$OUT/summary.txt"
-echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_load_average_at_end

@@ -83,22 +83,61 @@ fedsilo_resume_args() {
 # fedsilo_run_forwarding CMD...: runs CMD in the background and forwards stop signals to it, so that
 # the run checkpoints at the end of the current round and exits 75:
 #   SIGUSR1 (sbatch --signal=B:USR1@T before the walltime) -> USR1 to CMD (srun and mpirun forward it)
-#   SIGTERM / SIGINT -> USR1 to CMD: mpirun does not forward SIGTERM (it kills the ranks after
-#   odls_base_sigkill_timeout), but it forwards USR1, and fedsilo treats both alike.
+#   SIGTERM / SIGINT / SIGHUP -> USR1 to CMD: Open MPI's mpirun does not forward these; it aborts the
+#   job instead (exit 1, the ranks killed about 2 s later; docs/hpc.md, Signals), but it forwards USR1,
+#   and fedsilo treats both alike.
+# CMD runs in a process group of its own, so that a signal to the script's group (a terminal's Ctrl-C
+# or hangup) reaches the script alone, which forwards it; CMD's standard input is /dev/null, as for any
+# background command of a script.
 # Sets RUN_RC (CMD's exit status) and GOT_USR1 (1 if SIGUSR1 arrived).
 fedsilo_run_forwarding() {
   GOT_USR1=0
   RUN_RC=0
-  "$@" &
+  set -m # job control on: the next background command gets its own process group
+  "$@" </dev/null &
   FEDSILO_CHILD=$!
+  set +m
   trap 'GOT_USR1=1; kill -USR1 "$FEDSILO_CHILD" 2>/dev/null || true' USR1
-  trap 'kill -USR1 "$FEDSILO_CHILD" 2>/dev/null || true' TERM INT
+  trap 'kill -USR1 "$FEDSILO_CHILD" 2>/dev/null || true' TERM INT HUP
   while :; do
     # wait returns early (status > 128) when a trapped signal arrives; wait again until CMD is gone.
     if wait "$FEDSILO_CHILD"; then RUN_RC=0; else RUN_RC=$?; fi
     kill -0 "$FEDSILO_CHILD" 2>/dev/null || break
   done
-  trap - USR1 TERM INT
+  trap - USR1 TERM INT HUP
+}
+
+# fedsilo_file_stamp FILE: what tells one version of FILE from another (inode, modification time and
+# size: fedsilo writes its files under other names and renames them into place), or "none".
+fedsilo_file_stamp() {
+  stat -c '%i %y %s' "$1" 2>/dev/null || echo none
+}
+
+# fedsilo_run_stamp OUTPUT: the versions of OUTPUT and OUTPUT.ckpt, taken before a launch for
+# fedsilo_mpirun_status.
+fedsilo_run_stamp() {
+  echo "$(fedsilo_file_stamp "$1")|$(fedsilo_file_stamp "$1.ckpt")"
+}
+
+# fedsilo_mpirun_status OUTPUT STAMP: after fedsilo_run_forwarding mpirun ... --output OUTPUT, with
+# STAMP = fedsilo_run_stamp OUTPUT before the launch. mpirun exits 1 when it gets SIGTERM, SIGINT or
+# SIGHUP itself, whatever its ranks did in the time it gave them (docs/hpc.md, Signals). RUN_RC becomes
+# what the run itself reported: 0 when it completed anyway (a new OUTPUT, no checkpoint or partial
+# file), 75 when it stopped resumably (a new OUTPUT.ckpt, OUTPUT.partial kept, no OUTPUT: what fedsilo
+# leaves when it exits 75, or after a periodic checkpoint when it was killed).
+fedsilo_mpirun_status() {
+  local output=$1 before=$2 now
+  [ "$RUN_RC" = 1 ] || return 0
+  now=$(fedsilo_run_stamp "$output")
+  if [ -f "$output" ] && [ ! -e "$output.ckpt" ] && [ ! -e "$output.partial" ] && [ "${now%%|*}" != "${before%%|*}" ]; then
+    echo "fedsilo job: mpirun exited 1 (it does when it gets SIGTERM, SIGINT or SIGHUP itself), but the run" \
+      "completed: $output; exit 0" >&2
+    RUN_RC=0
+  elif [ -f "$output.ckpt" ] && [ -f "$output.partial" ] && [ ! -e "$output" ] && [ "${now#*|}" != "${before#*|}" ]; then
+    echo "fedsilo job: mpirun exited 1 (it does when it gets SIGTERM, SIGINT or SIGHUP itself), but the run" \
+      "stopped after writing $output.ckpt: exit 75, run the same command again to resume" >&2
+    RUN_RC=75
+  fi
 }
 
 # fedsilo_manifest_line FILE INDEX: the INDEX-th (0-based) task line of a sweep manifest (blank lines

@@ -16,6 +16,8 @@ EXE=$(fedsilo_exe)
 OUTPUT=$(fedsilo_output "$CONFIG" "$@")
 mkdir -p "$(dirname "$OUTPUT")"
 RESUME=$(fedsilo_resume_args "$OUTPUT")
+STAMP=$(fedsilo_run_stamp "$OUTPUT")
 # shellcheck disable=SC2086
 fedsilo_run_forwarding mpirun -n "${FEDSILO_RANKS:-2}" "$EXE" --config "$CONFIG" "$@" $RESUME
+fedsilo_mpirun_status "$OUTPUT" "$STAMP"
 exit "$RUN_RC"

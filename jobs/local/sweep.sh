@@ -34,10 +34,12 @@ for i in ${FEDSILO_TASKS:-$(seq 0 $((N - 1)))}; do
   fi
   mkdir -p "$(dirname "$OUTPUT")"
   RESUME=$(fedsilo_resume_args "$OUTPUT")
+  STAMP=$(fedsilo_run_stamp "$OUTPUT")
   echo "== task $i/$N: ${LINE[*]} -> $OUTPUT $RESUME"
   # shellcheck disable=SC2086
   fedsilo_run_forwarding mpirun -n "${FEDSILO_RANKS:-2}" "$EXE" --config "${LINE[0]}" --algorithm "${LINE[1]}" \
     --seed "${LINE[2]}" "${EXTRA[@]}" --output "$OUTPUT" $RESUME
+  fedsilo_mpirun_status "$OUTPUT" "$STAMP"
   if [ "$RUN_RC" = 75 ]; then
     echo "sweep: interrupted in task $i; run the same command again to continue" >&2
     exit 75

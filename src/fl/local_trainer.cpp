@@ -51,30 +51,8 @@ TrainOptions TrainOptions::from(const TrainConfig& t) {
   TrainOptions o;
   o.epochs = t.epochs;
   o.batch = t.batch;
-  o.lr = t.lr;
-  o.momentum = t.momentum;
-  o.weightDecay = t.weightDecay;
-  o.optimizer = t.optimizer;
-  o.beta1 = t.beta1;
-  o.beta2 = t.beta2;
-  o.eps = t.eps;
-  o.amsgrad = t.amsgrad;
-  o.nesterov = t.nesterov;
+  o.optimizer = OptimizerSettings::from(t);
   return o;
-}
-
-OptimizerSettings TrainOptions::optimizerSettings() const {
-  OptimizerSettings s;
-  s.kind = optimizer;
-  s.lr = lr;
-  s.momentum = momentum;
-  s.weightDecay = weightDecay;
-  s.beta1 = beta1;
-  s.beta2 = beta2;
-  s.eps = eps;
-  s.amsgrad = amsgrad;
-  s.nesterov = nesterov;
-  return s;
 }
 
 LocalTrainer::LocalTrainer(const Dataset& train, int maxBatch) : train_(train), maxBatch_(maxBatch) {
@@ -158,7 +136,7 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
                                int client, int round, const GradientHook* hook, const DataParallel* dp) {
   TrainStats st;
   if (indices.empty() || opt.epochs <= 0) return st;
-  const Optimizer optimizer(opt.optimizerSettings());
+  const Optimizer optimizer(opt.optimizer);
   OptimizerState& state = opt.state ? *opt.state : freshState_;
   const std::size_t tensors = collectSegments(model, hook);
   optimizer.prepare(state, static_cast<std::size_t>(model.numParams()), tensors);
@@ -180,8 +158,9 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
   // Plain SGD (no momentum, weight decay, hook, data parallelism or DP-SGD) runs as one Model::sgdStep:
   // the update is fused into the Dense weight-gradient kernel, with the same rounding as the optimizer's
   // plain SGD step. Without a hook every tensor trains, so the optimizer's segments are the whole model.
-  const bool fusedSgd = opt.optimizer == OptimizerKind::Sgd && !dp && !private_ && !hook && opt.momentum == 0.0 &&
-                        opt.weightDecay == 0.0;
+  const OptimizerSettings& settings = opt.optimizer;
+  const bool fusedSgd = settings.kind == OptimizerKind::Sgd && !dp && !private_ && !hook && settings.momentum == 0.0 &&
+                        settings.weightDecay == 0.0;
   for (int e = 0; e < opt.epochs; ++e) {
     // A fresh permutation of the client's samples each epoch, restarting from the sorted list so
     // that the permutation depends only on (seed, client, round, epoch draws), not on history.
@@ -199,12 +178,12 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
       } else {
         const float* x = gatherTraining(order_.data() + b, cnt, client, round, runKey, position);
         const std::int32_t* y = gatherLabels(train_, order_.data() + b, cnt);
-        loss = fusedSgd ? model.sgdStep(x, y, cnt, static_cast<float>(opt.lr)) : model.lossAndGradient(x, y, cnt);
+        loss = fusedSgd ? model.sgdStep(x, y, cnt, static_cast<float>(settings.lr)) : model.lossAndGradient(x, y, cnt);
       }
       // With dp the loss is the reduced one, the same on every rank: all ranks throw together.
       if (!std::isfinite(loss))
         throw NumericError(fmt("client ", client, " round ", round, ": training loss became ", loss, " at step ",
-                               st.steps, " (lr = ", opt.lr, "; try a smaller train.lr)"));
+                               st.steps, " (lr = ", settings.lr, "; try a smaller train.lr)"));
       if (!fusedSgd) {
         if (hook) (*hook)(model.params(), model.grads(), P);
         optimizer.step(model.params(), model.grads(), segments_, state);

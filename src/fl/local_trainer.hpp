@@ -60,19 +60,14 @@ struct EvalStats {
 struct TrainOptions {
   int epochs = 1;
   int batch = 32;
-  double lr = 0.05;
-  double momentum = 0.0;
-  double weightDecay = 0.0;
   int maxSteps = 0;  // > 0: stop after this many optimizer steps (pFedMe/q-FedSGD style)
-  // The optimizer (optim/optimizer.hpp) besides lr, momentum and weightDecay above.
-  OptimizerKind optimizer = OptimizerKind::Sgd;
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  bool amsgrad = false, nesterov = false;
+  // The client optimizer and its coefficients (train.optimizer, train.lr, ... as OptimizerSettings::from
+  // reads them).
+  OptimizerSettings optimizer;
   // The optimizer's moments: a client's persistent state (train.optimizer_state = keep), continued
   // and updated; nullptr: fresh moments for this run (the trainer's own buffer, cleared first).
   OptimizerState* state = nullptr;
   static TrainOptions from(const TrainConfig& t);
-  OptimizerSettings optimizerSettings() const;
 };
 
 // Data-parallel SGD over one index list held by every rank (the `global` baseline): every rank runs

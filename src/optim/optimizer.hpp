@@ -31,6 +31,7 @@ struct OptimizerSettings {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   bool amsgrad = false;
   bool nesterov = false;     // sgd, with momentum > 0
+  // The one mapping from train.* to the optimizer (TrainOptions::from takes its settings from here).
   static OptimizerSettings from(const TrainConfig& t);
 };
 

@@ -73,7 +73,7 @@ TrainOptions options() {
   TrainOptions opt;
   opt.epochs = 3;
   opt.batch = 8;
-  opt.lr = 0.1;
+  opt.optimizer.lr = 0.1;
   return opt;
 }
 
@@ -87,9 +87,9 @@ IndexList allOf(const Dataset& ds) {
 std::vector<float> trainDataParallel(int ranks, int shard, double dropout, const Dataset& ds, bool augment = false) {
   TrainOptions opt = options();
   if (augment) {
-    opt.optimizer = OptimizerKind::Adam;
-    opt.amsgrad = true;
-    opt.lr = 0.01;
+    opt.optimizer.kind = OptimizerKind::Adam;
+    opt.optimizer.amsgrad = true;
+    opt.optimizer.lr = 0.01;
   }
   const IndexList idx = allOf(ds);
   ThreadAllreduce reduce(ranks);

@@ -93,7 +93,7 @@ TEST(DpSgd, OneStepIsTheNoisedSumOfClippedPerSampleGradientsOverTheExpectedBatch
   TrainOptions opt;
   opt.epochs = 1;
   opt.batch = 10;  // q = 10 / 40
-  opt.lr = 1.0;
+  opt.optimizer.lr = 1.0;
   opt.maxSteps = 1;
   // The expected gradient, from the pieces.
   RdpAccountant expectedAccountant;
@@ -138,7 +138,7 @@ TEST(DpSgd, AnEpochIsCeilNOverBatchStepsEachComposed) {
   TrainOptions opt;
   opt.epochs = 2;
   opt.batch = 10;
-  opt.lr = 0.1;
+  opt.optimizer.lr = 0.1;
   RdpAccountant accountant;
   PrivateSgd run = settings(&accountant);
   LocalTrainer trainer(data, 64);
@@ -160,7 +160,7 @@ TEST(DpSgd, ABatchLargerThanTheReservedOneIsSummedInChunks) {
   TrainOptions opt;
   opt.epochs = 3;  // 9 steps
   opt.batch = 4;
-  opt.lr = 0.5;
+  opt.optimizer.lr = 0.5;
   PrivateSgd a = settings(nullptr), b = settings(nullptr);
   std::size_t largest = 0;
   IndexList batch;

@@ -53,9 +53,9 @@ TrainOptions adamW() {
   TrainOptions o;
   o.epochs = 2;
   o.batch = 8;
-  o.lr = 0.01;
-  o.optimizer = OptimizerKind::AdamW;
-  o.weightDecay = 0.1;
+  o.optimizer.lr = 0.01;
+  o.optimizer.kind = OptimizerKind::AdamW;
+  o.optimizer.weightDecay = 0.1;
   return o;
 }
 
@@ -82,7 +82,7 @@ TEST(TrainerProtocol, FrozenRangeHoldsUnderEveryOptimizer) {
   const GradientHook freeze = freezeOutsideHook(0, headBegin, 0.1);
   for (OptimizerKind kind : {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW}) {
     TrainOptions o = adamW();
-    o.optimizer = kind;
+    o.optimizer.kind = kind;
     OptimizerState state;
     o.state = &state;
     const std::vector<float> p = trainOnce(ds, o, &freeze);
@@ -100,8 +100,8 @@ TEST(TrainerProtocol, FrozenRangeHoldsUnderEveryOptimizer) {
 TEST(TrainerProtocol, PersistentStateContinuesFreshStateRestarts) {
   const Dataset ds = imageData();
   TrainOptions o = adamW();
-  o.optimizer = OptimizerKind::Adam;
-  o.weightDecay = 0.0;
+  o.optimizer.kind = OptimizerKind::Adam;
+  o.optimizer.weightDecay = 0.0;
   EXPECT_EQ(trainOnce(ds, o), trainOnce(ds, o));  // nullptr: each run starts from zero moments
   const TrainOptions fresh = o;
   OptimizerState kept;

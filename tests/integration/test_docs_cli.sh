@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 60
-# docs/cli.md must show exactly what `fedsilo --help` prints today (regenerate: tools/gen_cli_doc.sh).
+# docs/cli.md must show exactly what `fedsilo --help` prints today (regenerate: tools/gen_cli_doc.sh), and
+# --help must list every FEDSILO_* environment variable the binary reads.
 source "$(dirname "$0")/lib/common.sh"
 doc=$FEDSILO_SOURCE_DIR/docs/cli.md
 sed -n '/^```text$/,/^```$/p' "$doc" | sed '1d;$d' >"$TMP/doc_help"
 "$FEDSILO_EXE" --help >"$TMP/help"
 if diff -u "$TMP/doc_help" "$TMP/help" >"$TMP/diff"; then pass "docs/cli.md matches --help"; else cat "$TMP/diff" >&2; fail "docs/cli.md is out of date: run tools/gen_cli_doc.sh"; fi
+# Every FEDSILO_* variable the binary reads (a getenv("FEDSILO_...") in src/) is listed under Environment:.
+sed -n '/^Environment:$/,$p' "$TMP/help" >"$TMP/env_help"
+read_vars=$(grep -rhoE 'getenv\("FEDSILO_[A-Z0-9_]+"' "$FEDSILO_SOURCE_DIR/src" | sed 's/.*"\(.*\)"/\1/' | sort -u)
+[ -n "$read_vars" ] || fail 'no getenv("FEDSILO_...") found in src/: the check below would check nothing'
+for v in $read_vars; do
+  if grep -q "^  $v=" "$TMP/env_help"; then pass "--help lists $v"; else fail "--help's Environment: part lacks $v"; fi
+done
 # Every shipped config uses only known options with valid values.
 # --dry-run reads the configs' input files (partition files are relative to the repository root).
 cd "$FEDSILO_SOURCE_DIR"

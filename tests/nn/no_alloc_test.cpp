@@ -176,19 +176,21 @@ long denseMallocs() {
       .mallocs;
 }
 
-// Whole presets: lossAndGradient, the fused SGD step and a chunked evaluation after reserve(). C++
-// allocations must be zero everywhere, and so must mallocs whenever DenseT itself does not allocate.
-TEST(NoAllocation, PresetTrainingStep) {
-  const long denseAllocs = denseMallocs();
-  if (denseAllocs != 0) std::printf("[ note ] DenseT allocates %ld times per call: preset mallocs not checked\n", denseAllocs);
-  for (const auto& name : modelPresetNames()) {
-    SCOPED_TRACE(name);
+// Whole presets, in one precision: lossAndGradient, the fused SGD step and a chunked evaluation after
+// reserve(), for each preset of `names` (bf16: built with train.precision = bf16's layers). C++
+// allocations must be zero everywhere, and so must mallocs whenever DenseT itself does not allocate
+// (`denseAllocs`, denseMallocs()).
+void expectPresetStepsAllocateNothing(const std::vector<std::string>& names, bool bf16, long denseAllocs) {
+  for (const auto& name : names) {
+    SCOPED_TRACE(name + (bf16 ? " (bf16)" : ""));
     ModelConfig cfg;
     cfg.name = parseEnum<ModelPreset>("model", name);
     if (name == "mlp" || name == "cnn_mcmahan" || name == "lstm") cfg.dropout = 0.2;
     const bool tokens = name == "lstm";
     const InputSpec in = tokens ? InputSpec{Shape{1, 1, 12}, 5, 40} : InputSpec{Shape{1, 28, 28}, 10, 0};
+    if (bf16) selectBf16(true);
     auto m = buildModel<float>(cfg, in);
+    if (bf16) selectBf16(false);
     Rng rng(1, -1, -1, Purpose::Init);
     m->initialize(rng);
     m->reserve(32);
@@ -208,38 +210,22 @@ TEST(NoAllocation, PresetTrainingStep) {
     if (denseAllocs == 0)
       EXPECT_EQ(c.mallocs, 0);
     else
-      RecordProperty("mallocs_" + name, static_cast<int>(c.mallocs));
+      ::testing::Test::RecordProperty("mallocs_" + name + (bf16 ? "_bf16" : ""), static_cast<int>(c.mallocs));
   }
+}
+
+// Every preset in fp32.
+TEST(NoAllocation, PresetTrainingStep) {
+  const long denseAllocs = denseMallocs();
+  if (denseAllocs != 0)
+    std::printf("[ note ] DenseT allocates %ld times per call: preset mallocs not checked\n", denseAllocs);
+  expectPresetStepsAllocateNothing(modelPresetNames(), false, denseAllocs);
 }
 
 // The bf16 convolutions and dense layers (train.precision = bf16) allocate nothing after reserve() either.
 TEST(NoAllocation, Bf16ConvolutionTrainingStep) {
   if (!bf16Missing().empty()) GTEST_SKIP() << bf16Missing();
-  for (const char* name : {"mlp", "cnn_mcmahan", "cnn_playerfl"}) {
-    SCOPED_TRACE(name);
-    ModelConfig cfg;
-    cfg.name = parseEnum<ModelPreset>("model", name);
-    const InputSpec in{Shape{1, 28, 28}, 10, 0};
-    selectBf16(true);
-    auto m = buildModel<float>(cfg, in);
-    selectBf16(false);
-    Rng rng(1, -1, -1, Purpose::Init);
-    m->initialize(rng);
-    m->reserve(32);
-    m->setRandomContext(1, 0, 0);
-    std::vector<float> x = randomFloats(static_cast<std::size_t>(in.shape.size()) * 100, 9);
-    std::vector<std::int32_t> y(100), pred(100);
-    for (int j = 0; j < 100; ++j) y[j] = j % in.numClasses;
-    const Counts c = countAllocations([&] {
-      m->lossAndGradient(x.data(), y.data(), 32);
-      m->sgdStep(x.data(), y.data(), 32, 0.01f);
-      m->evaluate(x.data(), y.data(), 100, pred.data());
-    });
-    EXPECT_EQ(c.news, 0);
-    if (denseMallocs() == 0) {
-      EXPECT_EQ(c.mallocs, 0);
-    }
-  }
+  expectPresetStepsAllocateNothing({"mlp", "cnn_mcmahan", "cnn_playerfl"}, true, denseMallocs());
 }
 
 // A whole local training run (LocalTrainer::train: batch gather, augmentation, forward/backward,
@@ -274,9 +260,9 @@ TEST(NoAllocation, TrainingRunWithAdamAndAugmentation) {
   TrainOptions opt;
   opt.batch = 32;
   opt.epochs = 2;
-  opt.optimizer = OptimizerKind::Adam;
-  opt.amsgrad = true;
-  opt.lr = 1e-3;
+  opt.optimizer.kind = OptimizerKind::Adam;
+  opt.optimizer.amsgrad = true;
+  opt.optimizer.lr = 1e-3;
   OptimizerState state;
   opt.state = &state;
   Rng warm(1, 0, 0, Purpose::Shuffle);

@@ -83,7 +83,7 @@ std::vector<char> FedBabu::reducedBlocks(const FlContext& ctx, int) const {
 
 void FedBabu::clientUpdate(ClientContext& c, ClientUpdate& out) {
   // Train everything but the head: freeze the complement of the body range [0, headBegin_) ...
-  const GradientHook hook = freezeOutsideHook(0, headBegin_, c.trainOptions().weightDecay);
+  const GradientHook hook = freezeOutsideHook(0, headBegin_, c.trainOptions().optimizer.weightDecay);
   float* p = c.model.params();
   keep_.assign(p + headBegin_, p + headEnd_);
   trainAndSend(c, out, &hook);
@@ -102,7 +102,7 @@ void FedBabu::finishClient(ClientContext& c) {
   if (opt_.finetune == FinetuneScope::Full) {
     c.trainer.train(c.model, c.client.train, o, rng, c.client.id, c.round);
   } else {
-    const GradientHook hook = freezeOutsideHook(headBegin_, headEnd_, o.weightDecay);
+    const GradientHook hook = freezeOutsideHook(headBegin_, headEnd_, o.optimizer.weightDecay);
     keep_.assign(p, p + headBegin_);
     c.trainer.train(c.model, c.client.train, o, rng, c.client.id, c.round, &hook);
     std::memcpy(p, keep_.data(), keep_.size() * sizeof(float));

@@ -60,7 +60,7 @@ std::vector<char> FedFa::reducedBlocks(const FlContext& ctx, int) const {
 
 void FedFa::clientUpdate(ClientContext& c, ClientUpdate& out) {
   TrainOptions opt = c.trainOptions();
-  opt.momentum = opt_.clientMomentum;
+  opt.optimizer.momentum = opt_.clientMomentum;
   Rng rng = c.shuffleRng();
   const TrainStats st = c.trainer.train(c.model, c.client.train, opt, rng, c.client.id, c.round);
   out.trainLoss = st.meanLoss;

@@ -241,11 +241,12 @@ void OneShot::fineTuneLastBlock(const FlContext& ctx, Model& model, LocalTrainer
   const ExperimentConfig& cfg = ctx.cfg;
   TrainOptions t = TrainOptions::from(cfg.train);
   t.epochs = opt_.finetuneEpochs;
-  if (opt_.finetuneLr > 0.0) t.lr = opt_.finetuneLr;
-  if (opt_.finetuneOptimizer) t.optimizer = *opt_.finetuneOptimizer;
+  if (opt_.finetuneLr > 0.0) t.optimizer.lr = opt_.finetuneLr;
+  if (opt_.finetuneOptimizer) t.optimizer.kind = *opt_.finetuneOptimizer;
   // Every parameter before the last block is frozen exactly.
   const auto frozen = static_cast<std::size_t>(model.blocks().back().offset);
-  const GradientHook freeze = freezeOutsideHook(frozen, static_cast<std::size_t>(model.numParams()), t.weightDecay);
+  const GradientHook freeze =
+      freezeOutsideHook(frozen, static_cast<std::size_t>(model.numParams()), t.optimizer.weightDecay);
   Rng rng(cfg.seed, -1, -1, Purpose::Shuffle, static_cast<std::uint64_t>(sample.size()));
   model.setRandomContext(cfg.seed, -1, 1000000 + static_cast<std::int64_t>(sample.size()));
   trainer.train(model, sample, t, rng, -1, 0, frozen > 0 ? &freeze : nullptr);

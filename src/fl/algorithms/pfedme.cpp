@@ -27,13 +27,13 @@ void PFedMe::clientUpdate(ClientContext& c, ClientUpdate& out) {
   local_.assign(c.global.begin(), c.global.end());
   const TrainOptions outer = c.trainOptions();
   TrainOptions inner = outer;
-  inner.lr = opt_.personalLr;
+  inner.optimizer.lr = opt_.personalLr;
   inner.epochs = opt_.innerSteps;  // K epochs over a one-batch index list = K steps on that batch
-  inner.momentum = 0.0;            // the authors' pFedMeOptimizer: plain gradient steps on the inner problem
-  inner.nesterov = false;
+  inner.optimizer.momentum = 0.0;  // the authors' pFedMeOptimizer: plain gradient steps on the inner problem
+  inner.optimizer.nesterov = false;
   inner.state = nullptr;           // (plain steps keep no state)
   const GradientHook hook = proximalHook(opt_.lambda, local_.data());  // + lambda (theta - w_{k,r})
-  const float step = static_cast<float>(outer.lr * opt_.lambda);
+  const float step = static_cast<float>(outer.optimizer.lr * opt_.lambda);
   Rng rng = c.shuffleRng();
   const std::size_t n = c.client.train.size(), B = static_cast<std::size_t>(outer.batch);
   double lossSum = 0.0;

@@ -16,7 +16,7 @@ void OneShotPublicOnly::serverUpdate(const FlContext& ctx, const ServerInput& in
   // with the fine-tuning recipe.
   TrainOptions t = TrainOptions::from(ctx.cfg.train);
   t.epochs = opt_.publicEpochs > 0 ? opt_.publicEpochs : opt_.finetuneEpochs;
-  if (opt_.finetuneLr > 0.0) t.lr = opt_.finetuneLr;
+  if (opt_.finetuneLr > 0.0) t.optimizer.lr = opt_.finetuneLr;
   auto trainOn = [&](int S) {
     std::memcpy(m.params(), init_.data(), init_.size() * sizeof(float));
     const IndexList sample = publicSample(S);

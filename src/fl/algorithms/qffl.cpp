@@ -63,7 +63,7 @@ void QFfl::clientUpdate(ClientContext& c, ClientUpdate& out) {
   const TrainOptions opt = c.trainOptions();
   const TrainStats st = c.trainer.train(c.model, c.client.train, opt, rng, c.client.id, c.round);
   out.trainLoss = st.meanLoss;
-  const double L = 1.0 / opt.lr;
+  const double L = 1.0 / opt.optimizer.lr;
   const double Fq = std::pow(F + 1e-10, q_);
   const float* w = c.model.params();
   // Under client-level DP the server forms the noised mean of the clients' vectors (ServerInput::
