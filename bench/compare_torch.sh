@@ -15,7 +15,8 @@
 #            --isa SET (repeatable): also run this build with FEDSILO_ISA=SET (avx2, generic)
 #            --precision P (repeatable): also run this build with train.precision = P (bf16)
 #            --also LABEL=DIR (repeatable): also run the fedsilo of build DIR, e.g. a FEDSILO_NATIVE=OFF
-#            build (portable) or main's build (before); their samples/s are compared with this build's
+#            build (portable) or main's build (before), also with each --precision; their samples/s are
+#            compared with this build's
 #            --no-torch: the fedsilo variants only; --no-tuned: PyTorch as installed only
 #
 # Per workload it prints seconds per round (median over all rounds of all repetitions), training
@@ -89,6 +90,7 @@ for p in "${PRECISIONS[@]}"; do VARIANTS+=("this build, $p|$EXE||$p"); done
 for also in "${ALSO[@]}"; do
   [ -x "${also#*=}/fedsilo" ] || bench_usage_error "--also $also: no fedsilo in ${also#*=}"
   VARIANTS+=("${also%%=*}|$(cd "${also#*=}" && pwd)/fedsilo|")
+  for p in "${PRECISIONS[@]}"; do VARIANTS+=("${also%%=*}, $p|$(cd "${also#*=}" && pwd)/fedsilo||$p"); done
 done
 bench_torch_workloads
 command -v gcc >/dev/null || bench_usage_error "gcc is missing (apt-get install build-essential)"

@@ -260,6 +260,36 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
   b->Args({784, 200, 1000, 0});
 }
 
+// DenseT in fp32 and with train.precision = bf16 (nn/bf16.hpp), back to back. Args: in, out, batch, op (0
+// forward, 1 backward with dx, 2 the fused backward + SGD step as training runs it), bf16 (0 or 1).
+void BM_DensePrecision(benchmark::State& st) {
+  const bool bf16 = st.range(4) != 0;
+  if (bf16 && !bf16Missing().empty()) return st.SkipWithError(bf16Missing().c_str());
+  selectBf16(bf16);
+  DenseFixture f(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)), static_cast<int>(st.range(2)));
+  selectBf16(false);
+  const int op = static_cast<int>(st.range(3));
+  CMapT<float> x(f.x.data(), f.in, f.batch), yc(f.y.data(), f.out, f.batch), dy(f.dy.data(), f.out, f.batch);
+  MapT<float> y(f.y.data(), f.out, f.batch), dx(f.dx.data(), f.in, f.batch);
+  for (auto _ : st) {
+    if (op == 0)
+      f.layer.forward(x, y, true);
+    else if (op == 1)
+      f.layer.backward(x, yc, dy, &dx);
+    else
+      f.layer.backwardSgd(x, nullptr, dy, &dx, 1e-6f);
+    benchmark::ClobberMemory();
+  }
+  setFlops(st, (op == 0 ? 2.0 : 4.0) * f.in * f.out * f.batch);
+}
+void DensePrecisionShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"in", "out", "batch", "op", "bf16"});
+  for (auto s : std::vector<std::vector<long>>{{3136, 512, 32}, {784, 200, 32}, {200, 200, 32}})
+    for (long op : {0, 1, 2})
+      for (long bf16 : {0, 1}) b->Args({s[0], s[1], s[2], op, bf16});
+}
+
+BENCHMARK(BM_DensePrecision)->Name("DensePrecision")->Apply(DensePrecisionShapes);
 BENCHMARK(BM_DenseForward)->Name("Dense/forward")->Apply(DenseShapes);
 BENCHMARK(BM_DenseForwardRelu)->Name("Dense/forward_relu")->Apply(DenseShapes);
 BENCHMARK(BM_DenseBackward)->Name("Dense/backward")->Apply(DenseBackShapes);
@@ -410,6 +440,38 @@ BENCHMARK(BM_TrainStep)
     ->Args({1, 32, 1, 0})
     ->Args({1, 32, 1, 1})
     ->Args({2, 128, 1, 1})
+    ->Unit(benchmark::kMicrosecond);
+
+// A training step as LocalTrainer runs plain SGD (Model::sgdStep) in fp32 and with train.precision = bf16,
+// back to back. Args: model (as Step), batch, bf16 (0 or 1; an error where the CPU lacks it).
+void BM_StepPrecision(benchmark::State& st) {
+  static const char* const kNames[] = {"mlp", "cnn_mcmahan", "cnn_playerfl"};
+  const int batch = static_cast<int>(st.range(1));
+  const bool bf16 = st.range(2) != 0;
+  if (bf16 && !bf16Missing().empty()) return st.SkipWithError(bf16Missing().c_str());
+  ModelConfig cfg;
+  cfg.name = parseEnum<ModelPreset>("model", kNames[st.range(0)]);
+  selectBf16(bf16);
+  auto m = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});
+  selectBf16(false);
+  Rng init(0, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(batch);
+  std::vector<float> x = randomFloats(784u * batch, 4, 0.0f, 1.0f);
+  std::vector<std::int32_t> y(batch);
+  for (int j = 0; j < batch; ++j) y[j] = j % 10;
+  for (auto _ : st) benchmark::DoNotOptimize(m->sgdStep(x.data(), y.data(), batch, 1e-4f));
+  st.counters["samples/s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_StepPrecision)
+    ->Name("StepPrecision")
+    ->ArgNames({"model", "batch", "bf16"})
+    ->Args({0, 32, 0})
+    ->Args({0, 32, 1})
+    ->Args({1, 32, 0})
+    ->Args({1, 32, 1})
+    ->Args({2, 128, 0})
+    ->Args({2, 128, 1})
     ->Unit(benchmark::kMicrosecond);
 
 // A synthetic FashionMNIST-shaped u8 dataset (contents do not matter for speed).

@@ -34,9 +34,11 @@ if(NOT FEDSILO_NATIVE)
   target_compile_options(fedsilo_options INTERFACE -march=x86-64-v2)
 endif()
 
-# The bf16 kernels (src/nn/kernels_bf16.cpp): AVX512-BF16's dot products, called only on a CPU that has
-# them (train.precision = bf16, src/nn/bf16.cpp checks cpuid).
-set_source_files_properties(${PROJECT_SOURCE_DIR}/src/nn/kernels_bf16.cpp PROPERTIES COMPILE_OPTIONS
+# The bf16 kernels (src/nn/kernels_bf16.cpp: convolutions, src/nn/kernels_bf16_dense.cpp: dense layers):
+# AVX512-BF16's dot products, called only on a CPU that has them (train.precision = bf16, src/nn/bf16.cpp
+# checks cpuid).
+set_source_files_properties(${PROJECT_SOURCE_DIR}/src/nn/kernels_bf16.cpp
+  ${PROJECT_SOURCE_DIR}/src/nn/kernels_bf16_dense.cpp PROPERTIES COMPILE_OPTIONS
   "-march=x86-64;-mavx2;-mfma;-mavx512f;-mavx512bw;-mavx512dq;-mavx512vl;-mavx512bf16;${_fedsilo_kernel_tune};-ffp-contract=off;${_fedsilo_avx512_nowarn}")
 
 # The single-precision normal sampler of DP-SGD (src/privacy/normal_f32_*.cpp): one translation unit per

@@ -24,7 +24,7 @@ std::vector<Opt> optimizerOptions() {
       {"train.lr_gamma", "0.1", "step/exponential schedule: decay factor in (0, 1]"},
       {"train.lr_min", "0", "cosine schedule: final learning rate, in [0, train.lr]"},
       {"train.precision", "fp32",
-       "convolutions' products: " + joinNames<Precision>(" | ", true) +
+       "convolutions' and dense layers' products: " + joinNames<Precision>(" | ", true) +
            " (weights, optimizer and aggregation stay fp32; bf16 fails with exit 2 on a CPU without it)"},
   };
 }

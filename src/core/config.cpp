@@ -90,7 +90,7 @@ template <>
 const std::vector<EnumName<Precision>>& enumNames<Precision>() {
   static const std::vector<EnumName<Precision>> names = {
       {Precision::Fp32, "fp32"},
-      {Precision::Bf16, "bf16", "convolutions with bf16 operands, fp32 accumulation (needs AVX512-BF16)"},
+      {Precision::Bf16, "bf16", "bf16 operands, fp32 accumulation (needs AVX512-BF16)"},
   };
   return names;
 }

@@ -1,8 +1,9 @@
-// bf16 mixed precision (train.precision = bf16): the convolutions' three products (forward, weight
-// gradient, input gradient) take bf16 operands with fp32 accumulation on AVX512-BF16 (VDPBF16PS);
-// weights stay fp32 (a bf16 copy is packed per step), as do the optimizer, the aggregation, the
-// dense layers and everything else. Operands are rounded to nearest even, so results are
-// deterministic, and nothing depends on the rank. AMX-BF16 is not used.
+// bf16 mixed precision (train.precision = bf16): the three products (forward, weight gradient, input
+// gradient) of the convolutions and the dense layers take bf16 operands with fp32 accumulation on
+// AVX512-BF16 (VDPBF16PS), in training and evaluation; weights stay fp32 (bf16 copies are packed from
+// them at every call), as do the biases, the optimizer, the aggregation and everything else. Operands
+// are rounded to nearest even, so results are deterministic, and nothing depends on the rank. AMX-BF16
+// is not used.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,8 +14,9 @@ namespace fedsilo {
 // avx512 (nn/kernels.hpp), else a few words naming what is missing.
 std::string bf16Missing();
 
-// The process's precision for the convolutions, chosen once before any model is built (layers look
-// at it when they are constructed); off by default. Throws ConfigError where bf16Missing() is not "".
+// The process's precision for the convolutions and dense layers, chosen once before any model is
+// built (layers look at it when they are constructed); off by default. Throws ConfigError where
+// bf16Missing() is not "".
 void selectBf16(bool on);
 bool bf16Active();
 

@@ -1,14 +1,17 @@
-// The bf16 convolution kernels (internal to src/nn): the gather GEMMs of nn/kernel_table.hpp with
-// bf16 operands and fp32 accumulation, on AVX512-BF16's VDPBF16PS (acc += a0 b0 + a1 b1 per fp32
-// lane, a and b pairs of bf16). kernels_bf16.cpp is compiled with -mavx512bf16 whatever the build
-// targets (cmake/kernels.cmake) and is called only where nn/bf16.hpp's bf16Active() holds.
+// The bf16 kernels (internal to src/nn): the convolutions' gather GEMMs of nn/kernel_table.hpp and
+// the dense layer's three products with bf16 operands and fp32 accumulation, on AVX512-BF16's
+// VDPBF16PS (acc += a0 b0 + a1 b1 per fp32 lane, a and b pairs of bf16). kernels_bf16.cpp (the
+// convolutions) and kernels_bf16_dense.cpp are compiled with -mavx512bf16 whatever the build targets
+// (cmake/kernels.cmake) and are called only where nn/bf16.hpp's bf16Active() holds.
 //
-// Operands are 32-bit words, each a pair of bf16 values (low half first) along the reduction:
+// Convolutions. Operands are 32-bit words, each a pair of bf16 values (low half first) along the
+// reduction:
 //   gemm:  z[i][c]   = sum over kp in order of dot(x[rowBase[i] + tap[kp]], wt[kp*ldw + c])
 //   wgrad: dwt[k][c] (+)= sum over j in order of dot(x[rowBase[j] + tap[k]], dz[j*ldz + c])
 // where dot(a, b) = a.lo b.lo + a.hi b.hi. The gemm pairs two input channels (kp = channel pair, kh,
-// kw), the weight gradient two output positions (j = a pair of positions); nn/conv2d_bf16.cpp builds
-// the planes and tables. C is rounded up to 16 lanes in ldw/ldz, as in the fp32 kernels.
+// kw), or, for a single input channel, two horizontally adjacent taps (kp = kh, kw pair); the weight
+// gradient pairs two output positions (j = a pair of positions); nn/conv2d_bf16.cpp builds the planes
+// and tables. C is rounded up to 16 lanes in ldw/ldz, as in the fp32 kernels.
 #pragma once
 #include <cstdint>
 
@@ -27,7 +30,25 @@ struct Bf16ConvKernels {
   void (*pairRows)(const float* g0, const float* m0, const float* g1, const float* m1, Index n, std::uint32_t* d);
 };
 
-// Callable only on a CPU with AVX-512F and AVX512-BF16 (nn/bf16.hpp: cpuHasBf16).
+// Dense layers, in DenseT's layouts (nn/kernel_table.hpp: W row-major N x K, x column-major K x B, y
+// and dz column-major N x B). Each product pairs along its own reduction: the forward along k, the
+// weight gradient along the batch, the input gradient along the outputs; an odd count pairs its last
+// value with 0. The kernels pack the operands into bf16 pairs themselves (rounded to nearest even)
+// in `scratch`, of scratchWords(K, N, B) words for batches up to B, and keep nothing between calls.
+struct Bf16DenseKernels {
+  // y = act(W x + b).
+  void (*forward)(const float* w, const float* bias, const float* x, float* y, int K, int N, int B, bool relu,
+                  std::uint32_t* scratch);
+  // out = dW = dz x^T, or (sgd) out = W updated in place to W - lr dW, rounded once (as DenseKernels::wgradSgd).
+  void (*wgrad)(const float* dz, const float* x, float* out, int K, int N, int B, bool sgd, float lr,
+                std::uint32_t* scratch);
+  // dx = W^T dz (overwrites).
+  void (*dgrad)(const float* w, const float* dz, float* dx, int K, int N, int B, std::uint32_t* scratch);
+  Index (*scratchWords)(int K, int N, int B);
+};
+
+// Callable only on a CPU with AVX-512F and AVX512-BF16 (nn/bf16.hpp: bf16Missing).
 const Bf16ConvKernels& bf16ConvKernels();
+const Bf16DenseKernels& bf16DenseKernels();
 
 }  // namespace fedsilo::kernels

@@ -56,22 +56,21 @@ inline ShiftedPlane shiftedPlane(int kh, int kw, int pad, int h, int w) {
   return g;
 }
 
-}  // namespace
-
-template <typename T>
-Conv2DT<T>::Conv2DT(int inC, int h, int w, int outC, int k, int stride, int pad)
-    : inC_(inC), h_(h), w_(w), outC_(outC), k_(k), stride_(stride), pad_(pad) {
+// The layer's geometry, after checking that it describes a convolution.
+ConvGeometry checkedGeometry(int inC, int h, int w, int outC, int k, int stride, int pad) {
   if (inC <= 0 || h <= 0 || w <= 0 || outC <= 0 || k <= 0 || stride <= 0 || pad < 0)
     throw ConfigError(fmt("conv2d: invalid geometry in=", inC, "x", h, "x", w, " out=", outC, " k=", k,
                           " stride=", stride, " pad=", pad));
   if (h + 2 * pad < k || w + 2 * pad < k)
     throw ConfigError(fmt("conv2d: kernel ", k, " larger than the padded input ", h + 2 * pad, "x", w + 2 * pad));
-  oh_ = (h + 2 * pad - k) / stride + 1;
-  ow_ = (w + 2 * pad - k) / stride + 1;
-  ohw_ = static_cast<Index>(oh_) * ow_;
-  kdim_ = static_cast<Index>(inC) * k * k;
-  inSize_ = static_cast<Index>(inC) * h * w;
-  outSize_ = static_cast<Index>(outC) * ohw_;
+  return ConvGeometry(inC, h, w, outC, k, stride, pad);
+}
+
+}  // namespace
+
+template <typename T>
+Conv2DT<T>::Conv2DT(int inC, int h, int w, int outC, int k, int stride, int pad)
+    : g_(checkedGeometry(inC, h, w, outC, k, stride, pad)) {
 #ifdef FEDSILO_ONEDNN
   // train.precision = bf16 keeps its own kernels: oneDNN runs these products in fp32.
   if (kConvFast<T> && !bf16Active() && onednnConvChosen(k, stride, pad)) {
@@ -79,7 +78,7 @@ Conv2DT<T>::Conv2DT(int inC, int h, int w, int outC, int k, int stride, int pad)
     return;
   }
 #endif
-  if (kConvFast<T> && pad <= k - 1) direct_ = std::make_unique<ConvDirect>(inC, h, w, outC, k, stride, pad);
+  if (kConvFast<T> && pad <= k - 1) direct_ = std::make_unique<ConvDirect>(g_);
 }
 
 template <typename T>
@@ -87,21 +86,21 @@ Conv2DT<T>::~Conv2DT() = default;
 
 template <typename T>
 std::vector<ParamSpec> Conv2DT<T>::paramSpecs() const {
-  const int fanIn = static_cast<int>(kdim_);
-  return {{"weight", kdim_ * outC_, false, fanIn}, {"bias", outC_, true, fanIn}};
+  const int fanIn = static_cast<int>(g_.kdim);
+  return {{"weight", g_.kdim * g_.outC, false, fanIn}, {"bias", g_.outC, true, fanIn}};
 }
 
 template <typename T>
 void Conv2DT<T>::bind(T* params, T* grads) {
   wt_ = params;
-  b_ = params + kdim_ * outC_;
+  b_ = params + g_.kdim * g_.outC;
   dwt_ = grads;
-  db_ = grads + kdim_ * outC_;
+  db_ = grads + g_.kdim * g_.outC;
 }
 
 template <typename T>
 int Conv2DT<T>::chunkSamples(int batch) const {
-  const Index perSample = ohw_ * kdim_;
+  const Index perSample = g_.ohw * g_.kdim;
   const Index cap = std::max<Index>(1, chunkElems_ / std::max<Index>(perSample, 1));
   const Index chunks = (batch + cap - 1) / cap;
   return static_cast<int>((batch + chunks - 1) / chunks);
@@ -128,18 +127,19 @@ void Conv2DT<T>::reserve(int maxBatch) {
     direct_->reserve(maxBatch);
     return;
   }
-  const Index cap = std::max<Index>(1, chunkElems_ / std::max<Index>(ohw_ * kdim_, 1));
+  const Index cap = std::max<Index>(1, chunkElems_ / std::max<Index>(g_.ohw * g_.kdim, 1));
   maxChunk_ = static_cast<int>(std::min<Index>(maxBatch, cap));
-  const Index n = static_cast<Index>(maxChunk_) * ohw_;
-  const std::uint64_t values = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(kdim_ + outC_);
-  allocateOrFail(fmt("the conv2d ", inC_, "x", h_, "x", w_, " -> ", outC_, " workspace for ", maxChunk_, " samples"),
-                 bytesOf<T>(values), [&] {
-                   cols_.assign(static_cast<std::size_t>(n * kdim_), T(0));
-                   z_.assign(static_cast<std::size_t>(n * outC_), T(0));
-                 });
-  gemmFwd_.reserve(n, outC_, kdim_);
-  gemmWgrad_.reserve(kdim_, outC_, n);
-  gemmDgrad_.reserve(n, kdim_, outC_);
+  const Index n = static_cast<Index>(maxChunk_) * g_.ohw;
+  const std::uint64_t values = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(g_.kdim + g_.outC);
+  allocateOrFail(
+      fmt("the conv2d ", g_.inC, "x", g_.h, "x", g_.w, " -> ", g_.outC, " workspace for ", maxChunk_, " samples"),
+      bytesOf<T>(values), [&] {
+        cols_.assign(static_cast<std::size_t>(n * g_.kdim), T(0));
+        z_.assign(static_cast<std::size_t>(n * g_.outC), T(0));
+      });
+  gemmFwd_.reserve(n, g_.outC, g_.kdim);
+  gemmWgrad_.reserve(g_.kdim, g_.outC, n);
+  gemmDgrad_.reserve(n, g_.kdim, g_.outC);
   cachedB0_ = -1;
   cachedX_ = nullptr;
 }
@@ -154,48 +154,48 @@ void Conv2DT<T>::reserve(int maxBatch) {
 
 template <typename T>
 void Conv2DT<T>::im2col(const T* x, int b0, int nb) {
-  const Index n = static_cast<Index>(nb) * ohw_;
-  const Index plane = static_cast<Index>(h_) * w_;
-  const bool same = stride_ == 1 && oh_ == h_ && ow_ == w_;
-  for (int c = 0; c < inC_; ++c) {
-    for (int kh = 0; kh < k_; ++kh) {
-      for (int kw = 0; kw < k_; ++kw) {
-        T* dst = cols_.data() + ((static_cast<Index>(c) * k_ + kh) * k_ + kw) * n;
+  const Index n = static_cast<Index>(nb) * g_.ohw;
+  const Index plane = static_cast<Index>(g_.h) * g_.w;
+  const bool same = g_.stride == 1 && g_.oh == g_.h && g_.ow == g_.w;
+  for (int c = 0; c < g_.inC; ++c) {
+    for (int kh = 0; kh < g_.k; ++kh) {
+      for (int kw = 0; kw < g_.k; ++kw) {
+        T* dst = cols_.data() + ((static_cast<Index>(c) * g_.k + kh) * g_.k + kw) * n;
         int lo, hi;
-        validRange(ow_, w_, stride_, kw, pad_, lo, hi);
-        const int shift = kw - pad_;
+        validRange(g_.ow, g_.w, g_.stride, kw, g_.pad, lo, hi);
+        const int shift = kw - g_.pad;
         if (same) {
-          const auto [rowLo, rowHi, off, p0, p1] = shiftedPlane(kh, kw, pad_, h_, w_);
-          for (int b = 0; b < nb; ++b, dst += ohw_) {
-            const T* src = x + static_cast<Index>(b0 + b) * inSize_ + c * plane;
+          const auto [rowLo, rowHi, off, p0, p1] = shiftedPlane(kh, kw, g_.pad, g_.h, g_.w);
+          for (int b = 0; b < nb; ++b, dst += g_.ohw) {
+            const T* src = x + static_cast<Index>(b0 + b) * g_.inSize + c * plane;
             for (Index p = 0; p < p0; ++p) dst[p] = T(0);
             for (Index p = p0; p < p1; ++p) dst[p] = src[p + off];
-            for (Index p = p1; p < ohw_; ++p) dst[p] = T(0);
+            for (Index p = p1; p < g_.ohw; ++p) dst[p] = T(0);
             // Entries whose column fell off the left/right edge picked up a neighbouring row's pixel.
             for (int oh = rowLo; oh < rowHi; ++oh) {
-              T* row = dst + static_cast<Index>(oh) * ow_;
+              T* row = dst + static_cast<Index>(oh) * g_.ow;
               for (int ow = 0; ow < lo; ++ow) row[ow] = T(0);
-              for (int ow = hi; ow < ow_; ++ow) row[ow] = T(0);
+              for (int ow = hi; ow < g_.ow; ++ow) row[ow] = T(0);
             }
           }
           continue;
         }
         for (int b = 0; b < nb; ++b) {
-          const T* src = x + static_cast<Index>(b0 + b) * inSize_ + c * plane;
-          for (int oh = 0; oh < oh_; ++oh, dst += ow_) {
-            const int ih = oh * stride_ + kh - pad_;
-            if (ih < 0 || ih >= h_) {
-              for (int ow = 0; ow < ow_; ++ow) dst[ow] = T(0);
+          const T* src = x + static_cast<Index>(b0 + b) * g_.inSize + c * plane;
+          for (int oh = 0; oh < g_.oh; ++oh, dst += g_.ow) {
+            const int ih = oh * g_.stride + kh - g_.pad;
+            if (ih < 0 || ih >= g_.h) {
+              for (int ow = 0; ow < g_.ow; ++ow) dst[ow] = T(0);
               continue;
             }
-            const T* row = src + static_cast<Index>(ih) * w_;
+            const T* row = src + static_cast<Index>(ih) * g_.w;
             for (int ow = 0; ow < lo; ++ow) dst[ow] = T(0);
-            if (stride_ == 1) {
+            if (g_.stride == 1) {
               for (int ow = lo; ow < hi; ++ow) dst[ow] = row[ow + shift];
             } else {
-              for (int ow = lo; ow < hi; ++ow) dst[ow] = row[ow * stride_ + shift];
+              for (int ow = lo; ow < hi; ++ow) dst[ow] = row[ow * g_.stride + shift];
             }
-            for (int ow = hi; ow < ow_; ++ow) dst[ow] = T(0);
+            for (int ow = hi; ow < g_.ow; ++ow) dst[ow] = T(0);
           }
         }
       }
@@ -207,39 +207,39 @@ void Conv2DT<T>::im2col(const T* x, int b0, int nb) {
 // the wrapped entries so that one contiguous add per plane is exact); dP is not needed afterwards.
 template <typename T>
 void Conv2DT<T>::col2im(T* dx, int b0, int nb) {
-  const Index n = static_cast<Index>(nb) * ohw_;
-  const Index plane = static_cast<Index>(h_) * w_;
-  const bool same = stride_ == 1 && oh_ == h_ && ow_ == w_;
-  for (int c = 0; c < inC_; ++c) {
-    for (int kh = 0; kh < k_; ++kh) {
-      for (int kw = 0; kw < k_; ++kw) {
-        T* src = cols_.data() + ((static_cast<Index>(c) * k_ + kh) * k_ + kw) * n;
+  const Index n = static_cast<Index>(nb) * g_.ohw;
+  const Index plane = static_cast<Index>(g_.h) * g_.w;
+  const bool same = g_.stride == 1 && g_.oh == g_.h && g_.ow == g_.w;
+  for (int c = 0; c < g_.inC; ++c) {
+    for (int kh = 0; kh < g_.k; ++kh) {
+      for (int kw = 0; kw < g_.k; ++kw) {
+        T* src = cols_.data() + ((static_cast<Index>(c) * g_.k + kh) * g_.k + kw) * n;
         int lo, hi;
-        validRange(ow_, w_, stride_, kw, pad_, lo, hi);
-        const int shift = kw - pad_;
+        validRange(g_.ow, g_.w, g_.stride, kw, g_.pad, lo, hi);
+        const int shift = kw - g_.pad;
         if (same) {
-          const auto [rowLo, rowHi, off, p0, p1] = shiftedPlane(kh, kw, pad_, h_, w_);
-          for (int b = 0; b < nb; ++b, src += ohw_) {
-            T* dst = dx + static_cast<Index>(b0 + b) * inSize_ + c * plane;
+          const auto [rowLo, rowHi, off, p0, p1] = shiftedPlane(kh, kw, g_.pad, g_.h, g_.w);
+          for (int b = 0; b < nb; ++b, src += g_.ohw) {
+            T* dst = dx + static_cast<Index>(b0 + b) * g_.inSize + c * plane;
             for (int oh = rowLo; oh < rowHi; ++oh) {
-              T* row = src + static_cast<Index>(oh) * ow_;
+              T* row = src + static_cast<Index>(oh) * g_.ow;
               for (int ow = 0; ow < lo; ++ow) row[ow] = T(0);
-              for (int ow = hi; ow < ow_; ++ow) row[ow] = T(0);
+              for (int ow = hi; ow < g_.ow; ++ow) row[ow] = T(0);
             }
             for (Index p = p0; p < p1; ++p) dst[p + off] += src[p];
           }
           continue;
         }
         for (int b = 0; b < nb; ++b) {
-          T* dst = dx + static_cast<Index>(b0 + b) * inSize_ + c * plane;
-          for (int oh = 0; oh < oh_; ++oh, src += ow_) {
-            const int ih = oh * stride_ + kh - pad_;
-            if (ih < 0 || ih >= h_) continue;
-            T* row = dst + static_cast<Index>(ih) * w_;
-            if (stride_ == 1) {
+          T* dst = dx + static_cast<Index>(b0 + b) * g_.inSize + c * plane;
+          for (int oh = 0; oh < g_.oh; ++oh, src += g_.ow) {
+            const int ih = oh * g_.stride + kh - g_.pad;
+            if (ih < 0 || ih >= g_.h) continue;
+            T* row = dst + static_cast<Index>(ih) * g_.w;
+            if (g_.stride == 1) {
               for (int ow = lo; ow < hi; ++ow) row[ow + shift] += src[ow];
             } else {
-              for (int ow = lo; ow < hi; ++ow) row[ow * stride_ + shift] += src[ow];
+              for (int ow = lo; ow < hi; ++ow) row[ow * g_.stride + shift] += src[ow];
             }
           }
         }
@@ -262,7 +262,7 @@ template <typename T>
 void Conv2DT<T>::forwardAct(const CMapT<T>& x, MapT<T>& y, bool relu) {
   const int batch = static_cast<int>(x.cols());
   FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
-  FEDSILO_ASSERT(x.rows() == inSize_ && y.rows() == outSize_);
+  FEDSILO_ASSERT(x.rows() == g_.inSize && y.rows() == g_.outSize);
   if constexpr (kConvFast<T>) {
 #ifdef FEDSILO_ONEDNN
     if (onednn_) {
@@ -278,17 +278,17 @@ void Conv2DT<T>::forwardAct(const CMapT<T>& x, MapT<T>& y, bool relu) {
   const int chunk = chunkSamples(batch);
   for (int b0 = 0; b0 < batch; b0 += chunk) {
     const int nb = std::min(chunk, batch - b0);
-    const Index n = static_cast<Index>(nb) * ohw_;
+    const Index n = static_cast<Index>(nb) * g_.ohw;
     im2col(x.data(), b0, nb);
     // Z (n x outC) = P (n x K) * Wt (K x outC); Wt is the row-major [outC][K] weight read column-major.
-    gemmFwd_.run(GemmOp::N, GemmOp::N, n, outC_, kdim_, T(1), cols_.data(), n, wt_, kdim_, T(0), z_.data(), n);
+    gemmFwd_.run(GemmOp::N, GemmOp::N, n, g_.outC, g_.kdim, T(1), cols_.data(), n, wt_, g_.kdim, T(0), z_.data(), n);
     for (int b = 0; b < nb; ++b) {
-      T* out = y.data() + static_cast<Index>(b0 + b) * outSize_;
-      for (int c = 0; c < outC_; ++c) {
-        const T* zc = z_.data() + c * n + b * ohw_;
+      T* out = y.data() + static_cast<Index>(b0 + b) * g_.outSize;
+      for (int c = 0; c < g_.outC; ++c) {
+        const T* zc = z_.data() + c * n + b * g_.ohw;
         const T bias = b_[c];
-        T* oc = out + c * ohw_;
-        for (Index p = 0; p < ohw_; ++p) oc[p] = zc[p] + bias;
+        T* oc = out + c * g_.ohw;
+        for (Index p = 0; p < g_.ohw; ++p) oc[p] = zc[p] + bias;
       }
     }
     cachedB0_ = b0;
@@ -334,10 +334,11 @@ void Conv2DT<T>::backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<
     }
   }
   const int batch = static_cast<int>(x.cols());
-  if (static_cast<Index>(dz_.size()) < outSize_ * batch) dz_.assign(static_cast<std::size_t>(outSize_ * batch), T(0));
-  MapT<T> dz(dz_.data(), outSize_, batch);
+  if (static_cast<Index>(dz_.size()) < g_.outSize * batch)
+    dz_.assign(static_cast<std::size_t>(g_.outSize * batch), T(0));
+  MapT<T> dz(dz_.data(), g_.outSize, batch);
   dz = (y.array() > T(0)).select(dy, T(0));  // exactly ReluT::backward
-  backwardIm2col(x, CMapT<T>(dz_.data(), outSize_, batch), dx);
+  backwardIm2col(x, CMapT<T>(dz_.data(), g_.outSize, batch), dx);
 }
 
 template <typename T>
@@ -345,13 +346,13 @@ void Conv2DT<T>::backwardIm2col(const CMapT<T>& x, const CMapT<T>& dy, MapT<T>* 
   const int batch = static_cast<int>(x.cols());
   FEDSILO_ASSERT(batch <= maxBatch_ && dy.cols() == batch);
   // Bias gradient straight from dy: sum over samples and positions of each output plane.
-  for (int c = 0; c < outC_; ++c) db_[c] = T(0);
+  for (int c = 0; c < g_.outC; ++c) db_[c] = T(0);
   for (int b = 0; b < batch; ++b) {
-    const T* g = dy.data() + static_cast<Index>(b) * outSize_;
-    for (int c = 0; c < outC_; ++c) {
+    const T* g = dy.data() + static_cast<Index>(b) * g_.outSize;
+    for (int c = 0; c < g_.outC; ++c) {
       T s(0);
-      const T* gc = g + c * ohw_;
-      for (Index p = 0; p < ohw_; ++p) s += gc[p];
+      const T* gc = g + c * g_.ohw;
+      for (Index p = 0; p < g_.ohw; ++p) s += gc[p];
       db_[c] += s;
     }
   }
@@ -361,7 +362,7 @@ void Conv2DT<T>::backwardIm2col(const CMapT<T>& x, const CMapT<T>& dy, MapT<T>* 
   for (int ci = chunks - 1; ci >= 0; --ci) {
     const int b0 = ci * chunk;
     const int nb = std::min(chunk, batch - b0);
-    const Index n = static_cast<Index>(nb) * ohw_;
+    const Index n = static_cast<Index>(nb) * g_.ohw;
     if (!(cachedX_ == x.data() && cachedB0_ == b0 && cachedNb_ == nb)) {
       im2col(x.data(), b0, nb);
       cachedX_ = x.data();
@@ -369,15 +370,16 @@ void Conv2DT<T>::backwardIm2col(const CMapT<T>& x, const CMapT<T>& dy, MapT<T>* 
       cachedNb_ = nb;
     }
     for (int b = 0; b < nb; ++b) {
-      const T* g = dy.data() + static_cast<Index>(b0 + b) * outSize_;
-      for (int c = 0; c < outC_; ++c) std::copy(g + c * ohw_, g + (c + 1) * ohw_, z_.data() + c * n + b * ohw_);
+      const T* g = dy.data() + static_cast<Index>(b0 + b) * g_.outSize;
+      for (int c = 0; c < g_.outC; ++c) std::copy(g + c * g_.ohw, g + (c + 1) * g_.ohw, z_.data() + c * n + b * g_.ohw);
     }
     // dW^T (K x outC) = P^T dZ, written straight into the row-major [outC][K] gradient.
-    gemmWgrad_.run(GemmOp::T, GemmOp::N, kdim_, outC_, n, T(1), cols_.data(), n, z_.data(), n,
-                     ci == chunks - 1 ? T(0) : T(1), dwt_, kdim_);
+    gemmWgrad_.run(GemmOp::T, GemmOp::N, g_.kdim, g_.outC, n, T(1), cols_.data(), n, z_.data(), n,
+                   ci == chunks - 1 ? T(0) : T(1), dwt_, g_.kdim);
     if (dx) {
       // dP (n x K) = dZ (n x outC) * W (outC x K); W is Wt (K x outC column-major) transposed.
-      gemmDgrad_.run(GemmOp::N, GemmOp::T, n, kdim_, outC_, T(1), z_.data(), n, wt_, kdim_, T(0), cols_.data(), n);
+      gemmDgrad_.run(GemmOp::N, GemmOp::T, n, g_.kdim, g_.outC, T(1), z_.data(), n, wt_, g_.kdim, T(0), cols_.data(),
+                     n);
       cachedB0_ = -1;
       dx->middleCols(b0, nb).setZero();
       col2im(dx->data(), b0, nb);

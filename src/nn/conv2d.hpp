@@ -24,6 +24,7 @@
 #pragma once
 #include <memory>
 
+#include "nn/conv_geometry.hpp"
 #include "nn/gemm.hpp"
 #include "nn/layer.hpp"
 #include "nn/relu_fusable.hpp"
@@ -45,7 +46,7 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T> {
   Conv2DT(int inC, int h, int w, int outC, int k, int stride = 1, int pad = 0);
   ~Conv2DT() override;
   std::string kind() const override { return "conv2d"; }
-  Shape outputShape() const override { return Shape{outC_, oh_, ow_}; }
+  Shape outputShape() const override { return Shape{g_.outC, g_.oh, g_.ow}; }
   std::vector<ParamSpec> paramSpecs() const override;
   void bind(T* params, T* grads) override;
   void reserve(int maxBatch) override;
@@ -54,9 +55,9 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T> {
   void forwardRelu(const CMapT<T>& x, MapT<T>& y) override;
   void backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
 
-  int inChannels() const { return inC_; }
-  int outChannels() const { return outC_; }
-  int kernel() const { return k_; }
+  int inChannels() const { return g_.inC; }
+  int outChannels() const { return g_.outC; }
+  int kernel() const { return g_.k; }
   // Samples per im2col chunk for a batch of `batch` (chunks are balanced; the im2col path).
   int chunkSamples(int batch) const;
   // Overrides kChunkElems (tests use it to exercise several chunks on small shapes). Call before
@@ -69,8 +70,7 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T> {
   void im2col(const T* x, int b0, int nb);           // x: the whole batch; fills cols_ for samples [b0, b0+nb)
   void col2im(T* dx, int b0, int nb);                // scatter-adds cols_ (as dP) into dx columns [b0, b0+nb)
 
-  int inC_, h_, w_, outC_, k_, stride_, pad_, oh_, ow_;
-  Index ohw_, kdim_, inSize_, outSize_;
+  const ConvGeometry g_;
   T* wt_ = nullptr;
   T* b_ = nullptr;
   T* dwt_ = nullptr;

@@ -11,48 +11,33 @@
 
 namespace fedsilo {
 
-namespace {
-
-int roundUp16(int n) { return (n + 15) / 16 * 16; }
-
-}  // namespace
-
-ConvBf16::ConvBf16(int inC, int h, int w, int outC, int k, int stride, int pad)
-    : inC_(inC), h_(h), w_(w), outC_(outC), k_(k), stride_(stride), pad_(pad) {
-  oh_ = (h + 2 * pad - k) / stride + 1;
-  ow_ = (w + 2 * pad - k) / stride + 1;
-  owPairs_ = (ow_ + 1) / 2;
-  ohw_ = static_cast<Index>(oh_) * ow_;
-  kdim_ = static_cast<Index>(inC) * k * k;
-  inSize_ = static_cast<Index>(inC) * h * w;
-  outSize_ = static_cast<Index>(outC) * ohw_;
-  ldw_ = roundUp16(outC);
-  ldwD_ = roundUp16(inC);
-  fwd_ = {(inC + 1) / 2, h + 2 * pad, w + 2 * pad, {}, {}, {}};
-  shift_ = {inC, h + 2 * pad, w + 2 * pad, {}, {}, {}};
-  grad_ = {(outC + 1) / 2, h + k - 1, w + k - 1, {}, {}, {}};
+ConvBf16::ConvBf16(const ConvGeometry& g) : g_(g), owPairs_((g.ow + 1) / 2), tapPairs_(g.inC == 1) {
+  fwd_ = {(g.inC + 1) / 2, g.h + 2 * g.pad, g.w + 2 * g.pad, {}, {}, {}};
+  shift_ = {g.inC, g.h + 2 * g.pad, g.w + 2 * g.pad, {}, {}, {}};
+  grad_ = {(g.outC + 1) / 2, g.h + g.k - 1, g.w + g.k - 1, {}, {}, {}};
 }
 
 void ConvBf16::reserve(int chunk) {
   FEDSILO_ASSERT(chunk > 0);
   if (chunk <= chunk_) return;
   chunk_ = chunk;
-  const Index hw = Index(h_) * w_, kk = Index(k_) * k_;
-  const Index words = chunk * (fwd_.perSample() + shift_.perSample() + grad_.perSample() + Index(oh_) * owPairs_ * ldw_) +
-                      kk * (fwd_.channels * ldw_ + grad_.channels * ldwD_);
-  const Index floats = chunk * (ohw_ * ldw_ + hw * ldwD_) + kdim_ * ldw_ + shift_.cols + stride_ + ow_;
-  allocateOrFail(fmt("the bf16 conv2d ", inC_, "x", h_, "x", w_, " -> ", outC_, " workspace for ", chunk, " samples"),
-                 static_cast<std::uint64_t>((words + floats) * 4), [&] {
-                   for (Plane* p : {&fwd_, &shift_, &grad_})
-                     p->data.assign(static_cast<std::size_t>(chunk * p->perSample()), 0u);
-                   dzPairs_.assign(static_cast<std::size_t>(chunk * Index(oh_) * owPairs_ * ldw_), 0u);
-                   wt_.assign(static_cast<std::size_t>(kk * fwd_.channels * ldw_), 0u);
-                   wtD_.assign(static_cast<std::size_t>(kk * grad_.channels * ldwD_), 0u);
-                   z_.assign(static_cast<std::size_t>(chunk * ohw_ * ldw_), 0.0f);
-                   zD_.assign(static_cast<std::size_t>(chunk * hw * ldwD_), 0.0f);
-                   dwt_.assign(static_cast<std::size_t>(kdim_ * ldw_), 0.0f);
-                   rowBuf_.assign(static_cast<std::size_t>(std::max(shift_.cols + stride_, ow_)), 0.0f);
-                 });
+  const Index hw = Index(g_.h) * g_.w, kk = Index(g_.k) * g_.k;
+  const Index words =
+      chunk * (fwd_.perSample() + shift_.perSample() + grad_.perSample() + Index(g_.oh) * owPairs_ * g_.ldw) +
+      kk * (fwd_.channels * g_.ldw + grad_.channels * g_.ldwD);
+  const Index floats = chunk * (g_.ohw * g_.ldw + hw * g_.ldwD) + g_.kdim * g_.ldw + shift_.cols + g_.stride + g_.ow;
+  allocateOrFail(
+      fmt("the bf16 conv2d ", g_.inC, "x", g_.h, "x", g_.w, " -> ", g_.outC, " workspace for ", chunk, " samples"),
+      static_cast<std::uint64_t>((words + floats) * 4), [&] {
+        for (Plane* p : {&fwd_, &shift_, &grad_}) p->data.assign(static_cast<std::size_t>(chunk * p->perSample()), 0u);
+        dzPairs_.assign(static_cast<std::size_t>(chunk * Index(g_.oh) * owPairs_ * g_.ldw), 0u);
+        wt_.assign(static_cast<std::size_t>(kk * fwd_.channels * g_.ldw), 0u);
+        wtD_.assign(static_cast<std::size_t>(kk * grad_.channels * g_.ldwD), 0u);
+        z_.assign(static_cast<std::size_t>(chunk * g_.ohw * g_.ldw), 0.0f);
+        zD_.assign(static_cast<std::size_t>(chunk * hw * g_.ldwD), 0.0f);
+        dwt_.assign(static_cast<std::size_t>(g_.kdim * g_.ldw), 0.0f);
+        rowBuf_.assign(static_cast<std::size_t>(std::max(shift_.cols + g_.stride, g_.ow)), 0.0f);
+      });
   FEDSILO_ASSERT(chunk * std::max({fwd_.perSample(), shift_.perSample(), grad_.perSample()}) < (Index(1) << 31),
                  "conv2d: plane too large");
   buildTables();
@@ -60,67 +45,88 @@ void ConvBf16::reserve(int chunk) {
 
 void ConvBf16::buildTables() {
   // the shifted plane's positions are column pairs: 2 * stride apart
-  fillGatherTables(fwd_, chunk_, k_, oh_, ow_, stride_, stride_);
-  fillGatherTables(shift_, chunk_, k_, oh_, owPairs_, stride_, 2 * stride_);
-  fillGatherTables(grad_, chunk_, k_, h_, w_, 1, 1);
+  fillGatherTables(fwd_, chunk_, g_.k, g_.oh, g_.ow, g_.stride, g_.stride);
+  if (tapPairs_) {  // (kh, kw pair q): taps kw = 2q and 2q + 1 in one word
+    fwd_.tap.clear();
+    for (int kh = 0; kh < g_.k; ++kh)
+      for (int q = 0; q < (g_.k + 1) / 2; ++q) fwd_.tap.push_back(static_cast<std::int32_t>(kh * fwd_.cols + 2 * q));
+  }
+  fillGatherTables(shift_, chunk_, g_.k, g_.oh, owPairs_, g_.stride, 2 * g_.stride);
+  fillGatherTables(grad_, chunk_, g_.k, g_.h, g_.w, 1, 1);
 }
 
 void ConvBf16::packWeights(const float* w) {
-  // wt_[(p, kh, kw)][co] = (w[co][2p][kh][kw], w[co][2p + 1][kh][kw])
-  const Index kk = Index(k_) * k_;
+  // wt_[(p, kh, kw)][co] = (w[co][2p][kh][kw], w[co][2p + 1][kh][kw]); one channel:
+  // wt_[(kh, q)][co] = (w[co][0][kh][2q], w[co][0][kh][2q + 1])
+  const Index kk = Index(g_.k) * g_.k;
+  if (tapPairs_) {
+    const int pairs = (g_.k + 1) / 2;
+    for (int kh = 0; kh < g_.k; ++kh)
+      for (int q = 0; q < pairs; ++q) {
+        std::uint32_t* row = wt_.data() + (Index(kh) * pairs + q) * g_.ldw;
+        const bool has1 = 2 * q + 1 < g_.k;
+        for (int co = 0; co < g_.outC; ++co) {
+          const float* wc = w + co * g_.kdim + Index(kh) * g_.k + 2 * q;
+          row[co] = bf16Pair(wc[0], has1 ? wc[1] : 0.0f);
+        }
+      }
+    return;
+  }
   for (int p = 0; p < fwd_.channels; ++p)
     for (Index t = 0; t < kk; ++t) {
-      std::uint32_t* row = wt_.data() + (p * kk + t) * ldw_;
+      std::uint32_t* row = wt_.data() + (p * kk + t) * g_.ldw;
       const int c1 = 2 * p + 1;
-      for (int co = 0; co < outC_; ++co) {
-        const float* wc = w + co * kdim_ + t;
-        row[co] = bf16Pair(wc[2 * p * kk], c1 < inC_ ? wc[c1 * kk] : 0.0f);
+      for (int co = 0; co < g_.outC; ++co) {
+        const float* wc = w + co * g_.kdim + t;
+        row[co] = bf16Pair(wc[2 * p * kk], c1 < g_.inC ? wc[c1 * kk] : 0.0f);
       }
     }
 }
 
 void ConvBf16::packFlippedWeights(const float* w) {
   // wtD_[(p, kh, kw)][ci] = (w[2p][ci][k-1-kh][k-1-kw], w[2p + 1][ci][k-1-kh][k-1-kw])
-  const Index kk = Index(k_) * k_;
+  const Index kk = Index(g_.k) * g_.k;
   for (int p = 0; p < grad_.channels; ++p)
     for (Index t = 0; t < kk; ++t) {
-      std::uint32_t* row = wtD_.data() + (p * kk + t) * ldwD_;
+      std::uint32_t* row = wtD_.data() + (p * kk + t) * g_.ldwD;
       const int c0 = 2 * p, c1 = 2 * p + 1;
-      for (int ci = 0; ci < inC_; ++ci) {
+      for (int ci = 0; ci < g_.inC; ++ci) {
         const Index off = ci * kk + (kk - 1 - t);
-        row[ci] = bf16Pair(w[c0 * kdim_ + off], c1 < outC_ ? w[c1 * kdim_ + off] : 0.0f);
+        row[ci] = bf16Pair(w[c0 * g_.kdim + off], c1 < g_.outC ? w[c1 * g_.kdim + off] : 0.0f);
       }
     }
 }
 
 void ConvBf16::padInputPairs(const float* x, int b0, int nb) {
+  if (tapPairs_) return padInputShifted(x, b0, nb, fwd_, 1);
   const auto pairRows = kernels::bf16ConvKernels().pairRows;
-  const Index plane = Index(fwd_.rows) * fwd_.cols, hw = Index(h_) * w_;
+  const Index plane = Index(fwd_.rows) * fwd_.cols, hw = Index(g_.h) * g_.w;
   for (int b = 0; b < nb; ++b)
     for (int p = 0; p < fwd_.channels; ++p) {
-      const float* s0 = x + (b0 + b) * inSize_ + 2 * p * hw;
-      const bool has1 = 2 * p + 1 < inC_;
-      std::uint32_t* dst = fwd_.data.data() + b * fwd_.perSample() + p * plane + Index(pad_) * fwd_.cols + pad_;
-      for (int r = 0; r < h_; ++r) {
-        const float* a = s0 + Index(r) * w_;
-        pairRows(a, nullptr, has1 ? a + hw : nullptr, nullptr, w_, dst + Index(r) * fwd_.cols);
+      const float* s0 = x + (b0 + b) * g_.inSize + 2 * p * hw;
+      const bool has1 = 2 * p + 1 < g_.inC;
+      std::uint32_t* dst = fwd_.data.data() + b * fwd_.perSample() + p * plane + Index(g_.pad) * fwd_.cols + g_.pad;
+      for (int r = 0; r < g_.h; ++r) {
+        const float* a = s0 + Index(r) * g_.w;
+        pairRows(a, nullptr, has1 ? a + hw : nullptr, nullptr, g_.w, dst + Index(r) * fwd_.cols);
       }
     }
 }
 
-void ConvBf16::padInputShifted(const float* x, int b0, int nb) {
-  // word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + stride]) through one zero-bordered fp32 row;
-  // the rows of the top and bottom padding stay 0
+void ConvBf16::padInputShifted(const float* x, int b0, int nb, Plane& plane, int shift) {
+  // word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + shift]) through one zero-bordered fp32 row;
+  // the rows of the top and bottom padding stay 0 (shift <= stride: rowBuf_ holds cols + stride)
   const auto pairRows = kernels::bf16ConvKernels().pairRows;
-  const Index plane = Index(shift_.rows) * shift_.cols, hw = Index(h_) * w_;
+  const Index planeSize = Index(plane.rows) * plane.cols, hw = Index(g_.h) * g_.w;
   float* row = rowBuf_.data();
+  std::fill(rowBuf_.begin(), rowBuf_.end(), 0.0f);  // the border (padGradientPairs also uses the buffer)
   for (int b = 0; b < nb; ++b)
-    for (int ch = 0; ch < inC_; ++ch) {
-      const float* src = x + (b0 + b) * inSize_ + ch * hw;
-      std::uint32_t* dst = shift_.data.data() + b * shift_.perSample() + ch * plane + Index(pad_) * shift_.cols;
-      for (int r = 0; r < h_; ++r) {
-        std::copy(src + Index(r) * w_, src + Index(r + 1) * w_, row + pad_);
-        pairRows(row, nullptr, row + stride_, nullptr, shift_.cols, dst + Index(r) * shift_.cols);
+    for (int ch = 0; ch < g_.inC; ++ch) {
+      const float* src = x + (b0 + b) * g_.inSize + ch * hw;
+      std::uint32_t* dst = plane.data.data() + b * plane.perSample() + ch * planeSize + Index(g_.pad) * plane.cols;
+      for (int r = 0; r < g_.h; ++r) {
+        std::copy(src + Index(r) * g_.w, src + Index(r + 1) * g_.w, row + g_.pad);
+        pairRows(row, nullptr, row + shift, nullptr, plane.cols, dst + Index(r) * plane.cols);
       }
     }
 }
@@ -128,21 +134,21 @@ void ConvBf16::padInputShifted(const float* x, int b0, int nb) {
 void ConvBf16::padGradientPairs(const float* y, const float* dy, int b0, int nb, bool relu) {
   // stride 1: straight into the plane; a larger stride dilates: through rowBuf_, then one word in `stride`
   const auto pairRows = kernels::bf16ConvKernels().pairRows;
-  const int off = k_ - 1 - pad_;
+  const int off = g_.k - 1 - g_.pad;
   const Index plane = Index(grad_.rows) * grad_.cols;
-  std::uint32_t* packed = stride_ == 1 ? nullptr : reinterpret_cast<std::uint32_t*>(rowBuf_.data());
+  std::uint32_t* packed = g_.stride == 1 ? nullptr : reinterpret_cast<std::uint32_t*>(rowBuf_.data());
   for (int b = 0; b < nb; ++b)
     for (int p = 0; p < grad_.channels; ++p) {
-      const Index s0 = (b0 + b) * outSize_ + 2 * p * ohw_;
-      const bool has1 = 2 * p + 1 < outC_;
+      const Index s0 = (b0 + b) * g_.outSize + 2 * p * g_.ohw;
+      const bool has1 = 2 * p + 1 < g_.outC;
       std::uint32_t* dst = grad_.data.data() + b * grad_.perSample() + p * plane;
-      for (int r = 0; r < oh_; ++r) {
-        std::uint32_t* d = dst + Index(off + r * stride_) * grad_.cols + off;
-        const Index o = s0 + Index(r) * ow_;
-        pairRows(dy + o, relu ? y + o : nullptr, has1 ? dy + o + ohw_ : nullptr, relu && has1 ? y + o + ohw_ : nullptr,
-                 ow_, packed ? packed : d);
+      for (int r = 0; r < g_.oh; ++r) {
+        std::uint32_t* d = dst + Index(off + r * g_.stride) * grad_.cols + off;
+        const Index o = s0 + Index(r) * g_.ow;
+        pairRows(dy + o, relu ? y + o : nullptr, has1 ? dy + o + g_.ohw : nullptr,
+                 relu && has1 ? y + o + g_.ohw : nullptr, g_.ow, packed ? packed : d);
         if (packed)
-          for (int j = 0; j < ow_; ++j) d[j * stride_] = packed[j];
+          for (int j = 0; j < g_.ow; ++j) d[j * g_.stride] = packed[j];
       }
     }
 }
@@ -151,19 +157,19 @@ void ConvBf16::pairGradientRows(const float* y, const float* dy, float* db, int 
   // dZ as rows of channels (fp32, in z_), then dzPairs_[(b, r, j)][c] = (row (b, r, 2j), row (b, r, 2j + 1))
   // with zeros beyond the last column; the bias gradient sums the rows, in order, per channel
   const auto pairRows = kernels::bf16ConvKernels().pairRows;
-  kernels::active().conv.planesToRows(dy + b0 * outSize_, relu ? y + b0 * outSize_ : nullptr, nb, outC_, ohw_,
-                                      outSize_, z_.data(), ldw_);
-  if (b0 == 0) std::fill(db, db + outC_, 0.0f);
-  for (Index i = 0; i < nb * ohw_; ++i) {
-    const float* zi = z_.data() + i * ldw_;
-    for (int c = 0; c < outC_; ++c) db[c] += zi[c];
+  kernels::active().conv.planesToRows(dy + b0 * g_.outSize, relu ? y + b0 * g_.outSize : nullptr, nb, g_.outC, g_.ohw,
+                                      g_.outSize, z_.data(), g_.ldw);
+  if (b0 == 0) std::fill(db, db + g_.outC, 0.0f);
+  for (Index i = 0; i < nb * g_.ohw; ++i) {
+    const float* zi = z_.data() + i * g_.ldw;
+    for (int c = 0; c < g_.outC; ++c) db[c] += zi[c];
   }
   for (int b = 0; b < nb; ++b)
-    for (int r = 0; r < oh_; ++r)
+    for (int r = 0; r < g_.oh; ++r)
       for (int j = 0; j < owPairs_; ++j) {
-        const float* z0 = z_.data() + ((b * ohw_) + Index(r) * ow_ + 2 * j) * ldw_;
-        pairRows(z0, nullptr, 2 * j + 1 < ow_ ? z0 + ldw_ : nullptr, nullptr, outC_,
-                 dzPairs_.data() + ((Index(b) * oh_ + r) * owPairs_ + j) * ldw_);
+        const float* z0 = z_.data() + ((b * g_.ohw) + Index(r) * g_.ow + 2 * j) * g_.ldw;
+        pairRows(z0, nullptr, 2 * j + 1 < g_.ow ? z0 + g_.ldw : nullptr, nullptr, g_.outC,
+                 dzPairs_.data() + ((Index(b) * g_.oh + r) * owPairs_ + j) * g_.ldw);
       }
 }
 
@@ -171,13 +177,13 @@ void ConvBf16::forward(const float* w, const float* bias, const float* x, float*
   const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
   const kernels::ConvKernels& kc = kernels::active().conv;
   packWeights(w);
-  const int kPairs = fwd_.channels * k_ * k_;
+  const int kPairs = static_cast<int>(fwd_.tap.size());
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
     padInputPairs(x, b0, nb);
-    kb.gemm(fwd_.data.data(), fwd_.rowBase.data(), nb * ohw_, fwd_.tap.data(), kPairs, wt_.data(), ldw_, outC_,
-            z_.data(), ldw_);
-    kc.rowsToPlanes(z_.data(), ldw_, bias, relu, nb, outC_, ohw_, y + b0 * outSize_, outSize_);
+    kb.gemm(fwd_.data.data(), fwd_.rowBase.data(), nb * g_.ohw, fwd_.tap.data(), kPairs, wt_.data(), g_.ldw, g_.outC,
+            z_.data(), g_.ldw);
+    kc.rowsToPlanes(z_.data(), g_.ldw, bias, relu, nb, g_.outC, g_.ohw, y + b0 * g_.outSize, g_.outSize);
   }
 }
 
@@ -186,21 +192,21 @@ void ConvBf16::backward(const float* w, float* dw, float* db, const float* x, co
   const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
   const kernels::ConvKernels& kc = kernels::active().conv;
   if (dx) packFlippedWeights(w);
-  const Index hw = Index(h_) * w_;
-  const int gradPairs = grad_.channels * k_ * k_;
+  const Index hw = Index(g_.h) * g_.w;
+  const int gradPairs = grad_.channels * g_.k * g_.k;
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
-    padInputShifted(x, b0, nb);
+    padInputShifted(x, b0, nb, shift_, g_.stride);
     pairGradientRows(y, dy, db, b0, nb, relu);
-    kb.wgrad(shift_.data.data(), shift_.rowBase.data(), Index(nb) * oh_ * owPairs_, shift_.tap.data(),
-             static_cast<int>(kdim_), dzPairs_.data(), ldw_, outC_, dwt_.data(), ldw_, b0 > 0);
+    kb.wgrad(shift_.data.data(), shift_.rowBase.data(), Index(nb) * g_.oh * owPairs_, shift_.tap.data(),
+             static_cast<int>(g_.kdim), dzPairs_.data(), g_.ldw, g_.outC, dwt_.data(), g_.ldw, b0 > 0);
     if (!dx) continue;
     padGradientPairs(y, dy, b0, nb, relu);
-    kb.gemm(grad_.data.data(), grad_.rowBase.data(), nb * hw, grad_.tap.data(), gradPairs, wtD_.data(), ldwD_, inC_,
-            zD_.data(), ldwD_);
-    kc.rowsToPlanes(zD_.data(), ldwD_, nullptr, false, nb, inC_, hw, dx + b0 * inSize_, inSize_);
+    kb.gemm(grad_.data.data(), grad_.rowBase.data(), nb * hw, grad_.tap.data(), gradPairs, wtD_.data(), g_.ldwD, g_.inC,
+            zD_.data(), g_.ldwD);
+    kc.rowsToPlanes(zD_.data(), g_.ldwD, nullptr, false, nb, g_.inC, hw, dx + b0 * g_.inSize, g_.inSize);
   }
-  kc.rowsToPlanes(dwt_.data(), ldw_, nullptr, false, 1, outC_, kdim_, dw, 0);
+  kc.rowsToPlanes(dwt_.data(), g_.ldw, nullptr, false, 1, g_.outC, g_.kdim, dw, 0);
 }
 
 }  // namespace fedsilo

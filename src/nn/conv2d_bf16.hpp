@@ -1,12 +1,15 @@
 // ConvDirect's bf16 path (train.precision = bf16; internal to src/nn): the same three gather GEMMs as
 // nn/conv2d_direct.hpp with bf16 operands paired along each product's reduction and fp32
 // accumulation (nn/bf16_kernels.hpp):
-//   forward      pairs of input channels:  plane word (p, r, c) = (x[2p][r][c], x[2p+1][r][c])
+//   forward      pairs of input channels:  plane word (p, r, c) = (x[2p][r][c], x[2p+1][r][c]); a single
+//                input channel (a first layer) pairs horizontally adjacent taps (kw, kw + 1) instead:
+//                plane word (r, c) = (xpad[r][c], xpad[r][c + 1]), k x ceil(k/2) pairs of taps, the
+//                tap beyond an odd k with a zero weight
 //   input grad   pairs of output channels of the padded (dilated) dZ, with the flipped weights
 //   weight grad  pairs of horizontally adjacent output positions (2j, 2j+1) of one output row:
 //                plane word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + stride]), dZ paired alike;
 //                an odd last column pairs with a zero gradient.
-// A channel count that is odd pairs its last channel with a zero one. The weights are packed into bf16
+// Any other odd channel count pairs its last channel with a zero one. The weights are packed into bf16
 // pairs once per call from the fp32 master weights; the gradients come back in fp32. Every operand is
 // rounded to nearest even (nn/bf16.hpp) and every output is one chain in a fixed order.
 #pragma once
@@ -14,12 +17,13 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "nn/conv_geometry.hpp"
 
 namespace fedsilo {
 
 class ConvBf16 {
  public:
-  ConvBf16(int inC, int h, int w, int outC, int k, int stride, int pad);
+  explicit ConvBf16(const ConvGeometry& g);
   // Buffers for chunks of `chunk` samples (ConvDirect's chunking).
   void reserve(int chunk);
   // As ConvDirect::forward and ConvDirect::backward (the bias gradient summed per channel over the
@@ -39,13 +43,13 @@ class ConvBf16 {
   void packWeights(const float* w);
   void packFlippedWeights(const float* w);
   void padInputPairs(const float* x, int b0, int nb);
-  void padInputShifted(const float* x, int b0, int nb);
+  void padInputShifted(const float* x, int b0, int nb, Plane& plane, int shift);
   void padGradientPairs(const float* y, const float* dy, int b0, int nb, bool relu);
   void pairGradientRows(const float* y, const float* dy, float* db, int b0, int nb, bool relu);
 
-  int inC_, h_, w_, outC_, k_, stride_, pad_, oh_, ow_, owPairs_;
-  Index ohw_, kdim_, inSize_, outSize_;
-  int ldw_, ldwD_;  // channel strides, multiples of 16
+  const ConvGeometry g_;
+  int owPairs_;    // output columns in pairs (the weight gradient's reduction)
+  bool tapPairs_;  // one input channel: the forward pairs taps (kw, kw + 1), not channels
   int chunk_ = 0;
   Plane fwd_, shift_, grad_;
   AlignedVector<std::uint32_t> wt_, wtD_, dzPairs_;

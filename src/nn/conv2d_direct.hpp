@@ -22,12 +22,13 @@
 
 #include "core/types.hpp"
 #include "nn/conv2d_bf16.hpp"
+#include "nn/conv_geometry.hpp"
 
 namespace fedsilo {
 
 class ConvDirect {
  public:
-  ConvDirect(int inC, int h, int w, int outC, int k, int stride, int pad);
+  explicit ConvDirect(const ConvGeometry& g);
 
   // Buffers for batches up to maxBatch (chunks of at most chunkSamples()).
   void reserve(int maxBatch);
@@ -51,9 +52,7 @@ class ConvDirect {
   void padGradient(const float* y, const float* dy, int b0, int nb, bool relu);
   void biasGradient(const float* y, const float* dy, float* db, int batch, bool relu) const;
 
-  int inC_, h_, w_, outC_, k_, stride_, pad_, oh_, ow_;
-  Index ohw_, kdim_, inSize_, outSize_;
-  int ldw_ = 0, ldwD_ = 0;  // channel strides, multiples of 16: outC and inC rounded up
+  const ConvGeometry g_;
   int chunk_ = 1, maxBatch_ = 0;
   Plane in_, grad_;                                   // padded input (forward, weight gradient), padded dZ
   AlignedVector<float> wt_, wtD_, dwt_, z_, zD_;      // packed weights, their gradient, GEMM outputs

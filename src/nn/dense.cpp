@@ -7,6 +7,8 @@
 #include "core/error.hpp"
 #include "core/memory.hpp"
 
+#include "nn/bf16.hpp"
+#include "nn/bf16_kernels.hpp"
 #include "nn/kernel_table.hpp"
 
 namespace fedsilo {
@@ -41,6 +43,7 @@ void biasGrad(const T* dz, T* db, int N, int B) {
 template <typename T>
 DenseT<T>::DenseT(int in, int out) : in_(in), out_(out) {
   FEDSILO_ASSERT(in > 0 && out > 0);
+  bf16_ = kFast<T> && bf16Active();
 }
 
 template <typename T>
@@ -62,7 +65,12 @@ void DenseT<T>::reserve(int maxBatch) {
   if (dz_.size() < need)
     allocateOrFail(fmt("the dense ", in_, " -> ", out_, " workspace for batches of ", maxBatch, " samples"),
                    bytesOf<T>(need), [&] { dz_.assign(need, T(0)); });
-  if constexpr (kFast<T>) scratch();
+  if constexpr (kFast<T>) {
+    if (bf16_)
+      bf16Scratch(maxBatch);
+    else
+      scratch();
+  }
 }
 
 template <typename T>
@@ -73,10 +81,22 @@ T* DenseT<T>::scratch() {
 }
 
 template <typename T>
+std::uint32_t* DenseT<T>::bf16Scratch(int batch) {
+  const auto need = static_cast<std::size_t>(kernels::bf16DenseKernels().scratchWords(in_, out_, std::max(batch, 1)));
+  if (bf16Words_.size() < need)  // in reserve(), unless it was skipped
+    allocateOrFail(fmt("the bf16 dense ", in_, " -> ", out_, " workspace for batches of ", batch, " samples"),
+                   static_cast<std::uint64_t>(need) * 4, [&] { bf16Words_.assign(need, 0u); });
+  return bf16Words_.data();
+}
+
+template <typename T>
 void DenseT<T>::forwardAct(const CMapT<T>& x, MapT<T>& y, bool relu) {
   if constexpr (kFast<T>) {
-    kernels::active().dense.forward(w_, b_, x.data(), y.data(), in_, out_, static_cast<int>(x.cols()), relu,
-                                    scratch());
+    const int batch = static_cast<int>(x.cols());
+    if (bf16_)
+      kernels::bf16DenseKernels().forward(w_, b_, x.data(), y.data(), in_, out_, batch, relu, bf16Scratch(batch));
+    else
+      kernels::active().dense.forward(w_, b_, x.data(), y.data(), in_, out_, batch, relu, scratch());
     return;
   }
   CMapRMT<T> w(w_, out_, in_);
@@ -100,9 +120,15 @@ template <typename T>
 void DenseT<T>::backwardFrom(const CMapT<T>& x, const T* dzp, int batch, MapT<T>* dx) {
   if constexpr (kFast<T>) {
     const kernels::DenseKernels& k = kernels::active().dense;
-    k.wgrad(dzp, x.data(), dw_, in_, out_, batch);
+    if (bf16_) {
+      const kernels::Bf16DenseKernels& kb = kernels::bf16DenseKernels();
+      kb.wgrad(dzp, x.data(), dw_, in_, out_, batch, false, T(0), bf16Scratch(batch));
+      if (dx) kb.dgrad(w_, dzp, dx->data(), in_, out_, batch, bf16Scratch(batch));
+    } else {
+      k.wgrad(dzp, x.data(), dw_, in_, out_, batch);
+      if (dx) k.dgrad(w_, dzp, dx->data(), in_, out_, batch);
+    }
     biasGrad(dzp, db_, out_, batch);
-    if (dx) k.dgrad(w_, dzp, dx->data(), in_, out_, batch);
     return;
   }
   CMapT<T> dy(dzp, out_, batch);
@@ -122,8 +148,14 @@ template <typename T>
 void DenseT<T>::sgdFrom(const CMapT<T>& x, const T* dzp, int batch, MapT<T>* dx, T lr) {
   if constexpr (kFast<T>) {
     const kernels::DenseKernels& k = kernels::active().dense;
-    if (dx) k.dgrad(w_, dzp, dx->data(), in_, out_, batch);
-    k.wgradSgd(dzp, x.data(), w_, in_, out_, batch, lr);
+    if (bf16_) {
+      const kernels::Bf16DenseKernels& kb = kernels::bf16DenseKernels();
+      if (dx) kb.dgrad(w_, dzp, dx->data(), in_, out_, batch, bf16Scratch(batch));
+      kb.wgrad(dzp, x.data(), w_, in_, out_, batch, true, lr, bf16Scratch(batch));
+    } else {
+      if (dx) k.dgrad(w_, dzp, dx->data(), in_, out_, batch);
+      k.wgradSgd(dzp, x.data(), w_, in_, out_, batch, lr);
+    }
     biasGrad(dzp, db_, out_, batch);
     for (int o = 0; o < out_; ++o) b_[o] = std::fma(-lr, db_[o], b_[o]);
     return;

@@ -12,7 +12,14 @@
 // depend on the batch it is in (except for forward chunks of fewer than 4 samples, which use dot
 // products instead of a mostly empty 32-sample tile), nor on buffer addresses, nor on the kernel
 // set. double (the gradient tests) and FEDSILO_GEMM=openblas builds use Eigen products.
+//
+// train.precision = bf16 (nn/bf16.hpp active when the layer is built): the three products, in training
+// and in evaluation alike, run the bf16 kernels of nn/bf16_kernels.hpp instead (bf16 operands paired
+// along each product's reduction, fp32 accumulation; the weights, the bias and its gradient, and the
+// SGD update stay fp32). Every forward chunk then takes the tile path, so no batch-size exception.
 #pragma once
+#include <cstdint>
+
 #include "nn/layer.hpp"
 #include "nn/relu_fusable.hpp"
 
@@ -51,14 +58,17 @@ class DenseT : public LayerT<T>, public ReluFusableT<T> {
   void sgdFrom(const CMapT<T>& x, const T* dz, int batch, MapT<T>* dx, T lr);
   const T* maskedGradient(const CMapT<T>& y, const CMapT<T>& dy);  // dz_ = y > 0 ? dy : 0
   T* scratch();  // the forward kernel's transposed input chunk (in x 32)
+  std::uint32_t* bf16Scratch(int batch);  // the bf16 kernels' packed operands
 
   int in_, out_;
+  bool bf16_ = false;  // train.precision = bf16: the products run the bf16 kernels
   T* w_ = nullptr;
   T* b_ = nullptr;
   T* dw_ = nullptr;
   T* db_ = nullptr;
   AlignedVector<T> dz_;  // fused backward: dL/d(W x + b), out x maxBatch
   AlignedVector<T> xt_;  // forward: a chunk of 32 samples of x, transposed (float kernels)
+  AlignedVector<std::uint32_t> bf16Words_;  // bf16: the operands packed in pairs, for one product at a time
 };
 
 // Elementwise max(0, x).

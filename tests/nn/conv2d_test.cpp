@@ -1,7 +1,9 @@
-// Conv2D against a naive direct convolution (forward, weight/bias/input gradients), in float (on
-// every kernel set this CPU runs) and double, on random geometries, with one and several chunks.
+// Conv2D against the convolution's definition in long double (conv_reference.hpp): forward, weight, bias
+// and input gradients, in float (on every kernel set this CPU runs) and double, on random geometries,
+// with one and several chunks.
 #include <gtest/gtest.h>
 
+#include "conv_reference.hpp"
 #include "core/error.hpp"
 #include "grad_check.hpp"
 #include "isa_scope.hpp"
@@ -9,49 +11,6 @@
 
 namespace fedsilo::test {
 namespace {
-
-struct Geometry {
-  int inC, h, w, outC, k, stride, pad;
-  int oh() const { return (h + 2 * pad - k) / stride + 1; }
-  int ow() const { return (w + 2 * pad - k) / stride + 1; }
-};
-
-// Direct definitions, one multiply-add at a time, in long double.
-struct Naive {
-  std::vector<long double> y, dw, db, dx;
-};
-
-Naive naiveConv(const Geometry& g, const std::vector<double>& w, const std::vector<double>& x,
-                const std::vector<double>& dy, int batch) {
-  const int OH = g.oh(), OW = g.ow();
-  const std::size_t inSize = static_cast<std::size_t>(g.inC) * g.h * g.w;
-  const std::size_t outSize = static_cast<std::size_t>(g.outC) * OH * OW;
-  const std::size_t nw = static_cast<std::size_t>(g.outC) * g.inC * g.k * g.k;
-  Naive r{std::vector<long double>(outSize * batch, 0.0L), std::vector<long double>(nw, 0.0L),
-          std::vector<long double>(g.outC, 0.0L), std::vector<long double>(inSize * batch, 0.0L)};
-  auto widx = [&](int o, int c, int kh, int kw) { return ((static_cast<std::size_t>(o) * g.inC + c) * g.k + kh) * g.k + kw; };
-  for (int b = 0; b < batch; ++b)
-    for (int o = 0; o < g.outC; ++o)
-      for (int i = 0; i < OH; ++i)
-        for (int j = 0; j < OW; ++j) {
-          const std::size_t yi = b * outSize + (static_cast<std::size_t>(o) * OH + i) * OW + j;
-          long double s = w[nw + o];
-          const long double gy = dy[yi];
-          r.db[o] += gy;
-          for (int c = 0; c < g.inC; ++c)
-            for (int kh = 0; kh < g.k; ++kh)
-              for (int kw = 0; kw < g.k; ++kw) {
-                const int ih = i * g.stride + kh - g.pad, iw = j * g.stride + kw - g.pad;
-                if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
-                const std::size_t xi = b * inSize + (static_cast<std::size_t>(c) * g.h + ih) * g.w + iw;
-                s += static_cast<long double>(w[widx(o, c, kh, kw)]) * x[xi];
-                r.dw[widx(o, c, kh, kw)] += gy * x[xi];
-                r.dx[xi] += gy * w[widx(o, c, kh, kw)];
-              }
-          r.y[yi] = s;
-        }
-  return r;
-}
 
 template <typename T>
 void compareWithNaive(const Geometry& g, int batch, Index chunkElems, std::uint64_t seed, double tol) {
@@ -63,7 +22,7 @@ void compareWithNaive(const Geometry& g, int batch, Index chunkElems, std::uint6
   const std::size_t outSize = static_cast<std::size_t>(g.outC) * g.oh() * g.ow();
   const auto wd = randomVector(nw, seed), xd = randomVector(inSize * batch, seed + 1),
              dyd = randomVector(outSize * batch, seed + 2);
-  const Naive ref = naiveConv(g, wd, xd, dyd, batch);
+  const ConvReference ref = referenceConv(g, wd, xd, dyd, batch);
 
   std::vector<T> w(wd.begin(), wd.end()), x(xd.begin(), xd.end()), dy(dyd.begin(), dyd.end());
   std::vector<T> grads(nw, T(-7)), y(outSize * batch), dx(inSize * batch, T(-7));

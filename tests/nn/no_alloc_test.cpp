@@ -222,10 +222,10 @@ TEST(NoAllocation, PresetTrainingStep) {
   expectPresetStepsAllocateNothing(modelPresetNames(), false, denseAllocs);
 }
 
-// The bf16 convolutions (train.precision = bf16) allocate nothing after reserve() either.
+// The bf16 convolutions and dense layers (train.precision = bf16) allocate nothing after reserve() either.
 TEST(NoAllocation, Bf16ConvolutionTrainingStep) {
   if (!bf16Missing().empty()) GTEST_SKIP() << bf16Missing();
-  expectPresetStepsAllocateNothing({"cnn_mcmahan", "cnn_playerfl"}, true, denseMallocs());
+  expectPresetStepsAllocateNothing({"mlp", "cnn_mcmahan", "cnn_playerfl"}, true, denseMallocs());
 }
 
 // A whole local training run (LocalTrainer::train: batch gather, augmentation, forward/backward,
