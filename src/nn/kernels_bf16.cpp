@@ -8,9 +8,15 @@
 #include <type_traits>
 
 #include "nn/bf16_kernels.hpp"
+#include "nn/simd_bf16.hpp"
 
 namespace fedsilo::kernels {
 namespace {
+
+using bf16simd::bcast;
+using bf16simd::dot;
+using bf16simd::load;
+using bf16simd::pin;
 
 constexpr int kR = 6;        // positions (gemm) or taps (wgrad) per tile
 constexpr int kV = 4;        // vectors of 16 channels per tile
@@ -18,17 +24,6 @@ constexpr int kBlockK = 128;  // pairs of taps per pass over a chunk's positions
 
 inline int imin(int a, int b) { return a < b ? a : b; }
 inline Index iminl(Index a, Index b) { return a < b ? a : b; }
-
-inline __m512 dot(__m512 acc, __m512i a, __m512i b) {
-  return _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(a), reinterpret_cast<__m512bh>(b));
-}
-inline __m512i bcast(const std::uint32_t* p) { return _mm512_set1_epi32(static_cast<int>(*p)); }
-inline __m512i load(const std::uint32_t* p) { return _mm512_loadu_si512(p); }
-// A loaded vector kept in a register (GCC would otherwise fold the load into every use).
-inline __m512i pin(__m512i v) {
-  asm("" : "+v"(v));
-  return v;
-}
 
 template <int V_>
 void gemmTile(const std::uint32_t* x, const std::int32_t* rowBase, Index i0, int nr, const std::int32_t* tap, int k0,

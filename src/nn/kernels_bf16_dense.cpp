@@ -17,10 +17,17 @@
 #include <type_traits>
 
 #include "nn/bf16_kernels.hpp"
+#include "nn/conv_geometry.hpp"  // roundUp16
+#include "nn/simd_bf16.hpp"
 #include "nn/simd_avx512.hpp"
 
 namespace fedsilo::kernels {
 namespace {
+
+using bf16simd::bcast;
+using bf16simd::dot;
+using bf16simd::load;
+using bf16simd::pin;
 
 using S = simd::Avx512;
 using V = __m512;
@@ -36,18 +43,6 @@ constexpr int kStrip = 16 * kDgradVecs;  // inputs per packed strip of weight pa
 
 inline int imin(int a, int b) { return a < b ? a : b; }
 inline int pairsOf(int n) { return (n + 1) / 2; }
-inline int roundUp16(int n) { return (n + 15) / 16 * 16; }
-
-inline V dot(V acc, __m512i a, __m512i b) {
-  return _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(a), reinterpret_cast<__m512bh>(b));
-}
-inline __m512i bcast(const std::uint32_t* p) { return _mm512_set1_epi32(static_cast<int>(*p)); }
-inline __m512i load(const std::uint32_t* p) { return _mm512_loadu_si512(p); }
-// A loaded vector kept in a register (GCC would otherwise fold the load into every use).
-inline __m512i pin(__m512i v) {
-  asm("" : "+v"(v));
-  return v;
-}
 
 // 16 words (g[2i], g[2i+1]) from the n floats at g (n may be <= 0 or beyond 32): 0 past the n-th.
 inline __m512i packAdjacent(const float* g, int n) {
