@@ -84,19 +84,10 @@ EVAL_RULES = ("eval.select", "eval.select_metric", "eval.point", "eval.client_we
 
 
 def _signatures(runs: Sequence[Run], params: Sequence[str]) -> List[S.Signature]:
-    """The setting signature of each run with the tuned parameters left out. As in settings.signatures,
-    only the configuration keys present in every run count: a grid resumed or extended with a newer
-    fedsilo mixes files with and without the options added since, which ran at those options' defaults."""
-    configs = [S._config_keys(r) for r in runs]
-    common = set.intersection(*[set(c) for c in configs]) if configs else set()
-    out = []
-    for run, c in zip(runs, configs):
-        items = [("dataset", run.dataset), ("model", run.model), ("clients", str(run.num_clients)),
-                 ("rounds", S._rounds(run))]
-        items += sorted((k, c[k]) for k in common if k not in params)
-        items += [(k, run.option(k)) for k in EVAL_RULES if run.option(k) is not None and k not in params]
-        out.append(tuple(items))
-    return out
+    """The setting signature of each run (settings.signatures: only the keys present in every run) with
+    the tuned parameters left out, plus the evaluation rules the run used."""
+    return [sig + tuple((k, run.option(k)) for k in EVAL_RULES if run.option(k) is not None and k not in params)
+            for sig, run in zip(S.signatures(runs, leave_out=params), runs)]
 
 
 def _variant_options(runs: Sequence[Run]) -> List[List[Tuple[str, str]]]:

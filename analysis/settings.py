@@ -53,15 +53,16 @@ def _config_keys(run: Run, setting: bool = True) -> Dict[str, str]:
             and k.split(".", 1)[0] not in BOOKKEEPING_SECTIONS}
 
 
-def signatures(runs: Sequence[Run]) -> List[Signature]:
-    """The setting signature of each run, in the order given."""
+def signatures(runs: Sequence[Run], leave_out: Sequence[str] = ()) -> List[Signature]:
+    """The setting signature of each run, in the order given, without the keys in ``leave_out`` (the
+    tuned parameters of a grid)."""
     configs = [_config_keys(r) for r in runs]
     common = set.intersection(*[set(c) for c in configs]) if configs else set()
     out = []
     for r, c in zip(runs, configs):
         items = [("dataset", r.dataset), ("model", r.model), ("clients", str(r.num_clients)),
                  ("rounds", _rounds(r))]
-        items += sorted((k, c[k]) for k in common)
+        items += sorted((k, c[k]) for k in common if k not in leave_out)
         out.append(tuple(items))
     return out
 
