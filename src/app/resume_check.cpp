@@ -53,7 +53,7 @@ ResumeCheck checkResumable(const std::string& saved, const std::string& now,
                             "which behaved as its default", def == defaults.end() ? "" : " " + k + " = " + def->second,
                             "); this run has ", k, " = ", v, ": resume with the default, or remove the checkpoint to "
                             "start over"));
-    check.predatedOptions.push_back(k + " = " + v);
+    check.predatedOptions.emplace(k, v);
   }
   return check;
 }

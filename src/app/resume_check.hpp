@@ -2,15 +2,14 @@
 #pragma once
 #include <map>
 #include <string>
-#include <vector>
 
 namespace fedsilo {
 
-// The options this run sets that the checkpoint's configuration does not name, each as "key = value":
-// the checkpoint was written by a fedsilo from before the option existed, and this run uses the
-// option's default, which is how such a fedsilo behaved.
+// The options this run sets that the checkpoint's configuration does not name, key -> value: the
+// checkpoint was written by a fedsilo from before the option existed, and this run uses the option's
+// default, which is how such a fedsilo behaved.
 struct ResumeCheck {
-  std::vector<std::string> predatedOptions;
+  std::map<std::string, std::string> predatedOptions;
 };
 
 // Compares the resolved configuration saved in the checkpoint (`saved`, INI text) with this run's

@@ -214,9 +214,9 @@ void RunControl::openCheckpoint() {
     check = checkResumable(from_->info().config, cfg_.resolvedIni, optionDefaults(), ckptPath_);
     checkRoundCounters(from_->info(), ckptPath_, cfg_.rounds);
   });
-  for (const auto& option : check.predatedOptions)
-    console_.say(fmt("note: ", ckptPath_, " predates option ", option.substr(0, option.find(" = ")),
-                     "; resuming with its default (", option, ")"));
+  for (const auto& [key, value] : check.predatedOptions)
+    console_.say(fmt("note: ", ckptPath_, " predates option ", key, "; resuming with its default (", key, " = ", value,
+                     ")"));
 }
 
 void RunControl::restoreFromCheckpoint() {
