@@ -47,28 +47,55 @@ void BM_Conv2D(benchmark::State& st) {
   const double fwd = 2.0 * outC * inC * 25.0 * hw * hw * batch;
   setFlops(st, op == 0 ? fwd : (op == 1 ? 2.0 * fwd : fwd));
 }
-// The gather GEMM alone (nn/kernel_table.hpp) on a conv2-like shape: positions x taps x channels
-// from L2-resident buffers. Args: positions, taps (channels x 25), out channels.
-void BM_ConvGemm(benchmark::State& st) {
-  const int n = static_cast<int>(st.range(0)), inC = static_cast<int>(st.range(1)), C = static_cast<int>(st.range(2));
-  const int side = 14, pad = 2, wp = side + 2 * pad, plane = wp * wp, K = inC * 25;
-  const int samples = (n + side * side - 1) / (side * side);
-  std::vector<float> x = randomFloats(static_cast<std::size_t>(samples) * inC * plane, 1);
-  std::vector<float> wt = randomFloats(static_cast<std::size_t>(K) * C, 2), z(static_cast<std::size_t>(n) * C);
-  std::vector<std::int32_t> rowBase(n), tap(K);
-  for (int i = 0; i < n; ++i) {
-    const int b = i / (side * side), p = i % (side * side);
-    rowBase[i] = b * inC * plane + (p / side) * wp + p % side;
+// The gather GEMM kernels alone (nn/kernel_table.hpp) on the convolution shapes of the presets: the
+// positions of `samples` images of side x side (5x5 taps, pad 2) against a weight matrix with rows
+// `ldw` floats apart (0: outC; ConvDirect pads it, see conv2d_direct.cpp), from L2-resident buffers.
+struct GatherGemmOperands {
+  int n, K, C, ldw;
+  std::vector<float> x, wt, z;
+  std::vector<std::int32_t> rowBase, tap;
+  GatherGemmOperands(int samples, int side, int inC, int outC, int stride)
+      : n(samples * side * side), K(inC * 25), C(outC), ldw(stride > 0 ? stride : outC) {
+    const int wp = side + 4, plane = wp * wp;
+    x = randomFloats(static_cast<std::size_t>(samples) * inC * plane, 1);
+    wt = randomFloats(static_cast<std::size_t>(K) * ldw, 2);
+    z = randomFloats(static_cast<std::size_t>(n) * ldw, 3);
+    for (int i = 0; i < n; ++i) {
+      const int b = i / (side * side), p = i % (side * side);
+      rowBase.push_back(b * inC * plane + (p / side) * wp + p % side);
+    }
+    for (int k = 0; k < K; ++k) tap.push_back((k / 25) * plane + (k % 25 / 5) * wp + k % 5);
   }
-  for (int k = 0; k < K; ++k) tap[k] = (k / 25) * plane + (k % 25 / 5) * wp + k % 5;
+};
+
+// Args: samples, side, inC, outC, ldw, op (0 gemm: z = P wt, 1 wgrad: wt = P^T z).
+void BM_ConvGemm(benchmark::State& st) {
+  GatherGemmOperands g(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)), static_cast<int>(st.range(2)),
+                       static_cast<int>(st.range(3)), static_cast<int>(st.range(4)));
+  const bool wgrad = st.range(5) != 0;
   const auto& kc = kernels::active().conv;
   for (auto _ : st) {
-    kc.gemm(x.data(), rowBase.data(), n, tap.data(), K, wt.data(), C, C, z.data(), C);
+    if (wgrad)
+      kc.wgrad(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.z.data(), g.ldw, g.C, g.wt.data(), g.ldw, false);
+    else
+      kc.gemm(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.wt.data(), g.ldw, g.C, g.z.data(), g.ldw);
     benchmark::ClobberMemory();
   }
-  setFlops(st, 2.0 * n * K * C);
+  setFlops(st, 2.0 * g.n * g.K * g.C);
 }
-BENCHMARK(BM_ConvGemm)->Name("ConvGemm")->ArgNames({"n", "inC", "outC"})->Args({588, 32, 64})->Args({392, 64, 128})->Args({147, 128, 256})->Unit(benchmark::kMicrosecond);
+// ConvDirect's chunks at batch 32 (W2) and 128 (PFL): W2 conv2 3 samples of 14x14, 32 -> 64; PFL conv1 1 sample
+// of 28x28, 1 -> 64, conv2 1 of 14x14, 64 -> 128, conv3 3 of 7x7, 128 -> 256; the input gradients' GEMMs
+// of PFL conv2 (128 -> 64) and conv3 (256 -> 128); each at the plain and the padded weight stride.
+void ConvGemmShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"samples", "side", "inC", "outC", "ldw", "wgrad"});
+  for (long op : {0, 1})
+    for (auto s : std::vector<std::vector<long>>{{3, 14, 32, 64, 0},    {3, 14, 32, 64, 80},  {1, 28, 1, 64, 0},
+                                                 {1, 14, 64, 128, 0},   {1, 14, 64, 128, 144}, {3, 7, 128, 256, 0},
+                                                 {3, 7, 128, 256, 272}, {1, 14, 128, 64, 0},   {3, 7, 256, 128, 0},
+                                                 {3, 7, 256, 128, 144}})
+      b->Args({s[0], s[1], s[2], s[3], s[4], op});
+}
+BENCHMARK(BM_ConvGemm)->Name("ConvGemm")->Apply(ConvGemmShapes)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_Conv2D)
     ->Name("Conv2D")
