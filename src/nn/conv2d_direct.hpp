@@ -53,6 +53,7 @@ class ConvDirect {
   void biasGradient(const float* y, const float* dy, float* db, int batch, bool relu) const;
 
   const ConvGeometry g_;
+  const int ldw_, ldwD_;  // row strides of the packed operands over outC and inC channels (rowStride)
   int chunk_ = 1, maxBatch_ = 0;
   Plane in_, grad_;                                   // padded input (forward, weight gradient), padded dZ
   AlignedVector<float> wt_, wtD_, dwt_, z_, zD_;      // packed weights, their gradient, GEMM outputs
