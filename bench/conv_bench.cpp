@@ -85,14 +85,16 @@ void BM_ConvGemm(benchmark::State& st) {
 }
 // ConvDirect's chunks at batch 32 (W2) and 128 (PFL): W2 conv2 3 samples of 14x14, 32 -> 64; PFL conv1 1 sample
 // of 28x28, 1 -> 64, conv2 1 of 14x14, 64 -> 128, conv3 3 of 7x7, 128 -> 256; the input gradients' GEMMs
-// of PFL conv2 (128 -> 64) and conv3 (256 -> 128); each at the plain and the padded weight stride.
+// of PFL conv2 (128 -> 64) and conv3 (256 -> 128), each at the plain and the padded weight stride; W2's
+// 32-channel products (conv2's input gradient, conv1); PFL conv3 in chunks of 2 and 6 samples.
 void ConvGemmShapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"samples", "side", "inC", "outC", "ldw", "wgrad"});
   for (long op : {0, 1})
     for (auto s : std::vector<std::vector<long>>{{3, 14, 32, 64, 0},    {3, 14, 32, 64, 80},  {1, 28, 1, 64, 0},
                                                  {1, 14, 64, 128, 0},   {1, 14, 64, 128, 144}, {3, 7, 128, 256, 0},
                                                  {3, 7, 128, 256, 272}, {1, 14, 128, 64, 0},   {3, 7, 256, 128, 0},
-                                                 {3, 7, 256, 128, 144}})
+                                                 {3, 7, 256, 128, 144}, {3, 14, 64, 32, 0},  {1, 28, 1, 32, 0},
+                                                 {2, 7, 128, 256, 272}, {6, 7, 128, 256, 272}})
       b->Args({s[0], s[1], s[2], s[3], s[4], op});
 }
 BENCHMARK(BM_ConvGemm)->Name("ConvGemm")->Apply(ConvGemmShapes)->Unit(benchmark::kMicrosecond);
