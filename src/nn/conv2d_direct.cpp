@@ -63,6 +63,7 @@ void ConvDirect::reserve(int maxBatch) {
         wt_.assign(static_cast<std::size_t>(g_.kdim * ldw_), 0.0f);
         dwt_.assign(static_cast<std::size_t>(g_.kdim * ldw_), 0.0f);
         wtD_.assign(static_cast<std::size_t>(Index(g_.outC) * g_.k * g_.k * ldwD_), 0.0f);
+        biasSum_.assign(static_cast<std::size_t>(g_.outC), 0.0f);
       });
   FEDSILO_ASSERT(chunk_ * std::max(in_.perSample(), grad_.perSample()) < (Index(1) << 31), "conv2d: plane too large");
   // Gather tables: positions of the chunk, taps of the kernel.
@@ -108,7 +109,13 @@ void ConvDirect::padGradient(const float* y, const float* dy, int b0, int nb, bo
         const float* g = dy + src0 + Index(r) * g_.ow;
         const float* a = y + src0 + Index(r) * g_.ow;
         float* d = dst + Index(off + r * g_.stride) * grad_.cols + off;
-        if (relu) {
+        if (g_.stride == 1) {  // contiguous: the compiler vectorises these (the same values)
+          if (relu) {
+            for (int j = 0; j < g_.ow; ++j) d[j] = a[j] > 0.0f ? g[j] : 0.0f;
+          } else {
+            for (int j = 0; j < g_.ow; ++j) d[j] = g[j];
+          }
+        } else if (relu) {
           for (int j = 0; j < g_.ow; ++j) d[j * g_.stride] = a[j] > 0.0f ? g[j] : 0.0f;
         } else {
           for (int j = 0; j < g_.ow; ++j) d[j * g_.stride] = g[j];
@@ -117,19 +124,21 @@ void ConvDirect::padGradient(const float* y, const float* dy, int b0, int nb, bo
     }
 }
 
-void ConvDirect::biasGradient(const float* y, const float* dy, float* db, int batch, bool relu) const {
-  std::fill(db, db + g_.outC, 0.0f);
-  for (int b = 0; b < batch; ++b)
-    for (int c = 0; c < g_.outC; ++c) {
-      const Index off = b * g_.outSize + c * g_.ohw;
-      float s = 0.0f;
-      if (relu) {
-        for (Index p = 0; p < g_.ohw; ++p) s += y[off + p] > 0.0f ? dy[off + p] : 0.0f;
-      } else {
-        for (Index p = 0; p < g_.ohw; ++p) s += dy[off + p];
-      }
-      db[c] += s;
+// db[c] += the sum over the positions of each sample, in order, of dZ[i][c]: the rows planesToRows
+// made for the weight gradient (dL/dy masked by the ReLU), while they are in cache. Summed across
+// channels at once, the additions of different channels are independent vector lanes; a pass over
+// one channel's plane at a time waits for each addition in turn (4.5% of a W2 training step in perf).
+// Each sum is still one chain per sample and channel, added to db sample by sample: the same bits.
+void ConvDirect::addBiasGradient(int nb, float* db) {
+  float* sum = biasSum_.data();
+  for (int b = 0; b < nb; ++b) {
+    std::fill(sum, sum + g_.outC, 0.0f);
+    for (Index p = 0; p < g_.ohw; ++p) {
+      const float* row = z_.data() + (b * g_.ohw + p) * ldw_;
+      for (int c = 0; c < g_.outC; ++c) sum[c] += row[c];
     }
+    for (int c = 0; c < g_.outC; ++c) db[c] += sum[c];
+  }
 }
 
 void ConvDirect::forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu) {
@@ -150,7 +159,7 @@ void ConvDirect::backward(const float* w, float* dw, float* db, const float* x, 
                           float* dx, int batch, bool relu) {
   FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
   if (bf16_) return bf16_->backward(w, dw, db, x, y, dy, dx, batch, relu);
-  biasGradient(y, dy, db, batch, relu);
+  std::fill(db, db + g_.outC, 0.0f);
   const kernels::ConvKernels& kc = kernels::active().conv;
   if (dx) packFlippedWeights(w);
   const Index hw = Index(g_.h) * g_.w;
@@ -159,6 +168,7 @@ void ConvDirect::backward(const float* w, float* dw, float* db, const float* x, 
     padInput(x, b0, nb);
     kc.planesToRows(dy + b0 * g_.outSize, relu ? y + b0 * g_.outSize : nullptr, nb, g_.outC, g_.ohw, g_.outSize,
                     z_.data(), ldw_);
+    addBiasGradient(nb, db);
     kc.wgrad(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, in_.tap.data(), static_cast<int>(g_.kdim), z_.data(),
              ldw_, g_.outC, dwt_.data(), ldw_, b0 > 0);
     if (!dx) continue;
