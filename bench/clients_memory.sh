@@ -9,6 +9,8 @@
 #   bash bench/clients_memory.sh [--build DIR] [--ranks N] [--rounds N] [--clients "100 1000 10000"]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 BUILD=$ROOT/build
 RANKS=2
 ROUNDS=5
@@ -19,19 +21,17 @@ while [ $# -gt 0 ]; do
     --ranks) RANKS=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
     --clients) KS=$2; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-    *) echo "clients_memory.sh: unknown option $1" >&2; exit 2 ;;
+    -h|--help) bench_help; exit 0 ;;
+    *) bench_unknown_option "$1" ;;
   esac
   shift
 done
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
+bench_positive_integers RANKS ROUNDS
+for K in $KS; do [[ $K =~ ^[1-9][0-9]*$ ]] || bench_usage_error "--clients takes positive integers, got '$K'"; done
 use_build
-DIR=$ROOT/out/bench/clients-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$DIR"
-# shellcheck source=/dev/null
-source "$ROOT/jobs/env.sh"
-cd "$ROOT"
+bench_out_dir clients
+DIR=$OUT
+bench_mpi_env
 echo "# K clients, 100 per round, iid, MLP, $RANKS ranks, $ROUNDS rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%8s %10s %18s %14s %14s %16s\n" clients eval.every "peak RSS/rank MB" "s/round med" "train s med" "CPU s (ranks)"
 for K in $KS; do
@@ -43,7 +43,7 @@ for K in $KS; do
       "$EXE" --algorithm fedavg --dataset fashion_mnist --model mlp --model.hidden 200,200 --clients "$K" \
       --fl.clients_per_round "$CPRND" --partition.scheme iid --rounds "$ROUNDS" --eval.every "$EV" \
       --train.batch 32 --train.lr 0.05 --seed 0 --output "$tag.h5" > "$tag.log" 2>&1 ||
-      { echo "fedsilo failed, see $tag.log" >&2; tail -5 "$tag.log" >&2; exit 1; }
+      bench_failed fedsilo "$tag.log"
     $PY - "$tag.h5" "$tag.usage" "$K" "$EV" <<'EOF'
 import sys, h5py, numpy as np
 sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
@@ -63,4 +63,5 @@ EOF
     rm -f "$tag.h5"
   done
 done
-echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); logs in $DIR"
+echo "# logs in $DIR"
+bench_load_average_at_end

@@ -9,20 +9,22 @@
 #   bash bench/onednn_compare.sh [--build DIR (default build-onednn)] [--reps N (default 7)] [--ms MS (default 40)]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 BUILD=$ROOT/build-onednn
 ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD=$2; shift ;;
     --reps | --ms) ARGS+=("$1" "$2"); shift ;;
-    -h | --help) sed -n '2,9p' "$0"; exit 0 ;;
-    *) echo "onednn_compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    -h | --help) bench_help; exit 0 ;;
+    *) bench_unknown_option "$1" ;;
   esac
   shift
 done
 # shellcheck source=jobs/packages.sh
 source "$ROOT/jobs/packages.sh"
-fedsilo_install_missing onednn_compare.sh libdnnl-dev || exit 2
+fedsilo_install_missing "$BENCH_NAME" libdnnl-dev || exit 2
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFEDSILO_ONEDNN=ON "${launcher[@]}" >/dev/null
@@ -33,4 +35,4 @@ echo "# $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo |
 echo "# bench/fma_peak.c before: $("$BUILD/fma_peak" 1 | tr '\n' ' ')"
 OMP_NUM_THREADS=1 "$BUILD/bench/fedsilo_onednn_compare" "${ARGS[@]}"
 echo "# bench/fma_peak.c after: $("$BUILD/fma_peak" 1 | tr '\n' ' ')"
-echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_load_average_at_end

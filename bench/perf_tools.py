@@ -9,6 +9,8 @@
   perf_tools.py tta-report TTA.jsonl                             -> the time-to-accuracy table
   perf_tools.py scaling-row MODE RANKS CLIENTS RESULTS.h5 [OVERSUBSCRIBED] -> one CSV row
   perf_tools.py scaling-report SCALING.csv                       -> efficiency table
+  perf_tools.py accuracy-run RESULTS.h5 WORKLOAD LABEL SEED       -> one accuracy JSON line
+  perf_tools.py accuracy-report RUNS.jsonl                       -> variants against the first, over seeds
 """
 import glob
 import json
@@ -252,6 +254,35 @@ def scaling_report(path):
             print(f"{p:>5} {by[p]['clients']:>7} {t:>9.3f} {sp:>8.2f} {100 * eff:>9.0f}% {tb:>13.3f} {100 * effb:>8.0f}%{flag}")
 
 
+def accuracy_run(h5path, workload, label, seed):
+    """The run's score: the global model's test accuracy at the end for W1/W2 (FedAvg, the clients share
+    the test set), the mean client test accuracy of the selected snapshots for the PLayer-FL protocol."""
+    import h5py
+    key = "mean" if workload == "pfl" else "global_accuracy"
+    with h5py.File(h5path, "r") as f:
+        acc = float(f["/summary/" + key][()])
+    print(json.dumps({"workload": workload, "variant": label, "seed": int(seed), "accuracy": acc}))
+
+
+def accuracy_report(path):
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    print(f"{'workload':8} {'variant':16} {'seeds':>5} {'mean':>8} {'sd':>8} {'mean diff':>10} {'max |diff|':>10}")
+    for wl in dict.fromkeys(r["workload"] for r in rows):
+        runs = [r for r in rows if r["workload"] == wl]
+        variants = list(dict.fromkeys(r["variant"] for r in runs))
+        score = {(r["variant"], r["seed"]): r["accuracy"] for r in runs}
+        seeds = sorted({r["seed"] for r in runs})
+        for v in variants:
+            acc = np.array([score[(v, s)] for s in seeds if (v, s) in score])
+            sd = acc.std(ddof=1) if len(acc) > 1 else float("nan")
+            diff = np.array([score[(v, s)] - score[(variants[0], s)] for s in seeds
+                             if (v, s) in score and (variants[0], s) in score])
+            d = (f"{100 * diff.mean():+9.2f}p {100 * abs(diff).max():9.2f}p" if v != variants[0] and len(diff)
+                 else f"{'':>10} {'':>10}")
+            print(f"{wl:8} {v:16} {len(acc):5d} {acc.mean():8.4f} {sd:8.4f} {d}")
+    print("  (diff: the variant's accuracy minus the first variant's on the same seed, in points)")
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "fedsilo-run":
@@ -270,6 +301,10 @@ if __name__ == "__main__":
         scaling_row(*sys.argv[2:])
     elif cmd == "scaling-report":
         scaling_report(sys.argv[2])
+    elif cmd == "accuracy-run":
+        accuracy_run(*sys.argv[2:6])
+    elif cmd == "accuracy-report":
+        accuracy_report(sys.argv[2])
     elif cmd == "rank-usage":
         print(json.dumps(rank_usage(sys.argv[2])))
     else:
