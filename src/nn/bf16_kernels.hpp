@@ -28,6 +28,15 @@ struct Bf16ConvKernels {
   // nearest even; VDPBF16PS reads denormals as 0 however they were rounded) and, where its mask (m0,
   // m1) is not null, replaced by 0 unless the mask value is > 0 (the ReLU's backward rule).
   void (*pairRows)(const float* g0, const float* m0, const float* g1, const float* m1, Index n, std::uint32_t* d);
+  // The weight gradient's dL/dz in one pass from the sample planes, for an even P: with
+  // g[b][p][c] = src[b*srcStride + c*P + p] (0 where mask, of src's layout, is not null and not > 0),
+  // d[(b*P/2 + m)*ldd + c] = (g[b][2m][c], g[b][2m + 1][c]) rounded as pairRows, and db[c] += g[b][p][c]
+  // in fp32 over b, then p, in order (as planesToRows, pairRows and a sum over the rows would give).
+  void (*planesToPairs)(const float* src, const float* mask, int nb, int C, Index P, Index srcStride,
+                        std::uint32_t* d, int ldd, float* db);
+  // Rows of pairs of a zero-padded plane in one pass: d[r*cols + j] = (xpad[r][j], xpad[r][j + shift]) for
+  // r < h, j < cols, with xpad[r][j] = src[r*w + j - pad] for pad <= j < pad + w, else 0; rounded as pairRows.
+  void (*pairShiftedRows)(const float* src, int h, int w, int pad, int shift, int cols, std::uint32_t* d);
 };
 
 // Dense layers, in DenseT's layouts (nn/kernel_table.hpp: W row-major N x K, x column-major K x B, y

@@ -25,7 +25,7 @@ void ConvBf16::reserve(int chunk) {
   const Index words =
       chunk * (fwd_.perSample() + shift_.perSample() + grad_.perSample() + Index(g_.oh) * owPairs_ * g_.ldw) +
       kk * (fwd_.channels * g_.ldw + grad_.channels * g_.ldwD);
-  const Index floats = chunk * (g_.ohw * g_.ldw + hw * g_.ldwD) + g_.kdim * g_.ldw + shift_.cols + g_.stride + g_.ow;
+  const Index floats = chunk * (g_.ohw * g_.ldw + hw * g_.ldwD) + g_.kdim * g_.ldw + g_.ow;
   allocateOrFail(
       fmt("the bf16 conv2d ", g_.inC, "x", g_.h, "x", g_.w, " -> ", g_.outC, " workspace for ", chunk, " samples"),
       static_cast<std::uint64_t>((words + floats) * 4), [&] {
@@ -36,7 +36,7 @@ void ConvBf16::reserve(int chunk) {
         z_.assign(static_cast<std::size_t>(chunk * g_.ohw * g_.ldw), 0.0f);
         zD_.assign(static_cast<std::size_t>(chunk * hw * g_.ldwD), 0.0f);
         dwt_.assign(static_cast<std::size_t>(g_.kdim * g_.ldw), 0.0f);
-        rowBuf_.assign(static_cast<std::size_t>(std::max(shift_.cols + g_.stride, g_.ow)), 0.0f);
+        rowBuf_.assign(static_cast<std::size_t>(g_.ow), 0.0f);
       });
   FEDSILO_ASSERT(chunk * std::max({fwd_.perSample(), shift_.perSample(), grad_.perSample()}) < (Index(1) << 31),
                  "conv2d: plane too large");
@@ -114,20 +114,13 @@ void ConvBf16::padInputPairs(const float* x, int b0, int nb) {
 }
 
 void ConvBf16::padInputShifted(const float* x, int b0, int nb, Plane& plane, int shift) {
-  // word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + shift]) through one zero-bordered fp32 row;
-  // the rows of the top and bottom padding stay 0 (shift <= stride: rowBuf_ holds cols + stride)
-  const auto pairRows = kernels::bf16ConvKernels().pairRows;
+  // word (ch, r, c) = (xpad[ch][r][c], xpad[ch][r][c + shift]); the rows of the top and bottom padding stay 0
+  const auto pairShiftedRows = kernels::bf16ConvKernels().pairShiftedRows;
   const Index planeSize = Index(plane.rows) * plane.cols, hw = Index(g_.h) * g_.w;
-  float* row = rowBuf_.data();
-  std::fill(rowBuf_.begin(), rowBuf_.end(), 0.0f);  // the border (padGradientPairs also uses the buffer)
   for (int b = 0; b < nb; ++b)
     for (int ch = 0; ch < g_.inC; ++ch) {
-      const float* src = x + (b0 + b) * g_.inSize + ch * hw;
       std::uint32_t* dst = plane.data.data() + b * plane.perSample() + ch * planeSize + Index(g_.pad) * plane.cols;
-      for (int r = 0; r < g_.h; ++r) {
-        std::copy(src + Index(r) * g_.w, src + Index(r + 1) * g_.w, row + g_.pad);
-        pairRows(row, nullptr, row + shift, nullptr, plane.cols, dst + Index(r) * plane.cols);
-      }
+      pairShiftedRows(x + (b0 + b) * g_.inSize + ch * hw, g_.h, g_.w, g_.pad, shift, plane.cols, dst);
     }
 }
 
@@ -154,12 +147,16 @@ void ConvBf16::padGradientPairs(const float* y, const float* dy, int b0, int nb,
 }
 
 void ConvBf16::pairGradientRows(const float* y, const float* dy, float* db, int b0, int nb, bool relu) {
-  // dZ as rows of channels (fp32, in z_), then dzPairs_[(b, r, j)][c] = (row (b, r, 2j), row (b, r, 2j + 1))
-  // with zeros beyond the last column; the bias gradient sums the rows, in order, per channel
-  const auto pairRows = kernels::bf16ConvKernels().pairRows;
-  kernels::active().conv.planesToRows(dy + b0 * g_.outSize, relu ? y + b0 * g_.outSize : nullptr, nb, g_.outC, g_.ohw,
-                                      g_.outSize, z_.data(), g_.ldw);
+  // dzPairs_[(b, r, j)][c] = (dZ (b, r, 2j), dZ (b, r, 2j + 1)) with zeros beyond the last column; the bias
+  // gradient sums dZ, in order, per channel. An even row pairs within itself, so the pairs are the planes'
+  // consecutive positions: one pass (planesToPairs). An odd row goes through rows of channels (fp32, in z_).
   if (b0 == 0) std::fill(db, db + g_.outC, 0.0f);
+  const float* mask = relu ? y + b0 * g_.outSize : nullptr;
+  if (g_.ow % 2 == 0)
+    return kernels::bf16ConvKernels().planesToPairs(dy + b0 * g_.outSize, mask, nb, g_.outC, g_.ohw, g_.outSize,
+                                                    dzPairs_.data(), g_.ldw, db);
+  const auto pairRows = kernels::bf16ConvKernels().pairRows;
+  kernels::active().conv.planesToRows(dy + b0 * g_.outSize, mask, nb, g_.outC, g_.ohw, g_.outSize, z_.data(), g_.ldw);
   for (Index i = 0; i < nb * g_.ohw; ++i) {
     const float* zi = z_.data() + i * g_.ldw;
     for (int c = 0; c < g_.outC; ++c) db[c] += zi[c];

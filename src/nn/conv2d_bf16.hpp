@@ -54,7 +54,7 @@ class ConvBf16 {
   Plane fwd_, shift_, grad_;
   AlignedVector<std::uint32_t> wt_, wtD_, dzPairs_;
   AlignedVector<float> z_, zD_, dwt_;  // GEMM outputs (z_ also dZ as rows), the weight gradient
-  AlignedVector<float> rowBuf_;       // one zero-bordered input row, or one row of dilated gradient words
+  AlignedVector<float> rowBuf_;       // one row of gradient words before dilation (stride > 1)
 };
 
 }  // namespace fedsilo

@@ -56,10 +56,19 @@ struct ConvKernels {
                        Index dstStride);
 };
 
+// Max pooling over 2 x 2 windows with stride 2 (nn/pool_kernels.hpp: layout, positions, rules).
+struct PoolKernels {
+  // y and pos (the position of each maximum in its window, 0..3) of `planes` planes of h x w.
+  void (*maxPool2x2)(const float* x, Index planes, int h, int w, float* y, std::uint8_t* pos);
+  // dx (every value overwritten) from dL/dy and the positions.
+  void (*maxPool2x2Backward)(const float* dy, const std::uint8_t* pos, Index planes, int h, int w, float* dx);
+};
+
 struct KernelTable {
   Isa isa;
   DenseKernels dense;
   ConvKernels conv;
+  PoolKernels pool;
 };
 
 const KernelTable& avx512Kernels();

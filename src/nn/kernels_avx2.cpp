@@ -4,6 +4,7 @@
 #include "nn/simd_avx2.hpp"
 #include "nn/conv_kernels.hpp"
 #include "nn/dense_kernels.hpp"
+#include "nn/pool_kernels.hpp"
 
 namespace fedsilo::kernels {
 
@@ -12,7 +13,8 @@ const KernelTable& avx2Kernels() {
   using C = ConvImpl<simd::Avx2>;
   static const KernelTable table{Isa::Avx2,
                                  {D::forward, D::wgrad, D::wgradSgd, D::dgrad, D::reluMask, D::sgd},
-                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes}};
+                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes},
+                                 {maxPool2x2Plain<float>, maxPool2x2BackwardPlain<float>}};
   return table;
 }
 

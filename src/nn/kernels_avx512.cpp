@@ -4,6 +4,7 @@
 #include "nn/simd_avx512.hpp"
 #include "nn/conv_kernels.hpp"
 #include "nn/dense_kernels.hpp"
+#include "nn/pool_kernels_avx512.hpp"
 
 namespace fedsilo::kernels {
 
@@ -12,7 +13,8 @@ const KernelTable& avx512Kernels() {
   using C = ConvImpl<simd::Avx512>;
   static const KernelTable table{Isa::Avx512,
                                  {D::forward, D::wgrad, D::wgradSgd, D::dgrad, D::reluMask, D::sgd},
-                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes}};
+                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes},
+                                 {PoolAvx512::forward, PoolAvx512::backward}};
   return table;
 }
 

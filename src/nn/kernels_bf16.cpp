@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "nn/bf16_kernels.hpp"
+#include "nn/simd_avx512.hpp"
 #include "nn/simd_bf16.hpp"
 
 namespace fedsilo::kernels {
@@ -158,10 +159,65 @@ void pairRows(const float* g0, const float* m0, const float* g1, const float* m1
   }
 }
 
+__mmask16 laneMask(int n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16(n > 0 ? (1u << n) - 1u : 0u); }
+
+// Lane l = row[start + l] where 0 <= start + l < n, else 0 (a negative start by an expand, so that no
+// address before the row is formed).
+__m512 rowSlice(const float* row, int n, int start) {
+  const auto m = static_cast<__mmask16>(laneMask(n - start) & ~laneMask(-start));
+  if (start >= 0) return _mm512_maskz_loadu_ps(m, row + start);
+  return _mm512_maskz_expand_ps(m, _mm512_maskz_loadu_ps(laneMask(n), row));
+}
+
+void pairShiftedRows(const float* src, int h, int w, int pad, int shift, int cols, std::uint32_t* d) {
+  for (int r = 0; r < h; ++r, src += w, d += cols)
+    for (int j = 0; j < cols; j += 16) {
+      const __m512i lo = widen(rowSlice(src, w, j - pad)), hi = widen(rowSlice(src, w, j + shift - pad));
+      _mm512_mask_storeu_epi32(d + j, laneMask(cols - j), _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+    }
+}
+
+// One block of 16 channels x 16 positions of sample planes (masked by the ReLU's output), transposed to
+// r[j] = position p0 + j across the channels.
+void loadBlock(const float* src, const float* mask, Index P, int nc, int np, __m512 (&r)[16]) {
+  const __mmask16 pm = np >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << np) - 1u);
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) r[i] = i < nc ? masked(pm, src + i * P, mask ? mask + i * P : nullptr) : _mm512_setzero_ps();
+  simd::Avx512::transpose(r);
+}
+
+void planesToPairs(const float* src, const float* mask, int nb, int C, Index P, Index srcStride, std::uint32_t* d,
+                   int ldd, float* db) {
+  for (int b = 0; b < nb; ++b) {
+    const Index sb = b * srcStride;
+    std::uint32_t* dstb = d + b * (P / 2) * ldd;
+    for (int c0 = 0; c0 < C; c0 += 16) {
+      const int nc = imin(16, C - c0);
+      const __mmask16 cm = nc >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nc) - 1u);
+      __m512 bias = _mm512_maskz_loadu_ps(cm, db + c0);
+      for (Index p0 = 0; p0 < P; p0 += 16) {
+        const int np = static_cast<int>(iminl(16, P - p0));
+        __m512 r[16];
+        const Index at = sb + c0 * P + p0;
+        loadBlock(src + at, mask ? mask + at : nullptr, P, nc, np, r);
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j)
+          if (j < np) bias = _mm512_add_ps(bias, r[j]);
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j)
+          if (2 * j < np)
+            _mm512_mask_storeu_epi32(dstb + (p0 / 2 + j) * ldd + c0, cm,
+                                     _mm512_or_si512(widen(r[2 * j]), _mm512_slli_epi32(widen(r[2 * j + 1]), 16)));
+      }
+      _mm512_mask_storeu_ps(db + c0, cm, bias);
+    }
+  }
+}
+
 }  // namespace
 
 const Bf16ConvKernels& bf16ConvKernels() {
-  static const Bf16ConvKernels table{gemm, wgrad, pairRows};
+  static const Bf16ConvKernels table{gemm, wgrad, pairRows, planesToPairs, pairShiftedRows};
   return table;
 }
 

@@ -4,6 +4,7 @@
 #include "nn/simd_scalar.hpp"
 #include "nn/conv_kernels.hpp"
 #include "nn/dense_kernels.hpp"
+#include "nn/pool_kernels.hpp"
 
 namespace fedsilo::kernels {
 
@@ -12,7 +13,8 @@ const KernelTable& genericKernels() {
   using C = ConvImpl<simd::Scalar>;
   static const KernelTable table{Isa::Generic,
                                  {D::forward, D::wgrad, D::wgradSgd, D::dgrad, D::reluMask, D::sgd},
-                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes}};
+                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes},
+                                 {maxPool2x2Plain<float>, maxPool2x2BackwardPlain<float>}};
   return table;
 }
 

@@ -5,11 +5,32 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "nn/kernel_table.hpp"
+#include "nn/pool_kernels.hpp"
 
 namespace fedsilo {
 
+namespace {
+
+// The 2 x 2, stride 2 pool: the active kernel set's for float, the plain loops otherwise.
+void pool2x2(const float* x, Index planes, int h, int w, float* y, std::uint8_t* pos) {
+  kernels::active().pool.maxPool2x2(x, planes, h, w, y, pos);
+}
+void pool2x2(const double* x, Index planes, int h, int w, double* y, std::uint8_t* pos) {
+  kernels::maxPool2x2Plain(x, planes, h, w, y, pos);
+}
+void pool2x2Backward(const float* dy, const std::uint8_t* pos, Index planes, int h, int w, float* dx) {
+  kernels::active().pool.maxPool2x2Backward(dy, pos, planes, h, w, dx);
+}
+void pool2x2Backward(const double* dy, const std::uint8_t* pos, Index planes, int h, int w, double* dx) {
+  kernels::maxPool2x2BackwardPlain(dy, pos, planes, h, w, dx);
+}
+
+}  // namespace
+
 template <typename T>
-MaxPool2DT<T>::MaxPool2DT(int c, int h, int w, int k, int stride) : c_(c), h_(h), w_(w), k_(k), stride_(stride) {
+MaxPool2DT<T>::MaxPool2DT(int c, int h, int w, int k, int stride)
+    : c_(c), h_(h), w_(w), k_(k), stride_(stride), twoByTwo_(k == 2 && stride == 2) {
   if (c <= 0 || k <= 0 || stride <= 0 || h < k || w < k)
     throw ConfigError(fmt("maxpool2d: window ", k, " (stride ", stride, ") does not fit input ", c, "x", h, "x", w));
   oh_ = (h - k) / stride + 1;
@@ -23,6 +44,11 @@ void MaxPool2DT<T>::reserve(int maxBatch) {
   if (maxBatch <= maxBatch_) return;
   maxBatch_ = maxBatch;
   const std::size_t values = static_cast<std::size_t>(outSize_) * static_cast<std::size_t>(maxBatch);
+  if (twoByTwo_) {
+    allocateOrFail(fmt("the maxpool2d position buffer for batches of ", maxBatch, " samples"), values,
+                   [&] { pos_.assign(values, 0); });
+    return;
+  }
   allocateOrFail(fmt("the maxpool2d index buffer for batches of ", maxBatch, " samples"),
                  bytesOf<std::int32_t>(values), [&] { argmax_.assign(values, 0); });
 }
@@ -31,48 +57,13 @@ template <typename T>
 void MaxPool2DT<T>::forward(const CMapT<T>& x, MapT<T>& y, bool) {
   const Index batch = x.cols();
   FEDSILO_ASSERT(batch <= maxBatch_, "maxpool2d: batch ", batch, " exceeds reserved ", maxBatch_);
+  if (twoByTwo_) return pool2x2(x.data(), batch * c_, h_, w_, y.data(), pos_.data());
   const Index inSize = x.rows();
   for (Index b = 0; b < batch; ++b) {
     const T* in = x.data() + b * inSize;
     T* out = y.data() + b * outSize_;
     std::int32_t* arg = argmax_.data() + b * outSize_;
     Index o = 0;
-    if (k_ == 2 && stride_ == 2) {
-      // The presets' pool, one output row at a time in loops the compiler vectorises: maxima by
-      // selects, then the argmax as the first window element equal to the maximum (the same
-      // first-maximum rule as the generic loop). Data-dependent branches mispredict on random
-      // activations about every other window and cost ~4x here. A row with a NaN goes to the
-      // generic loop below, which lets the NaN take its window.
-      for (int c = 0; c < c_; ++c) {
-        for (int oh = 0; oh < oh_; ++oh, o += ow_) {
-          const int r0 = c * h_ * w_ + 2 * oh * w_;
-          const T* a = in + r0;
-          const T* d = a + w_;
-          T* ov = out + o;
-          std::int32_t* oa = arg + o;
-          int nan = 0;
-          for (int ow = 0; ow < ow_; ++ow) {
-            const T a0 = a[2 * ow], a1 = a[2 * ow + 1], b0 = d[2 * ow], b1 = d[2 * ow + 1];
-            const T m0 = a1 > a0 ? a1 : a0;
-            const T m1 = b1 > b0 ? b1 : b0;
-            ov[ow] = m1 > m0 ? m1 : m0;
-            nan |= (a0 != a0) | (a1 != a1) | (b0 != b0) | (b1 != b1);
-          }
-          if (nan) {
-            poolRowGeneric(in, c, oh, ov, oa);
-            continue;
-          }
-          for (int ow = 0; ow < ow_; ++ow) {
-            // Offset of the first element equal to the maximum, in arithmetic (0/1 factors) so
-            // that no branch is generated: 0, 1, w or w + 1.
-            const T v = ov[ow];
-            const int n0 = v != a[2 * ow], n1 = v != a[2 * ow + 1], n2 = v != d[2 * ow];
-            oa[ow] = r0 + 2 * ow + n0 * (1 + n1 * (w_ - 1 + n2));
-          }
-        }
-      }
-      continue;
-    }
     for (int c = 0; c < c_; ++c)
       for (int oh = 0; oh < oh_; ++oh, o += ow_) poolRowGeneric(in, c, oh, out + o, arg + o);
   }
@@ -104,6 +95,7 @@ template <typename T>
 void MaxPool2DT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>& dy, MapT<T>* dx) {
   if (!dx) return;
   const Index batch = x.cols();
+  if (twoByTwo_) return pool2x2Backward(dy.data(), pos_.data(), batch * c_, h_, w_, dx->data());
   const Index inSize = x.rows();
   dx->setZero();
   for (Index b = 0; b < batch; ++b) {

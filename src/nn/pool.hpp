@@ -8,9 +8,11 @@
 namespace fedsilo {
 
 // Max pooling over k x k windows with the given stride, no padding, floor output size (PyTorch's
-// nn.MaxPool2d(k, stride) defaults). The winning input index of every output is saved in forward
-// so backward is a scatter; ties go to the first element in row-major window order and a NaN
-// wins its window (as PyTorch's CPU kernel).
+// nn.MaxPool2d(k, stride) defaults). Ties go to the first element in row-major window order and a
+// NaN wins its window (as PyTorch's CPU kernel). The presets' 2 x 2 windows with stride 2 run the
+// kernels of nn/pool_kernels.hpp (the float ones from the active kernel set), which keep the
+// winner's position in its window (a byte) and write dx densely; any other window saves the winning
+// input index of every output in forward, and backward scatters into a zeroed dx.
 template <typename T>
 class MaxPool2DT : public LayerT<T> {
  public:
@@ -28,7 +30,9 @@ class MaxPool2DT : public LayerT<T> {
   int c_, h_, w_, k_, stride_, oh_, ow_;
   Index outSize_;
   int maxBatch_ = 0;
-  AlignedVector<std::int32_t> argmax_;  // per output value: the input row (within its sample) that won
+  bool twoByTwo_;                       // k = stride = 2: the kernels of nn/pool_kernels.hpp
+  AlignedVector<std::int32_t> argmax_;  // other windows, per output value: the input row (within its sample) that won
+  AlignedVector<std::uint8_t> pos_;     // 2 x 2 windows, per output value: the winner's position 0..3
 };
 
 // Mean over each channel's H x W plane: C x H x W -> C.

@@ -1,6 +1,6 @@
 // SIMD traits for the AVX-512 kernel set: 16 float lanes in a zmm register, __mmask16 masks.
-// Included only by kernels_avx512.cpp, which cmake/kernels.cmake compiles
-// with the AVX-512 flags whatever the rest of the build targets: the kernels are chosen at run time
+// Included only by kernels_avx512.cpp and the bf16 kernels (kernels_bf16*.cpp), which cmake/kernels.cmake
+// compiles with the AVX-512 flags whatever the rest of the build targets: the kernels are chosen at run time
 // (nn/kernels.hpp). Everything here is internal to the including translation unit.
 #pragma once
 #include <immintrin.h>

@@ -7,13 +7,17 @@
 // several chunks (with and without padding).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "bf16_check.hpp"
 #include "conv_reference.hpp"
 #include "core/error.hpp"
 #include "isa_scope.hpp"
+#include "nn/bf16_kernels.hpp"
 #include "nn/conv2d.hpp"
+#include "nn/kernel_table.hpp"
 
 namespace fedsilo::test {
 namespace {
@@ -129,6 +133,64 @@ TEST(Bf16Conv, SameBitsWhateverTheChunkAndRepeatable) {
   const Outputs few = runLayer(g, params, x, dy, 3);
   for (std::size_t i = 0; i < few.y.size(); ++i) ASSERT_EQ(few.y[i], all.y[i]) << i;
   for (std::size_t i = 0; i < few.dx.size(); ++i) ASSERT_EQ(few.dx[i], all.dx[i]) << i;
+}
+
+TEST(Bf16Conv, GradientPairsInOnePassAreTheTwoPassBits) {
+  // The weight gradient's dL/dz pairs straight from the planes (planesToPairs, even output rows) give
+  // the bits of the rows of channels (planesToRows) paired by pairRows, and the bias gradient the bits
+  // of the in-order sum over those rows; with and without the ReLU's mask, channels and positions
+  // that are and are not multiples of 16.
+  if (skipWithoutBf16()) GTEST_SKIP() << bf16Missing();
+  IsaScope avx512(Isa::Avx512);
+  const auto& kb = kernels::bf16ConvKernels();
+  struct Case {
+    int nb, C;
+    Index P;
+  };
+  for (const Case c : {Case{3, 17, 196}, Case{2, 64, 784}, Case{1, 32, 14}}) {
+    const int ldd = (c.C + 15) / 16 * 16;
+    const Index perSample = c.C * c.P + 5;  // a sample stride beyond the planes, as a chunk's
+    const auto src = randomFloats(perSample * c.nb, 17 + c.C, false);
+    const auto mask = randomFloats(perSample * c.nb, 19 + c.C, false);
+    for (bool relu : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << c.nb << " x " << c.C << " x " << c.P << (relu ? " relu" : ""));
+      const float* m = relu ? mask.data() : nullptr;
+      std::vector<float> rows(c.nb * c.P * ldd), dbWant(c.C, 0.5f), dbGot(c.C, 0.5f);
+      std::vector<std::uint32_t> want(c.nb * c.P / 2 * ldd, 0u), got(want.size(), 0u);
+      kernels::active().conv.planesToRows(src.data(), m, c.nb, c.C, c.P, perSample, rows.data(), ldd);
+      for (Index i = 0; i < c.nb * c.P; ++i)
+        for (int ch = 0; ch < c.C; ++ch) dbWant[ch] += rows[i * ldd + ch];
+      for (Index j = 0; j < c.nb * c.P / 2; ++j)
+        kb.pairRows(&rows[2 * j * ldd], nullptr, &rows[(2 * j + 1) * ldd], nullptr, c.C, &want[j * ldd]);
+      kb.planesToPairs(src.data(), m, c.nb, c.C, c.P, perSample, got.data(), ldd, dbGot.data());
+      EXPECT_EQ(got, want);
+      EXPECT_EQ(0, std::memcmp(dbGot.data(), dbWant.data(), sizeof(float) * c.C));
+    }
+  }
+}
+
+TEST(Bf16Conv, ShiftedPairsInOnePassAreTheTwoPassBits) {
+  // The rows of (xpad[r][j], xpad[r][j + shift]) words straight from the input rows (pairShiftedRows)
+  // give the bits of pairRows over a zero-bordered copy of each row; rows shorter and longer than a
+  // vector, a padding wider than the shift and none.
+  if (skipWithoutBf16()) GTEST_SKIP() << bf16Missing();
+  const auto& kb = kernels::bf16ConvKernels();
+  const int h = 3;
+  for (int w : {5, 14, 16, 28, 37})
+    for (int pad : {0, 1, 2, 4})
+      for (int shift : {1, 2}) {
+        SCOPED_TRACE(::testing::Message() << "w " << w << " pad " << pad << " shift " << shift);
+        const int cols = w + 2 * pad;
+        const auto src = randomFloats(static_cast<std::size_t>(h) * w, 23 + w + pad, false);
+        std::vector<std::uint32_t> want(static_cast<std::size_t>(h) * cols, 7u), got(want.size(), 7u);
+        std::vector<float> row(static_cast<std::size_t>(cols + shift), 0.0f);
+        for (int r = 0; r < h; ++r) {
+          std::copy(src.begin() + r * w, src.begin() + (r + 1) * w, row.begin() + pad);
+          kb.pairRows(row.data(), nullptr, row.data() + shift, nullptr, cols, want.data() + r * cols);
+        }
+        kb.pairShiftedRows(src.data(), h, w, pad, shift, cols, got.data());
+        EXPECT_EQ(got, want);
+      }
 }
 
 TEST(Bf16Conv, RefusedWithoutTheAvx512Set) {
