@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Before/after kernel figures: builds bench/kernels.cpp (this tree's copy) against the sources of
+# Before/after kernel figures: builds fedsilo_bench (this tree's bench/ sources) against the sources of
 # another revision (default: HEAD, i.e. the working tree's uncommitted changes are "after"), then
 # runs the two benchmark binaries alternately and prints, per benchmark, the median CPU time of
 # each and their ratio. Alternating in one script is what makes the ratio meaningful on a shared,
@@ -29,14 +29,21 @@ NEW=$BUILD/bench/fedsilo_bench
 [ -x "$NEW" ] || { echo "no $NEW: build the fedsilo_bench target first" >&2; exit 2; }
 SHA=$(git -C "$ROOT" rev-parse --short "$REV")
 BASE=/tmp/fedsilo-ab-$SHA
-if [ ! -x "$BASE/build/bench/fedsilo_bench" ] || [ "$ROOT/bench/kernels.cpp" -nt "$BASE/build/bench/fedsilo_bench" ]; then
+BENCH_SOURCES=("$ROOT"/bench/*.cpp "$ROOT"/bench/*.hpp "$ROOT/bench/CMakeLists.txt")
+stale() { # the baseline binary is missing or older than one of this tree's benchmark sources
+  local f
+  [ -x "$BASE/build/bench/fedsilo_bench" ] || return 0
+  for f in "${BENCH_SOURCES[@]}"; do [ "$f" -nt "$BASE/build/bench/fedsilo_bench" ] && return 0; done
+  return 1
+}
+if stale; then
   echo "# building the benchmark against $REV ($SHA) in $BASE"
   rm -rf "$BASE/src" "$BASE/bench"
   mkdir -p "$BASE"
   git -C "$ROOT" archive "$SHA" | tar -x -C "$BASE"
   rm -rf "$BASE/bench"
   mkdir -p "$BASE/bench"
-  cp "$ROOT/bench/kernels.cpp" "$ROOT/bench/CMakeLists.txt" "$BASE/bench/"
+  cp "${BENCH_SOURCES[@]}" "$BASE/bench/"
   # the benchmarks' allocation counter, for revisions older than it
   [ -f "$BASE/src/core/malloc_counter.hpp" ] || cp "$ROOT/src/core/malloc_counter.hpp" "$BASE/src/core/"
   launcher=()

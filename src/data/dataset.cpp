@@ -40,6 +40,20 @@ void gatherNormalized(const Dataset& ds, const Index* idx, int count, T* out, co
   }
 }
 
+// A batch's samples lie scattered over the dataset (a shuffled client's indices into tens of MB for
+// an image set), so every sample starts with cache misses, and converting one sample at a time
+// waited for memory most of the time. The lines of the sample kPrefetchAhead places ahead are
+// requested before the current one is converted: a whole W1 batch is in flight at once. perf of 1-rank
+// W1 runs: the gather fell from 7.6% of the run's samples to 4.9% (4 ahead), 3.7% (16), 2.3% (32).
+constexpr int kPrefetchAhead = 32;
+
+// The features of sample idx[j] as bytes, or nullptr when j >= count or the index is out of range.
+template <typename E>
+const char* sampleBytes(const std::vector<E>& features, const Index* idx, int j, int count, std::size_t dim) {
+  if (j >= count || dim == 0 || idx[j] < 0 || static_cast<std::size_t>(idx[j]) >= features.size() / dim) return nullptr;
+  return reinterpret_cast<const char*>(features.data() + static_cast<std::size_t>(idx[j]) * dim);
+}
+
 template <typename T>
 void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out, const std::vector<float>& u8Table) {
   if (ds.normalized()) return gatherNormalized(ds, idx, count, out, u8Table);
@@ -47,7 +61,12 @@ void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out, const st
   const std::size_t dim = static_cast<std::size_t>(ds.dim());
   if (ds.isU8()) {
     const T scale = static_cast<T>(ds.u8Scale);
-    for (int j = 0; j < count; ++j) {
+    for (int j = -kPrefetchAhead; j < count; ++j) {
+      // The prefetch loop stays in this body: in a function of its own GCC 12 finds no side effect,
+      // and drops the calls.
+      if (const char* ahead = sampleBytes(ds.u8, idx, j + kPrefetchAhead, count, dim))
+        for (std::size_t off = 0; off < dim; off += 64) __builtin_prefetch(ahead + off);
+      if (j < 0) continue;
       FEDSILO_ASSERT(idx[j] >= 0 && idx[j] < n, "gather index out of range");
       const std::uint8_t* src = ds.u8.data() + static_cast<std::size_t>(idx[j]) * dim;
       T* dst = out + static_cast<std::size_t>(j) * dim;
@@ -55,7 +74,10 @@ void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out, const st
     }
   } else {
     FEDSILO_ASSERT(ds.f32.size() == static_cast<std::size_t>(n) * dim || n == 0, "dataset feature size mismatch");
-    for (int j = 0; j < count; ++j) {
+    for (int j = -kPrefetchAhead; j < count; ++j) {
+      if (const char* ahead = sampleBytes(ds.f32, idx, j + kPrefetchAhead, count, dim))
+        for (std::size_t off = 0; off < dim * sizeof(float); off += 64) __builtin_prefetch(ahead + off);
+      if (j < 0) continue;
       FEDSILO_ASSERT(idx[j] >= 0 && idx[j] < n, "gather index out of range");
       const float* src = ds.f32.data() + static_cast<std::size_t>(idx[j]) * dim;
       T* dst = out + static_cast<std::size_t>(j) * dim;

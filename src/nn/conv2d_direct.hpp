@@ -50,12 +50,14 @@ class ConvDirect {
   void packFlippedWeights(const float* w);
   void padInput(const float* x, int b0, int nb);
   void padGradient(const float* y, const float* dy, int b0, int nb, bool relu);
-  void biasGradient(const float* y, const float* dy, float* db, int batch, bool relu) const;
+  void addBiasGradient(int nb, float* db);
 
   const ConvGeometry g_;
+  const int ldw_, ldwD_;  // row strides of the packed operands over outC and inC channels (rowStride)
   int chunk_ = 1, maxBatch_ = 0;
   Plane in_, grad_;                                   // padded input (forward, weight gradient), padded dZ
   AlignedVector<float> wt_, wtD_, dwt_, z_, zD_;      // packed weights, their gradient, GEMM outputs
+  AlignedVector<float> biasSum_;                      // one sample's bias gradient (addBiasGradient)
   std::unique_ptr<ConvBf16> bf16_;  // train.precision = bf16 (nn/bf16.hpp): runs the products instead
 };
 

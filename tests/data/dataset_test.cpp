@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "core/error.hpp"
 #include "data/dataset.hpp"
 
@@ -56,6 +58,28 @@ TEST(Dataset, GatherF32CopiesExactly) {
   ds.gather(one, 1, outD);
   EXPECT_DOUBLE_EQ(outD[0], 1.5);
   EXPECT_DOUBLE_EQ(outD[1], -2.0);
+}
+
+// gather requests the samples some places ahead of the one it converts (dataset.cpp): a batch longer than
+// that window, in scattered order, still gets every sample in its column, and an invalid index past
+// the window's start is reported, not read.
+TEST(Dataset, GatherLongBatchInScatteredOrder) {
+  Dataset ds;
+  ds.shape = Shape{1, 10, 10};
+  ds.numClasses = 2;
+  const int n = 300;
+  for (int i = 0; i < n; ++i)
+    for (int f = 0; f < 100; ++f) ds.u8.push_back(static_cast<std::uint8_t>((i * 7 + f) % 256));
+  ds.labels.assign(n, 0);
+  std::vector<Index> idx;
+  for (int j = 0; j < 100; ++j) idx.push_back((j * 97 + 13) % n);
+  std::vector<float> out(100 * 100);
+  ds.gather(idx.data(), 100, out.data());
+  for (int j = 0; j < 100; ++j)
+    for (int f = 0; f < 100; ++f)
+      ASSERT_EQ(out[j * 100 + f], static_cast<float>((idx[j] * 7 + f) % 256) * ds.u8Scale) << j << " " << f;
+  idx[70] = n;
+  EXPECT_THROW(ds.gather(idx.data(), 100, out.data()), RuntimeError);
 }
 
 TEST(Dataset, GatherRejectsOutOfRangeIndex) {

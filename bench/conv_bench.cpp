@@ -1,0 +1,124 @@
+// Convolution benchmarks (bench_main.cpp: the groups Conv2D/ and ConvGemm/), when the tree has Conv2D.
+#include "bench_common.hpp"
+#if __has_include("nn/conv2d.hpp")
+#include <vector>
+
+#include "nn/bf16.hpp"
+#include "nn/conv2d.hpp"
+#include "nn/kernel_table.hpp"
+
+namespace {
+
+using namespace fedsilo;
+using namespace fedsilo::bench;
+
+// Conv2D at the W2 shapes. Args: inC, H (= W), outC, batch, op (0 forward, 1 backward with dx,
+// 2 backward without dx: conv1 is the first layer), chunk (im2col chunk cap in values; 0 = default),
+// bf16 (1: train.precision = bf16, nn/bf16.hpp; an error where the CPU lacks it).
+void BM_Conv2D(benchmark::State& st) {
+  const int inC = static_cast<int>(st.range(0)), hw = static_cast<int>(st.range(1)), outC = static_cast<int>(st.range(2));
+  const int batch = static_cast<int>(st.range(3)), op = static_cast<int>(st.range(4));
+  const bool bf16 = st.range(6) != 0;
+  if (bf16 && !bf16Missing().empty()) return st.SkipWithError(bf16Missing().c_str());
+  selectBf16(bf16);
+  Conv2DT<float> conv(inC, hw, hw, outC, 5, 1, 2);
+  selectBf16(false);
+  if (st.range(5) > 0) conv.setMaxChunkElems(st.range(5));
+  std::size_t np = 0;
+  for (const auto& s : conv.paramSpecs()) np += static_cast<std::size_t>(s.size);
+  std::vector<float> params = randomFloats(np, 1), grads(np);
+  conv.bind(params.data(), grads.data());
+  conv.reserve(batch);
+  const int inRows = inC * hw * hw, outRows = conv.outputShape().size();
+  std::vector<float> x = randomFloats(static_cast<std::size_t>(inRows) * batch, 2, 0.0f, 1.0f);
+  std::vector<float> y(static_cast<std::size_t>(outRows) * batch), dy = randomFloats(y.size(), 3), dx(x.size());
+  CMapT<float> xm(x.data(), inRows, batch);
+  MapT<float> ym(y.data(), outRows, batch);
+  conv.forward(xm, ym, true);
+  MapT<float> dxm(dx.data(), inRows, batch);
+  for (auto _ : st) {
+    if (op == 0)
+      conv.forward(xm, ym, true);
+    else
+      conv.backward(xm, CMapT<float>(y.data(), outRows, batch), CMapT<float>(dy.data(), outRows, batch),
+                    op == 1 ? &dxm : nullptr);
+    benchmark::ClobberMemory();
+  }
+  const double fwd = 2.0 * outC * inC * 25.0 * hw * hw * batch;
+  setFlops(st, op == 0 ? fwd : (op == 1 ? 2.0 * fwd : fwd));
+}
+// The gather GEMM kernels alone (nn/kernel_table.hpp) on the convolution shapes of the presets: the
+// positions of `samples` images of side x side (5x5 taps, pad 2) against a weight matrix with rows
+// `ldw` floats apart (0: outC; ConvDirect pads it, see conv2d_direct.cpp), from L2-resident buffers.
+struct GatherGemmOperands {
+  int n, K, C, ldw;
+  std::vector<float> x, wt, z;
+  std::vector<std::int32_t> rowBase, tap;
+  GatherGemmOperands(int samples, int side, int inC, int outC, int stride)
+      : n(samples * side * side), K(inC * 25), C(outC), ldw(stride > 0 ? stride : outC) {
+    const int wp = side + 4, plane = wp * wp;
+    x = randomFloats(static_cast<std::size_t>(samples) * inC * plane, 1);
+    wt = randomFloats(static_cast<std::size_t>(K) * ldw, 2);
+    z = randomFloats(static_cast<std::size_t>(n) * ldw, 3);
+    for (int i = 0; i < n; ++i) {
+      const int b = i / (side * side), p = i % (side * side);
+      rowBase.push_back(b * inC * plane + (p / side) * wp + p % side);
+    }
+    for (int k = 0; k < K; ++k) tap.push_back((k / 25) * plane + (k % 25 / 5) * wp + k % 5);
+  }
+};
+
+// Args: samples, side, inC, outC, ldw, op (0 gemm: z = P wt, 1 wgrad: wt = P^T z).
+void BM_ConvGemm(benchmark::State& st) {
+  GatherGemmOperands g(static_cast<int>(st.range(0)), static_cast<int>(st.range(1)), static_cast<int>(st.range(2)),
+                       static_cast<int>(st.range(3)), static_cast<int>(st.range(4)));
+  const bool wgrad = st.range(5) != 0;
+  const auto& kc = kernels::active().conv;
+  for (auto _ : st) {
+    if (wgrad)
+      kc.wgrad(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.z.data(), g.ldw, g.C, g.wt.data(), g.ldw, false);
+    else
+      kc.gemm(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.wt.data(), g.ldw, g.C, g.z.data(), g.ldw);
+    benchmark::ClobberMemory();
+  }
+  setFlops(st, 2.0 * g.n * g.K * g.C);
+}
+// ConvDirect's chunks at batch 32 (W2) and 128 (PFL): W2 conv2 3 samples of 14x14, 32 -> 64; PFL conv1 1 sample
+// of 28x28, 1 -> 64, conv2 1 of 14x14, 64 -> 128, conv3 3 of 7x7, 128 -> 256; the input gradients' GEMMs
+// of PFL conv2 (128 -> 64) and conv3 (256 -> 128), each at the plain and the padded weight stride; W2's
+// 32-channel products (conv2's input gradient, conv1); PFL conv3 in chunks of 2 and 6 samples.
+void ConvGemmShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"samples", "side", "inC", "outC", "ldw", "wgrad"});
+  for (long op : {0, 1})
+    for (auto s : std::vector<std::vector<long>>{{3, 14, 32, 64, 0},    {3, 14, 32, 64, 80},  {1, 28, 1, 64, 0},
+                                                 {1, 14, 64, 128, 0},   {1, 14, 64, 128, 144}, {3, 7, 128, 256, 0},
+                                                 {3, 7, 128, 256, 272}, {1, 14, 128, 64, 0},   {3, 7, 256, 128, 0},
+                                                 {3, 7, 256, 128, 144}, {3, 14, 64, 32, 0},  {1, 28, 1, 32, 0},
+                                                 {2, 7, 128, 256, 272}, {6, 7, 128, 256, 272}})
+      b->Args({s[0], s[1], s[2], s[3], s[4], op});
+}
+BENCHMARK(BM_ConvGemm)->Name("ConvGemm")->Apply(ConvGemmShapes)->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_Conv2D)
+    ->Name("Conv2D")
+    ->ArgNames({"inC", "hw", "outC", "batch", "op", "chunk", "bf16"})
+    ->Args({1, 28, 32, 32, 0, 0, 0})
+    ->Args({1, 28, 32, 32, 2, 0, 0})
+    ->Args({32, 14, 64, 32, 0, 0, 0})
+    ->Args({32, 14, 64, 32, 1, 0, 0})
+    ->Args({1, 28, 32, 32, 0, 0, 1})
+    ->Args({1, 28, 32, 32, 2, 0, 1})
+    ->Args({32, 14, 64, 32, 0, 0, 1})
+    ->Args({32, 14, 64, 32, 1, 0, 1})
+    ->Args({32, 14, 64, 32, 0, 131072, 0})
+    ->Args({32, 14, 64, 32, 1, 131072, 0})
+    ->Args({32, 14, 64, 32, 0, 262144, 0})
+    ->Args({32, 14, 64, 32, 1, 262144, 0})
+    ->Args({32, 14, 64, 32, 0, 524288, 0})
+    ->Args({32, 14, 64, 32, 1, 524288, 0})
+    ->Args({32, 14, 64, 32, 0, 1048576, 0})
+    ->Args({32, 14, 64, 32, 1, 1048576, 0})
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+#endif
