@@ -9,6 +9,8 @@
 #   default filter: the W1/W2 training steps, Dense, Conv2D (default chunk), ExactSum, Eval
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 REV=HEAD
 BUILD=$ROOT/build
 ROUNDS=5
@@ -19,15 +21,17 @@ while [ $# -gt 0 ]; do
     --build) BUILD=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
     --filter) FILTER=$2; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-    *) echo "ab_baseline.sh: unknown option $1" >&2; exit 2 ;;
+    -h|--help) bench_help; exit 0 ;;
+    *) bench_unknown_option "$1" ;;
   esac
   shift
 done
+bench_positive_integers ROUNDS
+[ -d "$BUILD" ] || bench_usage_error "--build $BUILD: no such directory"
 BUILD=$(cd "$BUILD" && pwd)
 NEW=$BUILD/bench/fedsilo_bench
-[ -x "$NEW" ] || { echo "no $NEW: build the fedsilo_bench target first" >&2; exit 2; }
-SHA=$(git -C "$ROOT" rev-parse --short "$REV")
+[ -x "$NEW" ] || bench_usage_error "no $NEW: build the fedsilo_bench target first"
+SHA=$(git -C "$ROOT" rev-parse --short "$REV" 2>/dev/null) || bench_usage_error "--rev $REV: not a revision of this repository"
 BASE=/tmp/fedsilo-ab-$SHA
 BENCH_SOURCES=("$ROOT"/bench/*.cpp "$ROOT"/bench/*.hpp "$ROOT/bench/CMakeLists.txt")
 stale() { # the baseline binary is missing or older than one of this tree's benchmark sources
@@ -51,7 +55,7 @@ if stale; then
   cmake -S "$BASE" -B "$BASE/build" -G Ninja "${launcher[@]}" -DFEDSILO_BUILD_TESTS=OFF \
     -DCMAKE_CXX_FLAGS=-DFEDSILO_BENCH_BASELINE > "$BASE/configure.log" 2>&1
   cmake --build "$BASE/build" -j2 --target fedsilo_bench > "$BASE/build.log" 2>&1 ||
-    { echo "baseline build failed, see $BASE/build.log" >&2; tail -20 "$BASE/build.log" >&2; exit 1; }
+    bench_failed "the baseline build" "$BASE/build.log"
 fi
 OLD=$BASE/build/bench/fedsilo_bench
 OUT=$(mktemp -d /tmp/fedsilo_ab.XXXXXX)
@@ -94,4 +98,4 @@ for name in new:
     print(f"{name:<58} {o / div:>13.1f} {unit} {n / div:>9.1f} {unit} {o / n:>7.2f}x")
 EOF
 rm -rf "$OUT"
-echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_load_average_at_end
