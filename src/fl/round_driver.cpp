@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -35,10 +34,6 @@ std::string clientDpDivergenceHint(const ExperimentConfig& cfg) {
              " (privacy.noise_multiplier x privacy.clip / expected clients per round) to every coordinate of the "
              "global model: a smaller privacy.clip, a server optimizer with a smaller fl.server_lr or more clients "
              "per round keep it finite");
-}
-
-void loadParams(Model& model, const std::vector<float>& params) {
-  std::memcpy(model.params(), params.data(), params.size() * sizeof(float));
 }
 
 // An algorithm's own evaluation of a client (Algorithm::evaluateClient): its test split only; no
@@ -188,7 +183,7 @@ void RoundDriver::startTrainingProgress(int round, const std::vector<int>& selec
 
 void RoundDriver::trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local) {
   const int slot = localIndex(client);
-  loadParams(p_.model, p_.global);
+  p_.model.setParams(p_.global);
   p_.model.setRandomContext(p_.cfg.seed, client, round);
   ClientContext clientContext = clientContextFor(client, round);
   ClientUpdate update;
@@ -217,7 +212,7 @@ void RoundDriver::trainClient(int client, int round, const ReductionLayout& layo
 void RoundDriver::evaluateAfterLocal(int client, int round, LocalRound& local) {
   const int slot = localIndex(client);
   const PersonalStore* personal = p_.alg.personalStore();
-  if (const std::vector<float>* kept = personal ? personal->find(client) : nullptr) loadParams(p_.model, *kept);
+  if (const std::vector<float>* kept = personal ? personal->find(client) : nullptr) p_.model.setParams(*kept);
   const ClientEvaluation e = evaluateLoadedModel(p_.clients[client]);
   local.afterLocal.set(slot, e);
   local.evaluatedAfterLocal[static_cast<std::size_t>(slot)] = 1;
@@ -411,7 +406,7 @@ ClientFigures RoundDriver::evaluateClients(int round, const std::vector<char>* d
     } else if (p_.alg.evalParams(p_.ctx, k, p_.global, model.params())) {
       holdsGlobal = false;
     } else if (!holdsGlobal) {
-      loadParams(model, p_.global);
+      model.setParams(p_.global);
       holdsGlobal = true;
     }
     const ClientEvaluation e = own ? testOnly(*own) : evaluateLoadedModel(c);
@@ -420,7 +415,7 @@ ClientFigures RoundDriver::evaluateClients(int round, const std::vector<char>* d
       selection_.offer(i, offerRound, e, own ? nullptr : model.params(), static_cast<std::size_t>(model.numParams()));
     p_.ctx.announce().clientDone(static_cast<std::int64_t>(c.test.size()));
   }
-  loadParams(model, saved);
+  model.setParams(saved);
   return figures;
 }
 
@@ -441,7 +436,7 @@ ClientEvaluation RoundDriver::evaluateLoadedModel(const ClientData& c) {
 GlobalFigures RoundDriver::evaluateGlobal() {
   const Dataset& test = p_.data.test;
   if (!p_.alg.hasGlobalModel() || test.size() == 0) return {kNaN, kNaN};
-  loadParams(p_.model, p_.global);
+  p_.model.setParams(p_.global);
   const Index n = test.size(), chunk = p_.cfg.eval.batch;
   std::int64_t correct = 0;
   ExactSum lossSum(1);
@@ -511,7 +506,7 @@ void RoundDriver::finishTraining() {
   const int rounds = p_.cfg.rounds, r = p_.comm.rank();
   coordinated(p_.comm, [&] {
     for (int k = p_.placement.first(r); k < p_.placement.end(r); ++k) {
-      loadParams(p_.model, p_.global);
+      p_.model.setParams(p_.global);
       p_.model.setRandomContext(p_.cfg.seed, k, rounds);
       ClientContext clientContext = clientContextFor(k, rounds);
       p_.alg.finishClient(clientContext);

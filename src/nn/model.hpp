@@ -3,10 +3,12 @@
 // (weight + bias), an LSTM layer (all its gates), an embedding table. Blocks are contiguous in the
 // buffer, in model order, so "the first p layers" is a prefix of the buffer.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "nn/init.hpp"
 #include "nn/layer.hpp"
 #include "nn/loss.hpp"
@@ -68,6 +70,13 @@ class ModelT {
   Index numParams() const { return static_cast<Index>(params_.size()); }
   T* params() { return params_.data(); }
   const T* params() const { return params_.data(); }
+  // Overwrites every parameter with `values` (numParams() of them): a global model, a client's kept
+  // state, a snapshot.
+  void setParams(const std::vector<T>& values) {
+    FEDSILO_ASSERT(static_cast<Index>(values.size()) == numParams(), "setParams: ", values.size(), " values for ",
+                   numParams(), " parameters");
+    std::copy(values.begin(), values.end(), params_.begin());
+  }
   T* grads() { return grads_.data(); }
   const T* grads() const { return grads_.data(); }
   AlignedVector<T>& paramVector() { return params_; }

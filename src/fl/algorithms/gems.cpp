@@ -318,7 +318,7 @@ void Gems::clientUpdate(ClientContext& c, ClientUpdate& out) {
     return;
   }
   // Last block over the shared initial model's frozen lower layers (c.model holds it on entry).
-  std::memcpy(c.model.params(), init_.data(), init_.size() * sizeof(float));
+  c.model.setParams(init_);
   std::unique_ptr<FeatureHead> fh = makeFeatureHead(c.fl, c.model, c.client);
   Rng rng = c.shuffleRng();
   out.trainLoss =
@@ -387,7 +387,7 @@ void Gems::aggregateHeads(const FlContext& ctx, const ServerInput& in, std::vect
     m.initialize(init);
     loadWide(m);
   } else {
-    std::memcpy(m.params(), init_.data(), init_.size() * sizeof(float));
+    m.setParams(init_);
     const LayerBlock& last = m.blocks().back();
     hiddenWidth_ = lastBlock_ ? static_cast<int>(last.size / C_ - 1) : 0;
   }
@@ -427,7 +427,7 @@ std::optional<EvalStats> Gems::evaluateClient(ClientContext& c) {
   const Dataset& ds = c.fl.testSet(c.client);
   if (final_.empty()) return EvalStats(ds.numClasses);  // before round 1: nothing to score
   Workbench& wb = wideBench(c.fl);
-  std::memcpy(wb.model->params(), final_.data(), final_.size() * sizeof(float));
+  wb.model->setParams(final_);
   return wb.trainer->evaluate(*wb.model, ds, c.client.test, c.fl.cfg.eval.batch);
 }
 

@@ -11,7 +11,7 @@ std::vector<char> Local::reducedBlocks(const FlContext& ctx, int) const {
 void Local::clientUpdate(ClientContext& c, ClientUpdate& out) {
   // c.global is the shared initial model in every round: nothing is ever aggregated into it.
   std::vector<float>& mine = personal_.get(c.client.id, c.global);
-  std::memcpy(c.model.params(), mine.data(), mine.size() * sizeof(float));
+  c.model.setParams(mine);
   Rng rng = c.shuffleRng();
   const TrainStats st = c.trainer.train(c.model, c.client.train, c.trainOptions(), rng, c.client.id, c.round);
   out.trainLoss = st.meanLoss;

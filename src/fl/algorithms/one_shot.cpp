@@ -1,7 +1,6 @@
 #include "fl/algorithms/one_shot.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -217,7 +216,7 @@ void OneShot::startLocal(ClientContext& c) const {
     Rng init(c.fl.cfg.seed, c.client.id, -1, Purpose::Init);
     c.model.initialize(init);
   } else {
-    std::memcpy(c.model.params(), init_.data(), init_.size() * sizeof(float));
+    c.model.setParams(init_);
   }
 }
 
@@ -260,7 +259,7 @@ double OneShot::testAccuracy(const FlContext& ctx, Model& model, LocalTrainer& t
 std::vector<float> OneShot::sweep(const FlContext& ctx, Model& model, LocalTrainer& trainer,
                                   const std::vector<float>& params) {
   FEDSILO_ASSERT(static_cast<Index>(params.size()) == model.numParams());
-  auto load = [&] { std::memcpy(model.params(), params.data(), params.size() * sizeof(float)); };
+  auto load = [&] { model.setParams(params); };
   sweepAcc_.clear();
   for (int S : opt_.finetuneSizes) {
     load();
@@ -279,7 +278,7 @@ std::vector<float> OneShot::sweep(const FlContext& ctx, Model& model, LocalTrain
 }
 
 double OneShot::clientAccuracy(ClientContext& c) {
-  std::memcpy(c.model.params(), c.global.data(), c.global.size() * sizeof(float));
+  c.model.setParams(c.global);
   return c.testAccuracy(c.model, c.trainer);
 }
 
