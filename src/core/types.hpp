@@ -3,11 +3,16 @@
 #include <Eigen/Core>
 #include <Eigen/StdVector>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace fedsilo {
 
 using Index = std::int64_t;
+
+// The value of a figure that was not computed: a round that was not evaluated, a client without a
+// validation split, an accuracy of an empty set (HDF5 and the analysis read it as missing).
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Activations are column-major: one column per sample (features x batch).
 using Mat = Eigen::MatrixXf;

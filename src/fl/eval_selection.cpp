@@ -4,11 +4,11 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/types.hpp"
 
 namespace fedsilo {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kFigures = 6;  // checkpoint row: round, then the five figures
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/types.hpp"
 #include "data/augment.hpp"
 #include "data/loaders.hpp"
 #include "data/normalize.hpp"
@@ -14,7 +15,6 @@
 namespace fedsilo {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // A client of a natural partition with its own test files (LEAF, Synthetic): its test split is its
 // test data, and its training slice is split into train/val only (the fractions renormalised).

@@ -6,12 +6,9 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/types.hpp"
 
 namespace fedsilo {
-
-namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-}
 
 std::vector<double> finiteValues(const std::vector<double>& x) {
   std::vector<double> out;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/timer.hpp"
+#include "core/types.hpp"
 #include "fl/fairness.hpp"
 #include "fl/personal_store.hpp"
 #include "optim/lr_schedule.hpp"
@@ -14,7 +15,6 @@
 namespace fedsilo {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Throws the NumericError of a diverged client if block `block` of `v` holds a NaN or Inf.
 void requireFiniteBlock(const float* v, const LayerBlock& block, int client, int round, const char* what) {

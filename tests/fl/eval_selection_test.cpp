@@ -9,12 +9,11 @@
 #include <vector>
 
 #include "fl/eval_selection.hpp"
+#include "core/types.hpp"
 #include "support/memory_archive.hpp"
 
 namespace fedsilo {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 ClientEvaluation candidate(double testAccuracy, double valAccuracy, double valLoss) {
   ClientEvaluation e;

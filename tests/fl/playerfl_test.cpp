@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "comm/placement.hpp"
+#include "core/types.hpp"
 #include "fl/aggregation.hpp"
 #include "fl/algorithms/playerfl.hpp"
 #include "fl/algorithms/playerfl_random.hpp"
@@ -15,8 +16,6 @@
 
 namespace fedsilo {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // 2 -> 2 (fc1) -> ReLU -> 2 (fc2), softmax cross-entropy; hand-set parameters.
 struct TinyNet {

@@ -6,14 +6,11 @@
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/types.hpp"
 #include "fl/aggregation.hpp"
 #include "fl/state_packer.hpp"
 
 namespace fedsilo {
-
-namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-}  // namespace
 
 std::vector<OptionSpec> alphaFedAvgOptions() {
   return {

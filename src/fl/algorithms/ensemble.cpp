@@ -1,5 +1,7 @@
 #include "fl/algorithms/ensemble.hpp"
 
+#include "core/types.hpp"
+
 namespace fedsilo {
 
 OneShotEnsemble::OneShotEnsemble(const ExperimentConfig& cfg) : OneShotLocal(cfg, "ensemble") {}

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/types.hpp"
 #include "fl/gradient_hooks.hpp"
 
 namespace fedsilo {

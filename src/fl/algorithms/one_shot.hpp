@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fl/algorithm.hpp"
+#include "core/types.hpp"
 #include "fl/personal_store.hpp"
 #include "fl/state_packer.hpp"
 
@@ -104,7 +105,6 @@ class OneShot : public Algorithm {
   double accuracyAfter() const { return accAfter_; }
 
  protected:
-  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   // The model of the driver's architecture with a trainer over the training pool, for rank 0's server
   // work and for the algorithms' own client evaluations (built on first use).
   struct Workbench {

@@ -1,5 +1,7 @@
 #include "fl/algorithms/oneshot_local.hpp"
 
+#include "core/types.hpp"
+
 #include <cstring>
 #include <limits>
 

@@ -7,13 +7,13 @@
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/types.hpp"
 #include "fl/aggregation.hpp"
 #include "fl/state_packer.hpp"
 
 namespace fedsilo {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool isNumber(const std::string& s) {
   if (s.empty()) return false;

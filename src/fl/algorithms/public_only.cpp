@@ -1,5 +1,7 @@
 #include "fl/algorithms/public_only.hpp"
 
+#include "core/types.hpp"
+
 #include <cstring>
 
 namespace fedsilo {
