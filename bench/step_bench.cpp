@@ -1,6 +1,7 @@
 // Whole training steps, a local epoch and an evaluation (bench_main.cpp: the groups Step/,
 // StepPrecision/, LocalTrainer/, Eval/).
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,16 @@ const Dataset& syntheticData() {
   return ds;
 }
 
+// W1's MLP (the default ModelConfig) on `data`, initialised from seed 0, with workspaces for batches
+// of up to 1000 (the training batch and the evaluation batch of the benchmarks below).
+std::unique_ptr<Model> w1Mlp(const Dataset& data) {
+  auto m = buildModel<float>(ModelConfig{}, InputSpec{data.shape, 10, 0});
+  Rng init(0, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(1000);
+  return m;
+}
+
 // One local epoch of a W1 client (6,000 samples spread over the 60,000-sample pool, as a Dirichlet
 // client's are): shuffle, gather (u8 -> float), step, SGD. Arg: samples.
 void BM_LocalEpoch(benchmark::State& st) {
@@ -135,11 +146,7 @@ void BM_LocalEpoch(benchmark::State& st) {
   const std::size_t n = static_cast<std::size_t>(st.range(0));
   IndexList idx(n);
   for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<Index>(i * (data.size() / static_cast<Index>(n)));
-  ModelConfig cfg;
-  auto m = buildModel<float>(cfg, InputSpec{data.shape, 10, 0});
-  Rng init(0, -1, -1, Purpose::Init);
-  m->initialize(init);
-  m->reserve(1000);
+  auto m = w1Mlp(data);
   LocalTrainer trainer(data, 1000);
   TrainOptions opt;
   opt.optimizer.lr = 0.01;
@@ -147,7 +154,7 @@ void BM_LocalEpoch(benchmark::State& st) {
   int round = 0;
   long allocs = 0, steps = 0;
   for (auto _ : st) {
-    std::copy(start.begin(), start.end(), m->params());
+    m->setParams(start);
     Rng shuffle(0, 1, round++, Purpose::Shuffle);
     AllocCounter count;
     const TrainStats ts = trainer.train(*m, idx, opt, shuffle, 1, round);
@@ -164,11 +171,7 @@ void BM_Eval(benchmark::State& st) {
   const Dataset& data = syntheticData();
   IndexList idx(10000);
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<Index>(i);
-  ModelConfig cfg;
-  auto m = buildModel<float>(cfg, InputSpec{data.shape, 10, 0});
-  Rng init(0, -1, -1, Purpose::Init);
-  m->initialize(init);
-  m->reserve(1000);
+  auto m = w1Mlp(data);
   LocalTrainer trainer(data, 1000);
   for (auto _ : st) benchmark::DoNotOptimize(trainer.evaluate(*m, data, idx, 1000).correct);
   st.counters["samples/s"] = benchmark::Counter(10000.0, benchmark::Counter::kIsIterationInvariantRate);
