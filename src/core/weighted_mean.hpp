@@ -5,8 +5,9 @@
 #pragma once
 #include <cmath>
 #include <cstddef>
-#include <limits>
 #include <vector>
+
+#include "core/types.hpp"
 
 namespace fedsilo {
 
@@ -19,7 +20,7 @@ inline double finiteWeightedMean(const std::vector<double>& x, const std::vector
     num += w[i] * x[i];
     den += w[i];
   }
-  return den > 0.0 ? num / den : std::numeric_limits<double>::quiet_NaN();
+  return den > 0.0 ? num / den : kNaN;
 }
 
 }  // namespace fedsilo

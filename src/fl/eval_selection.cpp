@@ -1,7 +1,6 @@
 #include "fl/eval_selection.hpp"
 
 #include <cmath>
-#include <limits>
 
 #include "core/error.hpp"
 #include "core/types.hpp"

@@ -1,7 +1,6 @@
 #include "fl/experiment.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include "core/types.hpp"
 #include "data/augment.hpp"

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/error.hpp"
+#include "core/types.hpp"
 
 namespace fedsilo {
 
@@ -21,21 +21,21 @@ void EvalStats::count(std::int32_t predicted, std::int32_t label) {
 EvalStats predictionStats(const std::vector<std::int32_t>& pred, const Dataset& data, const IndexList& idx) {
   FEDSILO_ASSERT(pred.size() == idx.size());
   EvalStats st(data.numClasses);
-  st.lossSum = std::numeric_limits<double>::quiet_NaN();
+  st.lossSum = kNaN;
   for (std::size_t i = 0; i < idx.size(); ++i) st.count(pred[i], data.labels[static_cast<std::size_t>(idx[i])]);
   return st;
 }
 
 double EvalStats::accuracy() const {
-  return n > 0 ? static_cast<double>(correct) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
+  return n > 0 ? static_cast<double>(correct) / static_cast<double>(n) : kNaN;
 }
 
 double EvalStats::meanLoss() const {
-  return n > 0 ? lossSum / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
+  return n > 0 ? lossSum / static_cast<double>(n) : kNaN;
 }
 
 double EvalStats::macroF1() const {
-  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  if (n == 0) return kNaN;
   double sum = 0.0;
   int classes = 0;
   for (std::size_t c = 0; c < truePos.size(); ++c) {
@@ -44,7 +44,7 @@ double EvalStats::macroF1() const {
     const double denom = static_cast<double>(labelCount[c] + predCount[c]);
     sum += denom > 0 ? 2.0 * static_cast<double>(truePos[c]) / denom : 0.0;
   }
-  return classes > 0 ? sum / classes : std::numeric_limits<double>::quiet_NaN();
+  return classes > 0 ? sum / classes : kNaN;
 }
 
 TrainOptions TrainOptions::from(const TrainConfig& t) {
@@ -243,7 +243,7 @@ EvalStats LocalTrainer::evaluate(Model& model, const Dataset& data, const IndexL
 std::vector<double> layerSensitivity(Model& model, LocalTrainer& trainer, const IndexList& indices, int batch,
                                      std::uint64_t seed, int client, int round, bool includeBias) {
   const auto& blocks = model.blocks();
-  std::vector<double> s(blocks.size(), std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> s(blocks.size(), kNaN);
   if (indices.empty()) return s;
   Rng rng(seed, client, round, Purpose::Sensitivity);
   // One batch of the client's: at most its training set's size (as in training), whatever the buffers.
@@ -268,7 +268,7 @@ std::vector<double> layerSensitivity(Model& model, LocalTrainer& trainer, const 
       sum += acc / static_cast<double>(t.size);
       ++tensors;
     }
-    s[b] = tensors > 0 ? sum / tensors : std::numeric_limits<double>::quiet_NaN();
+    s[b] = tensors > 0 ? sum / tensors : kNaN;
   }
   return s;
 }

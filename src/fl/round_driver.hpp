@@ -12,7 +12,6 @@
 // The driver names no algorithm: everything algorithm-specific goes through the Algorithm interface
 // (fl/algorithm.hpp). Experiment (fl/experiment.hpp) builds the pieces a round works on and owns them.
 #pragma once
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +22,7 @@
 #include "core/exact_sum.hpp"
 #include "core/record_sink.hpp"
 #include "core/state_archive.hpp"
+#include "core/types.hpp"
 #include "data/dataset.hpp"
 #include "fl/algorithm.hpp"
 #include "fl/client.hpp"
@@ -41,7 +41,7 @@ struct RoundSummary {
   double meanClientAccuracy = 0.0, worst10 = 0.0;
   double seconds = 0.0, trainSeconds = 0.0;
   int participants = 0;
-  double epsilon = std::numeric_limits<double>::quiet_NaN();  // privacy loss so far (NaN without DP)
+  double epsilon = kNaN;  // privacy loss so far (NaN without DP)
 };
 
 // The points where a test may make one rank misbehave (FEDSILO_FAULT, app/fault_injection). Production

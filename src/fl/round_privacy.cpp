@@ -2,11 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <sstream>
 
 #include "core/error.hpp"
 #include "core/timer.hpp"
+#include "core/types.hpp"
 
 namespace fedsilo {
 
@@ -88,7 +88,7 @@ double RoundPrivacy::endRound(int round) {
     const double local = sampleDp_->endRound();
     return comm_.allreduceMax(std::isnan(local) ? -1.0 : local);
   }
-  return std::numeric_limits<double>::quiet_NaN();
+  return kNaN;
 }
 
 void RoundPrivacy::checkpoint(StateArchive& ar) {

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 
 #include "core/error.hpp"
+#include "core/types.hpp"
 #include "privacy/calibration.hpp"
 
 namespace fedsilo {
@@ -78,7 +78,7 @@ void SampleLevelDp::afterClient(LocalTrainer& trainer) {
 }
 
 double SampleLevelDp::endRound() {
-  double largest = std::numeric_limits<double>::quiet_NaN();
+  double largest = kNaN;
   for (int i = 0; i < count_; ++i) {
     const double eps = accountants_[static_cast<std::size_t>(i)].spent(cfg_.privacy.delta).epsilon;
     epsilon_[static_cast<std::size_t>(i)].push_back(eps);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 
+#include "core/types.hpp"
 #include "comm/h5_mpio.hpp"
 #include "io/durable.hpp"
 #include "io/storage_errors.hpp"
@@ -142,7 +142,7 @@ hid_t ResultsWriter::roundDataset(const std::string& name, bool perClient, hid_t
     h5::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dcpl");
     h5::check(H5Pset_chunk(dcpl, rank, chunk), "H5Pset_chunk " + path);
     if (H5Tget_class(fileType) == H5T_FLOAT) {
-      const double nan = std::numeric_limits<double>::quiet_NaN();
+      const double nan = kNaN;
       H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
     }
     d = H5Dcreate2(file_, path.c_str(), fileType, space, lcpl_, dcpl, H5P_DEFAULT);

@@ -3,7 +3,6 @@
 // parameters and the checkpoint round trip.
 #include <gtest/gtest.h>
 
-#include <limits>
 #include <map>
 #include <unordered_map>
 #include <vector>

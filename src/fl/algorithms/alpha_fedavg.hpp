@@ -21,12 +21,12 @@
 // the client is excluded from aggregation for good (it sends block weight 0). `liars` report
 // clamp(a_k + liar_boost, 0, 1) so that the check can be exercised.
 #pragma once
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "fl/algorithms/fedavg.hpp"
+#include "core/types.hpp"
 #include "fl/fairness.hpp"
 
 namespace fedsilo {
@@ -83,7 +83,7 @@ class AlphaFedAvg : public FedAvg {
   std::vector<double> numTrain_;
   // Replicated (identical on every rank after each round).
   bool alphaKnown_ = false;
-  double alpha_ = 1.0, target_ = std::numeric_limits<double>::quiet_NaN();
+  double alpha_ = 1.0, target_ = kNaN;
   int searchedAt_ = -1;  // round of the in-run search; -2: before training (reference); -1: none
   AlphaSearchResult search_;
   std::vector<int> excluded_, strikes_;

@@ -154,7 +154,7 @@ std::vector<std::int32_t> majorityVote(const std::vector<std::vector<std::int32_
 }
 
 double accuracyOf(const std::vector<std::int32_t>& pred, const Dataset& data, const IndexList& idx) {
-  if (idx.empty()) return std::numeric_limits<double>::quiet_NaN();
+  if (idx.empty()) return kNaN;
   Index ok = 0;
   for (std::size_t i = 0; i < idx.size(); ++i) ok += pred[i] == data.labels[static_cast<std::size_t>(idx[i])] ? 1 : 0;
   return static_cast<double>(ok) / static_cast<double>(idx.size());

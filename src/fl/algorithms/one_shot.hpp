@@ -16,7 +16,6 @@
 // /gems/finetune/accuracy [S] (test accuracy after fine-tuning on each size in gems.finetune_sizes,
 // size 0 = no fine-tuning), /gems/accuracy_before, /gems/accuracy_after, /gems/client_accuracy [K].
 #pragma once
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>

@@ -3,7 +3,6 @@
 #include "core/types.hpp"
 
 #include <cstring>
-#include <limits>
 
 namespace fedsilo {
 
@@ -12,7 +11,7 @@ namespace {
 double meanOf(const std::vector<double>& v) {
   double s = 0.0;
   for (double x : v) s += x;
-  return v.empty() ? std::numeric_limits<double>::quiet_NaN() : s / static_cast<double>(v.size());
+  return v.empty() ? kNaN : s / static_cast<double>(v.size());
 }
 }  // namespace
 
