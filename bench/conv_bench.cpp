@@ -12,7 +12,7 @@ namespace {
 using namespace fedsilo;
 using namespace fedsilo::bench;
 
-// Conv2D at the W2 shapes. Args: inC, H (= W), outC, batch, op (0 forward, 1 backward with dx,
+// Conv2D at the W2 and PFL shapes. Args: inC, H (= W), outC, batch, op (0 forward, 1 backward with dx,
 // 2 backward without dx: conv1 is the first layer), chunk (im2col chunk cap in values; 0 = default),
 // bf16 (1: train.precision = bf16, nn/bf16.hpp; an error where the CPU lacks it).
 void BM_Conv2D(benchmark::State& st) {
@@ -118,6 +118,13 @@ BENCHMARK(BM_Conv2D)
     ->Args({32, 14, 64, 32, 1, 524288, 0})
     ->Args({32, 14, 64, 32, 0, 1048576, 0})
     ->Args({32, 14, 64, 32, 1, 1048576, 0})
+    // cnn_playerfl's three layers at its batch of 128 (conv1 is a first layer: no input gradient).
+    ->Args({1, 28, 64, 128, 0, 0, 0})
+    ->Args({1, 28, 64, 128, 2, 0, 0})
+    ->Args({64, 14, 128, 128, 0, 0, 0})
+    ->Args({64, 14, 128, 128, 1, 0, 0})
+    ->Args({128, 7, 256, 128, 0, 0, 0})
+    ->Args({128, 7, 256, 128, 1, 0, 0})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
