@@ -1,7 +1,6 @@
 #include "nn/conv2d_direct.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
@@ -89,19 +88,25 @@ void ConvDirect::packFlippedWeights(const float* w) {
 
 void ConvDirect::padInput(const float* x, int b0, int nb) {
   const Index plane = Index(in_.rows) * in_.cols;
+  const kernels::ConvKernels& kc = kernels::active().conv;
   for (int b = 0; b < nb; ++b)
-    for (int c = 0; c < g_.inC; ++c) {
-      const float* src = x + (b0 + b) * g_.inSize + Index(c) * g_.h * g_.w;
-      float* dst = in_.data.data() + b * in_.perSample() + c * plane + Index(g_.pad) * in_.cols + g_.pad;
-      for (int r = 0; r < g_.h; ++r)
-        std::memcpy(dst + Index(r) * in_.cols, src + Index(r) * g_.w, sizeof(float) * g_.w);
-    }
+    kc.copyIntoPadded(x + (b0 + b) * g_.inSize, nullptr, g_.inC, g_.h, g_.w,
+                      in_.data.data() + b * in_.perSample() + Index(g_.pad) * in_.cols + g_.pad, plane, in_.cols);
 }
 
 void ConvDirect::padGradient(const float* y, const float* dy, int b0, int nb, bool relu) {
   const int off = g_.k - 1 - g_.pad;
   const Index plane = Index(grad_.rows) * grad_.cols;
-  for (int b = 0; b < nb; ++b)
+  if (g_.stride == 1) {  // rows stay contiguous: the kernel set's masked-vector copy
+    const kernels::ConvKernels& kc = kernels::active().conv;
+    for (int b = 0; b < nb; ++b) {
+      const Index src0 = (b0 + b) * g_.outSize;
+      kc.copyIntoPadded(dy + src0, relu ? y + src0 : nullptr, g_.outC, g_.oh, g_.ow,
+                        grad_.data.data() + b * grad_.perSample() + Index(off) * grad_.cols + off, plane, grad_.cols);
+    }
+    return;
+  }
+  for (int b = 0; b < nb; ++b)  // dilated by the stride
     for (int c = 0; c < g_.outC; ++c) {
       const Index src0 = (b0 + b) * g_.outSize + c * g_.ohw;
       float* dst = grad_.data.data() + b * grad_.perSample() + c * plane;
@@ -109,13 +114,7 @@ void ConvDirect::padGradient(const float* y, const float* dy, int b0, int nb, bo
         const float* g = dy + src0 + Index(r) * g_.ow;
         const float* a = y + src0 + Index(r) * g_.ow;
         float* d = dst + Index(off + r * g_.stride) * grad_.cols + off;
-        if (g_.stride == 1) {  // contiguous: the compiler vectorises these (the same values)
-          if (relu) {
-            for (int j = 0; j < g_.ow; ++j) d[j] = a[j] > 0.0f ? g[j] : 0.0f;
-          } else {
-            for (int j = 0; j < g_.ow; ++j) d[j] = g[j];
-          }
-        } else if (relu) {
+        if (relu) {
           for (int j = 0; j < g_.ow; ++j) d[j * g_.stride] = a[j] > 0.0f ? g[j] : 0.0f;
         } else {
           for (int j = 0; j < g_.ow; ++j) d[j * g_.stride] = g[j];

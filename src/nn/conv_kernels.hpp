@@ -26,6 +26,7 @@ struct ConvImpl {
   // Taps per pass over the positions of a chunk: kBlockK x (V x L) weights stay in L1 while the
   // positions stream (128 x 64 floats = 32 KiB with AVX-512).
   static constexpr int kBlockK = 128;
+  static constexpr int kFloatsPerLine = 16;  // 64-byte cache lines
 
   // A tile of R_ positions (rows of z) x V_ vectors of channels, over the taps [k0, k1).
   template <int V_, int R_>
@@ -85,16 +86,21 @@ struct ConvImpl {
     }
   }
 
-  // A tile of R_ taps (rows of dwt) x V_ vectors of channels, over all n positions.
+  // A tile of R_ taps (rows of dwt) x V_ vectors of channels, over all n positions. nextRows rows of dwt from k0 + R_ on (the next tile's) are requested into L1 once this tile's are loaded:
+  // dwt (3.5 MB for PFL's conv3) is read from L3 chunk after chunk, and a tile's first loads waited for it
+  // (11% of the weight gradient's samples in perf, on the loads before the loop).
   template <int V_, int R_>
   static void wgradTile(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int k0,
-                        const float* dz, int ldz, int c0, float* dwt, int ldw, bool accumulate) {
+                        const float* dz, int ldz, int c0, float* dwt, int ldw, bool accumulate, int nextRows) {
     V acc[R_ * V_];
     if (accumulate) {
 #pragma GCC unroll 8
       for (int j = 0; j < R_; ++j)
 #pragma GCC unroll 4
         for (int v = 0; v < V_; ++v) acc[j * V_ + v] = S::load(dwt + static_cast<Index>(k0 + j) * ldw + c0 + L * v);
+      for (int j = 0; j < nextRows; ++j)
+        for (int v = 0; v < V_ * L; v += kFloatsPerLine)
+          __builtin_prefetch(dwt + static_cast<Index>(k0 + R_ + j) * ldw + c0 + v, 0, 3);
     } else {
 #pragma GCC unroll 32
       for (int a = 0; a < R_ * V_; ++a) acc[a] = S::zero();
@@ -131,13 +137,32 @@ struct ConvImpl {
         constexpr int kVecs = decltype(v)::value;
         int k0 = 0;
         for (; k0 + kR <= K; k0 += kR)
-          wgradTile<kVecs, kR>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate);
+          wgradTile<kVecs, kR>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate,
+                               imin(kR, K - k0 - kR));
         if (k0 < K)
           withCount<kR>(K - k0, [&](auto r) {
-            wgradTile<kVecs, decltype(r)::value>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate);
+            wgradTile<kVecs, decltype(r)::value>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate, 0);
           });
       });
     }
+  }
+
+  // dst[p*dstPlane + r*ldd + j] = src[(p*rows + r)*cols + j] (masked by mask > 0, the same layout as src),
+  // p < planes, r < rows, j < cols: planes copied into the interior of zero-padded ones, a row at a time in
+  // masked vectors (7- and 14-wide rows: a scalar loop or a memcpy call per row cost 2.5% of a PFL step).
+  static void copyIntoPadded(const float* src, const float* mask, Index planes, int rows, int cols, float* dst,
+                             Index dstPlane, int ldd) {
+    for (Index p = 0; p < planes; ++p)
+      for (int r = 0; r < rows; ++r) {
+        const Index from = (p * rows + r) * cols;
+        float* d = dst + p * dstPlane + static_cast<Index>(r) * ldd;
+        for (int j0 = 0; j0 < cols; j0 += L) {
+          const M m = S::mask(cols - j0);
+          V v = S::load(m, src + from + j0);
+          if (mask) v = S::selectPositive(S::load(m, mask + from + j0), v);
+          S::store(d + j0, m, v);
+        }
+      }
   }
 
   // dst[(b*P + p)*ldd + c] = src[b*srcStride + c*P + p] (masked by mask > 0), by L x L transposes.

@@ -54,6 +54,10 @@ struct ConvKernels {
   // dst[b*dstStride + c*P + p] = act(src[(b*P + p)*lds + c] + bias[c]) (bias may be null: + 0 skipped).
   void (*rowsToPlanes)(const float* src, int lds, const float* bias, bool relu, int nb, int C, Index P, float* dst,
                        Index dstStride);
+  // dst[p*dstPlane + r*ldd + j] = src[(p*rows + r)*cols + j], masked to 0 where mask (same layout as src)
+  // is not > 0 when mask != nullptr; p < planes, r < rows, j < cols (the interior of zero-padded planes).
+  void (*copyIntoPadded)(const float* src, const float* mask, Index planes, int rows, int cols, float* dst,
+                         Index dstPlane, int ldd);
 };
 
 // Max pooling over 2 x 2 windows with stride 2 (nn/pool_kernels.hpp: layout, positions, rules).

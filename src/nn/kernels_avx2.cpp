@@ -13,7 +13,7 @@ const KernelTable& avx2Kernels() {
   using C = ConvImpl<simd::Avx2>;
   static const KernelTable table{Isa::Avx2,
                                  {D::forward, D::wgrad, D::wgradSgd, D::dgrad, D::reluMask, D::sgd},
-                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes},
+                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes, C::copyIntoPadded},
                                  {maxPool2x2Plain<float>, maxPool2x2BackwardPlain<float>}};
   return table;
 }

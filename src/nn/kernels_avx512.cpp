@@ -13,7 +13,7 @@ const KernelTable& avx512Kernels() {
   using C = ConvImpl<simd::Avx512>;
   static const KernelTable table{Isa::Avx512,
                                  {D::forward, D::wgrad, D::wgradSgd, D::dgrad, D::reluMask, D::sgd},
-                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes},
+                                 {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes, C::copyIntoPadded},
                                  {PoolAvx512::forward, PoolAvx512::backward}};
   return table;
 }
