@@ -86,9 +86,10 @@ struct ConvImpl {
     }
   }
 
-  // A tile of R_ taps (rows of dwt) x V_ vectors of channels, over all n positions. nextRows rows of dwt from k0 + R_ on (the next tile's) are requested into L1 once this tile's are loaded:
-  // dwt (3.5 MB for PFL's conv3) is read from L3 chunk after chunk, and a tile's first loads waited for it
-  // (11% of the weight gradient's samples in perf, on the loads before the loop).
+  // A tile of R_ taps (rows of dwt) x V_ vectors of channels, over all n positions. The nextRows rows of dwt
+  // from k0 + R_ on (the next tile's) are requested into L1 once this tile's are loaded: dwt (3.5 MB for
+  // PFL's conv3) is read back from L3 chunk after chunk, and a tile's first loads waited for it (11% of the
+  // weight gradient's samples in perf, on the loads before the loop; docs/performance.md).
   template <int V_, int R_>
   static void wgradTile(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int k0,
                         const float* dz, int ldz, int c0, float* dwt, int ldw, bool accumulate, int nextRows) {
