@@ -78,7 +78,8 @@ void BM_ConvGemm(benchmark::State& st) {
     if (wgrad)
       kc.wgrad(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.z.data(), g.ldw, g.C, g.wt.data(), g.ldw, false);
     else
-      kc.gemm(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.wt.data(), g.ldw, g.C, g.z.data(), g.ldw);
+      kc.gemm(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.wt.data(), g.ldw, g.C, g.z.data(), g.ldw,
+              nullptr, 5);
     benchmark::ClobberMemory();
   }
   setFlops(st, 2.0 * g.n * g.K * g.C);

@@ -26,6 +26,23 @@ int rowStride(int channels) {
   return 16 * (lines > 4 && lines % 2 == 0 ? lines + 1 : lines);
 }
 
+// span[2i], span[2i + 1] = the kernel rows [lo, hi) of a k x k kernel that position i reads inside the image,
+// for positions (sample, output row r, column) whose patch starts at plane row r * rowStep, over a plane whose
+// rows [first, first + count) hold the image (the rest is zero padding); an empty span is stored as [k, 0).
+void fillRowSpan(std::vector<std::uint8_t>& span, int chunk, int k, int outRows, int outCols, int rowStep, int first,
+                 int count) {
+  FEDSILO_ASSERT(k < 256, "conv2d: kernel side ", k, " beyond the row tables' bytes");
+  span.clear();
+  for (int b = 0; b < chunk; ++b)
+    for (int r = 0; r < outRows; ++r) {
+      const int lo = std::clamp(first - r * rowStep, 0, k), hi = std::clamp(first + count - r * rowStep, 0, k);
+      for (int c = 0; c < outCols; ++c) {
+        span.push_back(static_cast<std::uint8_t>(lo < hi ? lo : k));
+        span.push_back(static_cast<std::uint8_t>(lo < hi ? hi : 0));
+      }
+    }
+}
+
 }  // namespace
 
 ConvDirect::ConvDirect(const ConvGeometry& g) : g_(g), ldw_(rowStride(g.outC)), ldwD_(rowStride(g.inC)) {
@@ -68,6 +85,9 @@ void ConvDirect::reserve(int maxBatch) {
   // Gather tables: positions of the chunk, taps of the kernel.
   fillGatherTables(in_, chunk_, g_.k, g_.oh, g_.ow, g_.stride, g_.stride);
   fillGatherTables(grad_, chunk_, g_.k, g_.h, g_.w, 1, 1);
+  fillRowSpan(in_.rowSpan, chunk_, g_.k, g_.oh, g_.ow, g_.stride, g_.pad, g_.h);
+  // dZ's rows in grad_: k - 1 - pad, then every stride-th (dilated) up to (oh - 1) * stride further.
+  fillRowSpan(grad_.rowSpan, chunk_, g_.k, g_.h, g_.w, 1, g_.k - 1 - g_.pad, (g_.oh - 1) * g_.stride + 1);
 }
 
 void ConvDirect::packWeights(const float* w) {
@@ -149,7 +169,7 @@ void ConvDirect::forward(const float* w, const float* bias, const float* x, floa
     const int nb = std::min(chunk_, batch - b0);
     padInput(x, b0, nb);
     kc.gemm(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, in_.tap.data(), static_cast<int>(g_.kdim), wt_.data(),
-            ldw_, g_.outC, z_.data(), ldw_);
+            ldw_, g_.outC, z_.data(), ldw_, in_.rowSpan.data(), g_.k);
     kc.rowsToPlanes(z_.data(), ldw_, bias, relu, nb, g_.outC, g_.ohw, y + b0 * g_.outSize, g_.outSize);
   }
 }
@@ -173,7 +193,7 @@ void ConvDirect::backward(const float* w, float* dw, float* db, const float* x, 
     if (!dx) continue;
     padGradient(y, dy, b0, nb, relu);
     kc.gemm(grad_.data.data(), grad_.rowBase.data(), nb * hw, grad_.tap.data(), g_.outC * g_.k * g_.k, wtD_.data(),
-            ldwD_, g_.inC, zD_.data(), ldwD_);
+            ldwD_, g_.inC, zD_.data(), ldwD_, grad_.rowSpan.data(), g_.k);
     kc.rowsToPlanes(zD_.data(), ldwD_, nullptr, false, nb, g_.inC, hw, dx + b0 * g_.inSize, g_.inSize);
   }
   // dw[c][k] = dwt_[k][c]

@@ -45,6 +45,7 @@ class ConvDirect {
     Index perSample() const { return static_cast<Index>(channels) * rows * cols; }
     AlignedVector<float> data;
     std::vector<std::int32_t> rowBase, tap;
+    std::vector<std::uint8_t> rowSpan;  // per position: the kernel rows [lo, hi) that read inside the image
   };
   void packWeights(const float* w);
   void packFlippedWeights(const float* w);

@@ -16,6 +16,8 @@
 namespace fedsilo::kernels {
 namespace {
 
+inline int imax(int a, int b) { return a > b ? a : b; }
+
 template <class S>
 struct ConvImpl {
   using V = typename S::V;
@@ -28,10 +30,33 @@ struct ConvImpl {
   static constexpr int kBlockK = 128;
   static constexpr int kFloatsPerLine = 16;  // 64-byte cache lines
 
-  // A tile of R_ positions (rows of z) x V_ vectors of channels, over the taps [k0, k1).
+  // acc[r][v] += x[rowBase(r) + tap[k]] * wt[k][c0 + L v] for the taps k in [a, b), in order.
+  template <int V_, int R_>
+  __attribute__((always_inline)) static inline void gemmTaps(V (&acc)[R_ * V_], const float* const (&xr)[R_],
+                                                             const std::int32_t* tap, int a, int b, const float* wt,
+                                                             int ldw, int c0) {
+    const float* wk = wt + static_cast<Index>(a) * ldw + c0;
+    for (int k = a; k < b; ++k, wk += ldw) {
+      const Index o = tap[k];
+      V wv[V_];
+#pragma GCC unroll 4
+      for (int v = 0; v < V_; ++v) wv[v] = S::pin(S::load(wk + L * v));
+#pragma GCC unroll 8
+      for (int r = 0; r < R_; ++r) {
+        const V d = S::bcast(xr[r] + o);
+#pragma GCC unroll 4
+        for (int v = 0; v < V_; ++v) acc[r * V_ + v] = S::fma(d, wv[v], acc[r * V_ + v]);
+      }
+    }
+  }
+
+  // A tile of R_ positions (rows of z) x V_ vectors of channels, over the taps [k0, k1). With rowSpan, the
+  // taps of the kernel rows that no position of the tile reads inside the image (all zero padding) are left
+  // out: their products are +-0, which leave a sum that started at +0 unchanged (it is never -0 in
+  // round-to-nearest), so the results are the same bits for finite operands.
   template <int V_, int R_>
   static void gemmTile(const float* x, const std::int32_t* rowBase, Index i0, const std::int32_t* tap, int k0, int k1,
-                       const float* wt, int ldw, int c0, float* z, int ldz) {
+                       const float* wt, int ldw, int c0, float* z, int ldz, const std::uint8_t* rowSpan, int ks) {
     V acc[R_ * V_];
     if (k0 == 0) {
 #pragma GCC unroll 32
@@ -45,17 +70,21 @@ struct ConvImpl {
     const float* xr[R_];
 #pragma GCC unroll 8
     for (int r = 0; r < R_; ++r) xr[r] = x + rowBase[i0 + r];
-    const float* wk = wt + static_cast<Index>(k0) * ldw + c0;
-    for (int k = k0; k < k1; ++k, wk += ldw) {
-      const Index o = tap[k];
-      V wv[V_];
-#pragma GCC unroll 4
-      for (int v = 0; v < V_; ++v) wv[v] = S::pin(S::load(wk + L * v));
-#pragma GCC unroll 8
+    int lo = 0, hi = ks;  // the kernel rows [lo, hi) some position of the tile reads inside the image
+    if (rowSpan) {
+      lo = ks, hi = 0;
       for (int r = 0; r < R_; ++r) {
-        const V d = S::bcast(xr[r] + o);
-#pragma GCC unroll 4
-        for (int v = 0; v < V_; ++v) acc[r * V_ + v] = S::fma(d, wv[v], acc[r * V_ + v]);
+        lo = imin(lo, rowSpan[2 * (i0 + r)]);
+        hi = imax(hi, rowSpan[2 * (i0 + r) + 1]);
+      }
+    }
+    if (lo == 0 && hi == ks) {
+      gemmTaps<V_, R_>(acc, xr, tap, k0, k1, wt, ldw, c0);
+    } else {  // taps run over (channel, kernel row, kernel column): per channel, one run of rows lo..hi-1
+      const int kk = ks * ks;
+      for (int c = k0 / kk * kk; c < k1; c += kk) {
+        const int a = imax(k0, c + lo * ks), b = imin(k1, c + hi * ks);
+        if (a < b) gemmTaps<V_, R_>(acc, xr, tap, a, b, wt, ldw, c0);
       }
     }
 #pragma GCC unroll 8
@@ -67,7 +96,7 @@ struct ConvImpl {
   // The positions of a chunk in tiles of kR, the last tile exactly as tall as what is left (a tile padded
   // to kR rows would spend its multiply-adds on copies: 4% of PFL conv3's 98-position chunks).
   static void gemm(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K,
-                   const float* wt, int ldw, int C, float* z, int ldz) {
+                   const float* wt, int ldw, int C, float* z, int ldz, const std::uint8_t* rowSpan, int ks) {
     const int cvecs = (C + L - 1) / L;
     for (int cv = 0; cv < cvecs; cv += kV) {
       const int nv = imin(kV, cvecs - cv);
@@ -76,10 +105,11 @@ struct ConvImpl {
         withCount<kV>(nv, [&](auto v) {
           constexpr int kVecs = decltype(v)::value;
           Index i0 = 0;
-          for (; i0 + kR <= n; i0 += kR) gemmTile<kVecs, kR>(x, rowBase, i0, tap, k0, k1, wt, ldw, cv * L, z, ldz);
+          for (; i0 + kR <= n; i0 += kR)
+            gemmTile<kVecs, kR>(x, rowBase, i0, tap, k0, k1, wt, ldw, cv * L, z, ldz, rowSpan, ks);
           if (i0 < n)
             withCount<kR>(static_cast<int>(n - i0), [&](auto r) {
-              gemmTile<kVecs, decltype(r)::value>(x, rowBase, i0, tap, k0, k1, wt, ldw, cv * L, z, ldz);
+              gemmTile<kVecs, decltype(r)::value>(x, rowBase, i0, tap, k0, k1, wt, ldw, cv * L, z, ldz, rowSpan, ks);
             });
         });
       }

@@ -40,9 +40,11 @@ struct DenseKernels {
 
 struct ConvKernels {
   // z[i][c] = sum over k in order of x[rowBase[i] + tap[k]] * wt[k*ldw + c], for i < n, c < C
-  // (overwrites z; row stride ldz).
+  // (overwrites z; row stride ldz). rowSpan (or nullptr): for each position i, the kernel rows
+  // [rowSpan[2i], rowSpan[2i + 1]) it reads inside the image; with it, the taps k = (channel, kernel row,
+  // kernel column) of a ks x ks kernel outside those rows read zero padding and may be left out.
   void (*gemm)(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K, const float* wt,
-               int ldw, int C, float* z, int ldz);
+               int ldw, int C, float* z, int ldz, const std::uint8_t* rowSpan, int ks);
   // dwt[k*ldw + c] (+)= sum over i in order of x[rowBase[i] + tap[k]] * dz[i*ldz + c]; accumulate = false
   // starts from zero.
   void (*wgrad)(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K, const float* dz,

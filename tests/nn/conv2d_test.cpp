@@ -3,11 +3,15 @@
 // with one and several chunks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "conv_reference.hpp"
 #include "core/error.hpp"
 #include "grad_check.hpp"
 #include "isa_scope.hpp"
 #include "nn/conv2d.hpp"
+#include "nn/kernel_table.hpp"
 
 namespace fedsilo::test {
 namespace {
@@ -144,6 +148,50 @@ TEST(Conv2D, ParamLayoutAndFanIn) {
   EXPECT_EQ(specs[1].name, "bias");
   EXPECT_EQ(specs[1].size, 4);
   EXPECT_TRUE(specs[1].isBias);
+}
+
+// The gather GEMM with the per-position kernel-row spans leaves out the taps that read only zero padding:
+// the result must be the bits of the full product (the products left out are +-0), on every kernel set,
+// for tiles that straddle output rows and a chunk of two samples (7x7 images padded by 2, 5x5 taps).
+TEST(ConvGatherGemm, LeavingOutPaddingRowsKeepsTheBits) {
+  constexpr int kSamples = 2, kSide = 7, kPad = 2, kK = 5, kIn = 3, kOut = 40, kLd = 48;
+  constexpr int kPadded = kSide + 2 * kPad, kPlane = kPadded * kPadded, kTaps = kIn * kK * kK;
+  std::vector<float> x(static_cast<std::size_t>(kSamples) * kIn * kPlane, 0.0f);
+  const auto values = randomVector(x.size(), 900);
+  std::vector<std::int32_t> rowBase, tap;
+  std::vector<std::uint8_t> span;
+  for (int b = 0; b < kSamples; ++b)
+    for (int c = 0; c < kIn; ++c)
+      for (int r = 0; r < kSide; ++r)
+        for (int col = 0; col < kSide; ++col) {
+          const std::size_t at = (static_cast<std::size_t>(b) * kIn + c) * kPlane + (r + kPad) * kPadded + col + kPad;
+          x[at] = static_cast<float>(values[at]);
+        }
+  for (int b = 0; b < kSamples; ++b)
+    for (int r = 0; r < kSide; ++r)
+      for (int col = 0; col < kSide; ++col) {
+        rowBase.push_back(b * kIn * kPlane + r * kPadded + col);
+        span.push_back(static_cast<std::uint8_t>(std::max(0, kPad - r)));  // the first kernel row inside
+        span.push_back(static_cast<std::uint8_t>(std::min(kK, kPad + kSide - r)));  // one past the last
+      }
+  for (int k = 0; k < kTaps; ++k) tap.push_back((k / 25) * kPlane + (k % 25 / 5) * kPadded + k % 5);
+  std::vector<float> wt(static_cast<std::size_t>(kTaps) * kLd);
+  const auto w = randomVector(wt.size(), 901);
+  std::transform(w.begin(), w.end(), wt.begin(), [](double d) { return static_cast<float>(d); });
+  const Index n = static_cast<Index>(rowBase.size());
+  for (Isa isa : runnableIsas()) {
+    SCOPED_TRACE(isaName(isa));
+    IsaScope scope(isa);
+    std::vector<float> full(static_cast<std::size_t>(n) * kLd, -7.0f), skipped(full.size(), -7.0f);
+    const auto& kc = kernels::active().conv;
+    kc.gemm(x.data(), rowBase.data(), n, tap.data(), kTaps, wt.data(), kLd, kOut, full.data(), kLd, nullptr, kK);
+    kc.gemm(x.data(), rowBase.data(), n, tap.data(), kTaps, wt.data(), kLd, kOut, skipped.data(), kLd, span.data(), kK);
+    for (Index i = 0; i < n; ++i)
+      for (int c = 0; c < kOut; ++c) {
+        const std::size_t at = static_cast<std::size_t>(i) * kLd + c;
+        ASSERT_EQ(std::memcmp(&full[at], &skipped[at], sizeof(float)), 0) << "position " << i << " channel " << c;
+      }
+  }
 }
 
 }  // namespace
