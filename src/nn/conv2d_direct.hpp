@@ -13,8 +13,10 @@
 //                 forward gather GEMM, no col2im scatter.
 // Every output element is one chain of fused multiply-adds in a fixed order (forward over the taps k,
 // the weight gradient over the batch's positions in order, the input gradient over (co, kh, kw)), so
-// results do not depend on the chunking, the tile grid or the kernel set. The forward chain is the
-// same as the im2col + GEMM formulation's, the backward chains differ from it (docs/performance.md).
+// results do not depend on the chunking, the tile grid or the kernel set. The forward and input-gradient
+// GEMMs leave out the taps of kernel rows that a whole tile reads in the zero padding: +-0 products, which
+// leave such a chain's bits unchanged for finite operands. The forward chain is the same as the im2col +
+// GEMM formulation's, the backward chains differ from it (docs/performance.md).
 #pragma once
 #include <cstdint>
 

@@ -7,7 +7,8 @@
 // the output channels (every preset has a multiple of 16), with the pixels broadcast:
 //   gemm:  z[i][c]   = sum over k in order of P[i][k] * wt[k][c]   (tile: R positions x V channel vectors)
 //   wgrad: dwt[k][c] = sum over i in order of P[i][k] * dz[i][c]   (tile: R taps x V channel vectors)
-// so that every output element is one chain of multiply-adds in a fixed order, the same in every set.
+// so that every output element is one chain of multiply-adds in a fixed order, the same in every set
+// (gemm may leave out taps that read only zero padding for a whole tile: +-0 terms, see gemmTile).
 // The weight and output rows have a stride that is a multiple of the vector width, with zero padding
 // beyond C: full vectors are loaded and stored, and the padded channels are scratch.
 #pragma once
