@@ -342,6 +342,23 @@ void Conv2DT<T>::backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<
 }
 
 template <typename T>
+bool Conv2DT<T>::poolFusable() const {
+  if constexpr (kConvFast<T>) return direct_ && direct_->bf16();
+  return false;
+}
+
+template <typename T>
+void Conv2DT<T>::backwardReluPool(const CMapT<T>& x, const T* yPool, const T* dyPool, const std::uint8_t* pos,
+                                  MapT<T>* dx) {
+  FEDSILO_ASSERT(poolFusable(), "conv2d: backwardReluPool without the bf16 path");
+  if constexpr (kConvFast<T>) {
+    const int batch = static_cast<int>(x.cols());
+    FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
+    direct_->bf16()->backwardPooled(wt_, dwt_, db_, x.data(), yPool, dyPool, pos, dx ? dx->data() : nullptr, batch);
+  }
+}
+
+template <typename T>
 void Conv2DT<T>::backwardIm2col(const CMapT<T>& x, const CMapT<T>& dy, MapT<T>* dx) {
   const int batch = static_cast<int>(x.cols());
   FEDSILO_ASSERT(batch <= maxBatch_ && dy.cols() == batch);

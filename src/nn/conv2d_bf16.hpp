@@ -31,6 +31,14 @@ class ConvBf16 {
   void forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu);
   void backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx, int batch,
                 bool relu);
+  // The same results, bit for bit, as backward(..., relu = true) from the dL/dy that a 2 x 2, stride-2
+  // max-pool after the ReLU passes back (nn/pool_kernels.hpp), given that pool's output yPool, dL/dyPool
+  // and window positions (outC x (oh / 2) x (ow / 2) per sample), without the convolution's output:
+  // each chunk's dL/dz is rebuilt from them in cache (the ReLU's mask is yPool > 0 at the window's
+  // winner, 0 elsewhere), instead of the pool writing a dense dL/dy that this pass reads back with the
+  // ReLU's output.
+  void backwardPooled(const float* w, float* dw, float* db, const float* x, const float* yPool, const float* dyPool,
+                      const std::uint8_t* pos, float* dx, int batch);
 
  private:
   struct Plane {  // a zero-padded plane of bf16 pairs and its gather tables
@@ -39,12 +47,21 @@ class ConvBf16 {
     AlignedVector<std::uint32_t> data;
     std::vector<std::int32_t> rowBase, tap;
   };
+  struct Pooled {  // backwardPooled's source of dL/dz
+    const float* y;
+    const float* dy;
+    const std::uint8_t* pos;
+  };
+  void backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
+                    int batch, bool relu, const Pooled* pooled);
+  void expandPooled(const Pooled& pooled, int b0, int nb);
   void buildTables();
   void packWeights(const float* w);
   void packFlippedWeights(const float* w);
   void padInputPairs(const float* x, int b0, int nb);
   void padInputShifted(const float* x, int b0, int nb, Plane& plane, int shift);
-  void padGradientPairs(const float* y, const float* dy, int b0, int nb, bool relu);
+  // y, dy: the chunk's first sample.
+  void padGradientPairs(const float* y, const float* dy, int nb, bool relu);
   void pairGradientRows(const float* y, const float* dy, float* db, int b0, int nb, bool relu);
 
   const ConvGeometry g_;
@@ -55,6 +72,7 @@ class ConvBf16 {
   AlignedVector<std::uint32_t> wt_, wtD_, dzPairs_;
   AlignedVector<float> z_, zD_, dwt_;  // GEMM outputs (z_ also dZ as rows), the weight gradient
   AlignedVector<float> rowBuf_;       // one row of gradient words before dilation (stride > 1)
+  AlignedVector<float> pooledDz_, dz_;  // backwardPooled: a chunk's masked dL/dyPool, its dL/dz
 };
 
 }  // namespace fedsilo

@@ -38,6 +38,8 @@ class ConvDirect {
   void backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
                 int batch, bool relu);
   int chunkSamples() const { return chunk_; }
+  // The bf16 path (train.precision = bf16), or null.
+  ConvBf16* bf16() const { return bf16_.get(); }
 
  private:
   struct Plane {  // a zero-padded (and possibly dilated) image buffer and the gather tables over it

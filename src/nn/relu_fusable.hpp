@@ -2,6 +2,8 @@
 // such pair and runs it as one pass (the activation applied while the output is written, the
 // pre-activation never stored, dL/dy masked once in backward). Implemented by DenseT and Conv2DT.
 #pragma once
+#include <cstdint>
+
 #include "nn/layer.hpp"
 
 namespace fedsilo {
@@ -15,6 +17,21 @@ class ReluFusableT {
   // From the ReLU's output y and dL/dy: the layer's parameter gradients and dL/dx, bit-identical to
   // ReluT::backward() followed by backward(). Needs reserve(batch) first (no allocation then).
   virtual void backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) = 0;
+};
+
+// A layer + ReLU pair whose backward can also start from the 2 x 2, stride-2 max-pool after the ReLU
+// (nn/pool.hpp): ModelT::finalize() finds layer, ReLU, pool and, where poolFusable() holds, runs the
+// three backward passes as one. Implemented by Conv2DT (the bf16 path, nn/conv2d_bf16.hpp).
+template <typename T>
+class PoolFusableT {
+ public:
+  virtual ~PoolFusableT() = default;
+  // Whether backwardReluPool runs here (the precision and path chosen when the layer was built).
+  virtual bool poolFusable() const = 0;
+  // From the pool's output yPool, dL/dyPool and the window positions it kept (MaxPool2DT::windowPositions):
+  // bit-identical to the pool's backward, then backwardRelu. Needs reserve(batch) first.
+  virtual void backwardReluPool(const CMapT<T>& x, const T* yPool, const T* dyPool, const std::uint8_t* pos,
+                                MapT<T>* dx) = 0;
 };
 
 }  // namespace fedsilo
