@@ -348,6 +348,17 @@ bool Conv2DT<T>::poolFusable() const {
 }
 
 template <typename T>
+void Conv2DT<T>::forwardReluPool(const CMapT<T>& x, MapT<T>& yPool, std::uint8_t* pos) {
+  FEDSILO_ASSERT(poolFusable(), "conv2d: forwardReluPool without the bf16 path");
+  if constexpr (kConvFast<T>) {
+    const int batch = static_cast<int>(x.cols());
+    FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
+    FEDSILO_ASSERT(x.rows() == g_.inSize && yPool.rows() == Index(g_.outC) * (g_.oh / 2) * (g_.ow / 2));
+    direct_->bf16()->forwardPooled(wt_, b_, x.data(), yPool.data(), pos, batch);
+  }
+}
+
+template <typename T>
 void Conv2DT<T>::backwardReluPool(const CMapT<T>& x, const T* yPool, const T* dyPool, const std::uint8_t* pos,
                                   MapT<T>* dx) {
   FEDSILO_ASSERT(poolFusable(), "conv2d: backwardReluPool without the bf16 path");

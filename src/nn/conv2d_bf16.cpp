@@ -187,6 +187,24 @@ void ConvBf16::forward(const float* w, const float* bias, const float* x, float*
   }
 }
 
+void ConvBf16::forwardPooled(const float* w, const float* bias, const float* x, float* yPool, std::uint8_t* pos,
+                             int batch) {
+  const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
+  const kernels::ConvKernels& kc = kernels::active().conv;
+  packWeights(w);
+  const int kPairs = static_cast<int>(fwd_.tap.size());
+  const Index pooledSize = Index(g_.outC) * (g_.oh / 2) * (g_.ow / 2);
+  for (int b0 = 0; b0 < batch; b0 += chunk_) {
+    const int nb = std::min(chunk_, batch - b0);
+    padInputPairs(x, b0, nb);
+    kb.gemm(fwd_.data.data(), fwd_.rowBase.data(), nb * g_.ohw, fwd_.tap.data(), kPairs, wt_.data(), g_.ldw, g_.outC,
+            z_.data(), g_.ldw);
+    kc.rowsToPlanes(z_.data(), g_.ldw, bias, true, nb, g_.outC, g_.ohw, dz_.data(), g_.outSize);
+    kernels::active().pool.maxPool2x2(dz_.data(), Index(nb) * g_.outC, g_.oh, g_.ow, yPool + b0 * pooledSize,
+                                      pos + b0 * pooledSize);
+  }
+}
+
 void ConvBf16::backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
                         int batch, bool relu) {
   backwardImpl(w, dw, db, x, y, dy, dx, batch, relu, nullptr);

@@ -29,6 +29,10 @@ class ConvBf16 {
   // As ConvDirect::forward and ConvDirect::backward (the bias gradient summed per channel over the
   // positions in order, vectorised along the channels: another order than the fp32 path's).
   void forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu);
+  // forward(..., relu = true) followed by a 2 x 2, stride-2 max-pool (nn/pool_kernels.hpp), bit for bit:
+  // each chunk's ReLU output is pooled while in cache, into yPool and the window positions pos (outC x
+  // (oh / 2) x (ow / 2) per sample); the convolution's own output is not kept (backwardPooled needs none).
+  void forwardPooled(const float* w, const float* bias, const float* x, float* yPool, std::uint8_t* pos, int batch);
   void backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx, int batch,
                 bool relu);
   // The same results, bit for bit, as backward(..., relu = true) from the dL/dy that a 2 x 2, stride-2
@@ -72,7 +76,8 @@ class ConvBf16 {
   AlignedVector<std::uint32_t> wt_, wtD_, dzPairs_;
   AlignedVector<float> z_, zD_, dwt_;  // GEMM outputs (z_ also dZ as rows), the weight gradient
   AlignedVector<float> rowBuf_;       // one row of gradient words before dilation (stride > 1)
-  AlignedVector<float> pooledDz_, dz_;  // backwardPooled: a chunk's masked dL/dyPool, its dL/dz
+  AlignedVector<float> pooledDz_, dz_;  // a chunk's masked dL/dyPool (backwardPooled); its dL/dz, or ReLU output
+                                        // (forwardPooled)
 };
 
 }  // namespace fedsilo

@@ -126,9 +126,9 @@ class ModelT {
   // Every Dense or Conv2D layer directly followed by a ReLU layer runs as one fused pass
   // (ReluFusableT::forwardRelu/backwardRelu: bias and activation applied while the output is written
   // once, pre-activation never stored); where such a pair is followed by a 2 x 2, stride-2 max-pool and
-  // the layer can (PoolFusableT: Conv2D with train.precision = bf16), the backward of all three runs as
-  // one, from the pool's gradient and window positions. On by default; results are bit-identical either
-  // way.
+  // the layer can (PoolFusableT: Conv2D with train.precision = bf16), the three run as one pass,
+  // forward and backward (the ReLU's output is then never stored). On by default; results are
+  // bit-identical either way. A backward runs the passes of its forward, whatever setFusion said since.
   void setFusion(bool on) { fusion_ = on; }
   bool fusion() const { return fusion_; }
   // How many layer, ReLU, max-pool triples run their backward as one (0 with fusion off).
@@ -169,6 +169,8 @@ class ModelT {
   std::vector<double> ghostNorms2_;  // DP-SGD's norms pass: ||g_i||^2 per sample
   const T* lastInput_ = nullptr;
   int lastBatch_ = 0;
+  bool lastFusion_ = true;  // fusion_ at the last forward: the backward must run the same passes (a fused
+                            // triple leaves the ReLU's output unwritten)
 
   void findPooled();
   // backward(); with sgdLr, the SGD step of sgdStep() as well.
