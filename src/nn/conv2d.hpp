@@ -54,7 +54,7 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T>, public PoolFusableT<T>
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
   void forwardRelu(const CMapT<T>& x, MapT<T>& y) override;
   void backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
-  // With train.precision = bf16 (nn/conv2d_bf16.hpp: ConvBf16::backwardPooled).
+  // On the direct path (float without oneDNN: ConvDirect::forwardPooled, backwardPooled, both precisions).
   bool poolFusable() const override;
   void forwardReluPool(const CMapT<T>& x, MapT<T>& yPool, std::uint8_t* pos) override;
   void backwardReluPool(const CMapT<T>& x, const T* yPool, const T* dyPool, const std::uint8_t* pos,

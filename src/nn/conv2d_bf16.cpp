@@ -8,6 +8,7 @@
 #include "nn/bf16_kernels.hpp"
 #include "nn/conv_gather.hpp"
 #include "nn/kernel_table.hpp"
+#include "nn/pool_fusion.hpp"
 
 namespace fedsilo {
 
@@ -25,8 +26,8 @@ void ConvBf16::reserve(int chunk) {
   const Index words =
       chunk * (fwd_.perSample() + shift_.perSample() + grad_.perSample() + Index(g_.oh) * owPairs_ * g_.ldw) +
       kk * (fwd_.channels * g_.ldw + grad_.channels * g_.ldwD);
-  const Index pooledSize = Index(g_.outC) * (g_.oh / 2) * (g_.ow / 2);
-  const Index floats = chunk * (g_.ohw * g_.ldw + hw * g_.ldwD + pooledSize + g_.outSize) + g_.kdim * g_.ldw + g_.ow;
+  const Index pooled = pooledSize(g_.outC, g_.oh, g_.ow);
+  const Index floats = chunk * (g_.ohw * g_.ldw + hw * g_.ldwD + pooled + g_.outSize) + g_.kdim * g_.ldw + g_.ow;
   allocateOrFail(
       fmt("the bf16 conv2d ", g_.inC, "x", g_.h, "x", g_.w, " -> ", g_.outC, " workspace for ", chunk, " samples"),
       static_cast<std::uint64_t>((words + floats) * 4), [&] {
@@ -38,7 +39,7 @@ void ConvBf16::reserve(int chunk) {
         zD_.assign(static_cast<std::size_t>(chunk * hw * g_.ldwD), 0.0f);
         dwt_.assign(static_cast<std::size_t>(g_.kdim * g_.ldw), 0.0f);
         rowBuf_.assign(static_cast<std::size_t>(g_.ow), 0.0f);
-        pooledDz_.assign(static_cast<std::size_t>(chunk * pooledSize), 0.0f);
+        pooledDz_.assign(static_cast<std::size_t>(chunk * pooled), 0.0f);
         dz_.assign(static_cast<std::size_t>(chunk * g_.outSize), 0.0f);
       });
   FEDSILO_ASSERT(chunk * std::max({fwd_.perSample(), shift_.perSample(), grad_.perSample()}) < (Index(1) << 31),
@@ -193,15 +194,14 @@ void ConvBf16::forwardPooled(const float* w, const float* bias, const float* x, 
   const kernels::ConvKernels& kc = kernels::active().conv;
   packWeights(w);
   const int kPairs = static_cast<int>(fwd_.tap.size());
-  const Index pooledSize = Index(g_.outC) * (g_.oh / 2) * (g_.ow / 2);
+  const Index pooled = pooledSize(g_.outC, g_.oh, g_.ow);
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
     padInputPairs(x, b0, nb);
     kb.gemm(fwd_.data.data(), fwd_.rowBase.data(), nb * g_.ohw, fwd_.tap.data(), kPairs, wt_.data(), g_.ldw, g_.outC,
             z_.data(), g_.ldw);
     kc.rowsToPlanes(z_.data(), g_.ldw, bias, true, nb, g_.outC, g_.ohw, dz_.data(), g_.outSize);
-    kernels::active().pool.maxPool2x2(dz_.data(), Index(nb) * g_.outC, g_.oh, g_.ow, yPool + b0 * pooledSize,
-                                      pos + b0 * pooledSize);
+    poolPlanes(dz_.data(), nb, g_.outC, g_.oh, g_.ow, yPool + b0 * pooled, pos + b0 * pooled);
   }
 }
 
@@ -216,15 +216,10 @@ void ConvBf16::backwardPooled(const float* w, float* dw, float* db, const float*
   backwardImpl(w, dw, db, x, nullptr, nullptr, dx, batch, false, &pooled);
 }
 
-// dz_ = the chunk's dL/dz: the pool's backward (its dense pass, nn/pool_kernels.hpp) of dL/dyPool masked
-// where yPool is not > 0. At a window's winner the ReLU's output is yPool itself, elsewhere the pool passes
-// back 0, so these are the values the ReLU's backward makes of the pool's dL/dy, in the same bits.
 void ConvBf16::expandPooled(const Pooled& pooled, int b0, int nb) {
-  const int pooledH = g_.oh / 2, pooledW = g_.ow / 2;
-  const Index perSample = Index(g_.outC) * pooledH * pooledW, at = b0 * perSample;
-  kernels::active().dense.reluMask(pooled.y + at, pooled.dy + at, pooledDz_.data(), nb * perSample);
-  kernels::active().pool.maxPool2x2Backward(pooledDz_.data(), pooled.pos + at, Index(nb) * g_.outC, g_.oh, g_.ow,
-                                            dz_.data());
+  const Index at = b0 * pooledSize(g_.outC, g_.oh, g_.ow);
+  expandPooledGradient(pooled.y + at, pooled.dy + at, pooled.pos + at, nb, g_.outC, g_.oh, g_.ow, pooledDz_.data(),
+                       dz_.data());
 }
 
 void ConvBf16::backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy,

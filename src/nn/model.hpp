@@ -126,7 +126,7 @@ class ModelT {
   // Every Dense or Conv2D layer directly followed by a ReLU layer runs as one fused pass
   // (ReluFusableT::forwardRelu/backwardRelu: bias and activation applied while the output is written
   // once, pre-activation never stored); where such a pair is followed by a 2 x 2, stride-2 max-pool and
-  // the layer can (PoolFusableT: Conv2D with train.precision = bf16), the three run as one pass,
+  // the layer can (PoolFusableT: Conv2D on its direct path), the three run as one pass,
   // forward and backward (the ReLU's output is then never stored). On by default; results are
   // bit-identical either way. A backward runs the passes of its forward, whatever setFusion said since.
   void setFusion(bool on) { fusion_ = on; }

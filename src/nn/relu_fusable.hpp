@@ -22,7 +22,7 @@ class ReluFusableT {
 // A layer + ReLU pair that can also run together with the 2 x 2, stride-2 max-pool after the ReLU
 // (nn/pool.hpp): ModelT::finalize() finds layer, ReLU, pool and, where poolFusable() holds, runs the
 // three forward passes as one and the three backward passes as one; the ReLU's output is never stored.
-// Implemented by Conv2DT (the bf16 path, nn/conv2d_bf16.hpp).
+// Implemented by Conv2DT (ConvDirect's path, fp32 and bf16).
 template <typename T>
 class PoolFusableT {
  public:

@@ -1,18 +1,21 @@
-// Conv2D + ReLU + 2 x 2 max-pool with train.precision = bf16: ModelT runs the three backward passes as
-// one (PoolFusableT, ConvBf16::backwardPooled: the convolution's dL/dz rebuilt from the pool's gradient,
-// output and window positions), and that must change no bit against the three layers run one by one:
-// logits, parameter gradients, input gradients, and parameters after fused SGD steps. Shapes: both
-// presets that have the triple (even sides: the one-pass gradient pairs), and a small model whose
-// convolution output has odd sides (the pool leaves the last row and column out; odd columns take the
-// fp32-rows path of the gradient pairs), at batches of several chunks.
+// Conv2D + ReLU + 2 x 2 max-pool: ModelT runs the three forward passes as one and the three backward
+// passes as one (PoolFusableT; ConvDirect::forwardPooled/backwardPooled, ConvBf16's in bf16: the ReLU's
+// output pooled in cache and never stored, the convolution's dL/dz rebuilt from the pool's output,
+// gradient and window positions), and that must change no bit against the three layers run one by one:
+// logits, parameter gradients, input gradients, and parameters after fused SGD steps; in fp32 with every
+// kernel set, in bf16 with its own. Shapes: both presets that have the triple (even sides: bf16's
+// one-pass gradient pairs), and a small model whose convolution outputs have odd sides (the pool leaves
+// the last row and column out; odd columns take bf16's fp32-rows path), at batches of several chunks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bf16_check.hpp"
+#include "isa_scope.hpp"
 #include "nn/conv2d.hpp"
 #include "nn/dense.hpp"
 #include "nn/model.hpp"
@@ -49,11 +52,14 @@ std::unique_ptr<Model> build(const std::string& name, const InputSpec& in) {
   return buildModel<float>(cfg, in);
 }
 
-// A model built with bf16 on (the layers choose their path when built), initialised, with fusion on or off.
-std::unique_ptr<Model> bf16Model(const std::string& name, const InputSpec& in, int reserve, bool fusion) {
+// A model built with bf16 on or off (the layers choose their path when built), initialised, with fusion
+// on or off.
+std::unique_ptr<Model> model(const std::string& name, const InputSpec& in, int reserve, bool fusion, bool bf16) {
   std::unique_ptr<Model> m;
-  {
-    Bf16Scope bf16;
+  if (bf16) {
+    Bf16Scope scope;
+    m = build(name, in);
+  } else {
     m = build(name, in);
   }
   Rng rng(5, -1, -1, Purpose::Init);
@@ -85,8 +91,8 @@ struct Step {
   int triples = 0;
 };
 
-Step run(const std::string& name, const InputSpec& in, int batch, bool fusion) {
-  auto m = bf16Model(name, in, batch, fusion);
+Step run(const std::string& name, const InputSpec& in, int batch, bool fusion, bool bf16) {
+  auto m = model(name, in, batch, fusion, bf16);
   Step s;
   s.triples = m->pooledTriples();
   const auto x = inputs(in, batch, 17);
@@ -106,19 +112,21 @@ Step run(const std::string& name, const InputSpec& in, int batch, bool fusion) {
   return s;
 }
 
-TEST(Bf16PoolFusion, TripleBackwardIsTheLayerByLayerBits) {
-  if (skipWithoutBf16()) GTEST_SKIP() << bf16Missing();
-  struct Case {
-    const char* name;
-    InputSpec in;
-    int batch, triples;
-  };
-  // batch 37: several convolution chunks and a last partial one
-  for (const Case& c : {Case{"cnn_mcmahan", kImage, 37, 2}, Case{"cnn_playerfl", kSmallImage, 5, 3},
-                        Case{"odd", kOddImage, 37, 2}}) {
+struct Case {
+  const char* name;
+  InputSpec in;
+  int batch, triples;
+};
+// batch 37: several convolution chunks and a last partial one
+const Case kCases[] = {{"cnn_mcmahan", kImage, 37, 2}, {"cnn_playerfl", kSmallImage, 5, 3}, {"odd", kOddImage, 37, 2}};
+
+// maxBatch: the plain loops of the generic set take seconds per W2 step at batch 37.
+void expectFusedIsLayerByLayer(bool bf16, int maxBatch) {
+  for (const Case& c : kCases) {
     SCOPED_TRACE(c.name);
-    const Step fused = run(c.name, c.in, c.batch, true), plain = run(c.name, c.in, c.batch, false);
-    EXPECT_EQ(fused.triples, c.triples);  // the fused path really ran
+    const int batch = std::min(c.batch, maxBatch);
+    const Step fused = run(c.name, c.in, batch, true, bf16), plain = run(c.name, c.in, batch, false, bf16);
+    EXPECT_EQ(fused.triples, c.triples);  // the fused passes really ran
     EXPECT_EQ(plain.triples, 0);
     EXPECT_TRUE(sameBits(fused.logits, plain.logits)) << "logits";
     EXPECT_TRUE(sameBits(fused.grads, plain.grads)) << "parameter gradients";
@@ -127,12 +135,34 @@ TEST(Bf16PoolFusion, TripleBackwardIsTheLayerByLayerBits) {
   }
 }
 
-// fp32 layers keep the pool's own backward (ConvDirect has no pooled path): nothing is fused there.
-TEST(Bf16PoolFusion, Fp32ModelsFuseNoTriple) {
-  ModelConfig cfg;
-  cfg.name = parseEnum<ModelPreset>("model", "cnn_mcmahan");
-  auto m = buildModel<float>(cfg, kImage);
-  EXPECT_EQ(m->pooledTriples(), 0);
+TEST(PoolFusion, Fp32TriplesAreTheLayerByLayerBitsInEverySet) {
+  for (Isa isa : runnableIsas()) {
+    SCOPED_TRACE(isaName(isa));
+    IsaScope scope(isa);
+    expectFusedIsLayerByLayer(false, isa == Isa::Avx512 ? 37 : 9);  // 9: still several chunks
+  }
+}
+
+TEST(PoolFusion, Bf16TriplesAreTheLayerByLayerBits) {
+  if (skipWithoutBf16()) GTEST_SKIP() << bf16Missing();
+  expectFusedIsLayerByLayer(true, 37);
+}
+
+// A forward with fusion on leaves the ReLU's output unwritten: a backward after setFusion(false) must
+// still run the fused passes, with the results of a model that kept fusion on throughout.
+TEST(PoolFusion, BackwardRunsThePassesOfItsForward) {
+  const int batch = 8;
+  auto a = model("cnn_mcmahan", kImage, batch, true, false), b = model("cnn_mcmahan", kImage, batch, true, false);
+  const auto x = inputs(kImage, batch, 41);
+  std::vector<float> dl(static_cast<std::size_t>(10) * batch, 0.01f), dxa(x.size()), dxb(x.size());
+  a->forward(x.data(), batch, true);
+  a->backward(dl.data(), batch, dxa.data());
+  b->forward(x.data(), batch, true);
+  b->setFusion(false);
+  b->backward(dl.data(), batch, dxb.data());
+  EXPECT_TRUE(sameBits(std::vector<float>(a->grads(), a->grads() + a->numParams()),
+                       std::vector<float>(b->grads(), b->grads() + b->numParams())));
+  EXPECT_TRUE(sameBits(dxa, dxb));
 }
 
 }  // namespace
