@@ -125,6 +125,7 @@ void Conv2DT<T>::reserve(int maxBatch) {
 #endif
   if (direct_) {
     direct_->reserve(maxBatch);
+    direct_->reservePooled();
     return;
   }
   const Index cap = std::max<Index>(1, chunkElems_ / std::max<Index>(g_.ohw * g_.kdim, 1));
@@ -339,6 +340,34 @@ void Conv2DT<T>::backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<
   MapT<T> dz(dz_.data(), g_.outSize, batch);
   dz = (y.array() > T(0)).select(dy, T(0));  // exactly ReluT::backward
   backwardIm2col(x, CMapT<T>(dz_.data(), g_.outSize, batch), dx);
+}
+
+template <typename T>
+bool Conv2DT<T>::poolFusable() const {
+  if constexpr (kConvFast<T>) return direct_ != nullptr;
+  return false;
+}
+
+template <typename T>
+void Conv2DT<T>::forwardReluPool(const CMapT<T>& x, MapT<T>& yPool, std::uint8_t* pos) {
+  FEDSILO_ASSERT(poolFusable(), "conv2d: forwardReluPool without the direct path");
+  if constexpr (kConvFast<T>) {
+    const int batch = static_cast<int>(x.cols());
+    FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
+    FEDSILO_ASSERT(x.rows() == g_.inSize && yPool.rows() == Index(g_.outC) * (g_.oh / 2) * (g_.ow / 2));
+    direct_->forwardPooled(wt_, b_, x.data(), yPool.data(), pos, batch);
+  }
+}
+
+template <typename T>
+void Conv2DT<T>::backwardReluPool(const CMapT<T>& x, const T* yPool, const T* dyPool, const std::uint8_t* pos,
+                                  MapT<T>* dx) {
+  FEDSILO_ASSERT(poolFusable(), "conv2d: backwardReluPool without the direct path");
+  if constexpr (kConvFast<T>) {
+    const int batch = static_cast<int>(x.cols());
+    FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
+    direct_->backwardPooled(wt_, dwt_, db_, x.data(), yPool, dyPool, pos, dx ? dx->data() : nullptr, batch);
+  }
 }
 
 template <typename T>

@@ -35,7 +35,7 @@ class ConvDirect;
 class OnednnConv;
 
 template <typename T>
-class Conv2DT : public LayerT<T>, public ReluFusableT<T> {
+class Conv2DT : public LayerT<T>, public ReluFusableT<T>, public PoolFusableT<T> {
  public:
   // Default upper bound on the im2col chunk (values; 2 MiB of float, about one core's L2 here); a
   // chunk holds at least one sample. Measured on the W2 conv2 (32->64, 14x14, batch 32):
@@ -54,6 +54,11 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T> {
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
   void forwardRelu(const CMapT<T>& x, MapT<T>& y) override;
   void backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  // On the direct path (float without oneDNN: ConvDirect::forwardPooled, backwardPooled, both precisions).
+  bool poolFusable() const override;
+  void forwardReluPool(const CMapT<T>& x, MapT<T>& yPool, std::uint8_t* pos) override;
+  void backwardReluPool(const CMapT<T>& x, const T* yPool, const T* dyPool, const std::uint8_t* pos,
+                        MapT<T>* dx) override;
 
   int inChannels() const { return g_.inC; }
   int outChannels() const { return g_.outC; }

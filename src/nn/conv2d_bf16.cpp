@@ -8,6 +8,7 @@
 #include "nn/bf16_kernels.hpp"
 #include "nn/conv_gather.hpp"
 #include "nn/kernel_table.hpp"
+#include "nn/pool_fusion.hpp"
 
 namespace fedsilo {
 
@@ -25,7 +26,8 @@ void ConvBf16::reserve(int chunk) {
   const Index words =
       chunk * (fwd_.perSample() + shift_.perSample() + grad_.perSample() + Index(g_.oh) * owPairs_ * g_.ldw) +
       kk * (fwd_.channels * g_.ldw + grad_.channels * g_.ldwD);
-  const Index floats = chunk * (g_.ohw * g_.ldw + hw * g_.ldwD) + g_.kdim * g_.ldw + g_.ow;
+  const Index pooled = pooledSize(g_.outC, g_.oh, g_.ow);
+  const Index floats = chunk * (g_.ohw * g_.ldw + hw * g_.ldwD + pooled + g_.outSize) + g_.kdim * g_.ldw + g_.ow;
   allocateOrFail(
       fmt("the bf16 conv2d ", g_.inC, "x", g_.h, "x", g_.w, " -> ", g_.outC, " workspace for ", chunk, " samples"),
       static_cast<std::uint64_t>((words + floats) * 4), [&] {
@@ -37,6 +39,8 @@ void ConvBf16::reserve(int chunk) {
         zD_.assign(static_cast<std::size_t>(chunk * hw * g_.ldwD), 0.0f);
         dwt_.assign(static_cast<std::size_t>(g_.kdim * g_.ldw), 0.0f);
         rowBuf_.assign(static_cast<std::size_t>(g_.ow), 0.0f);
+        pooledDz_.assign(static_cast<std::size_t>(chunk * pooled), 0.0f);
+        dz_.assign(static_cast<std::size_t>(chunk * g_.outSize), 0.0f);
       });
   FEDSILO_ASSERT(chunk * std::max({fwd_.perSample(), shift_.perSample(), grad_.perSample()}) < (Index(1) << 31),
                  "conv2d: plane too large");
@@ -124,7 +128,7 @@ void ConvBf16::padInputShifted(const float* x, int b0, int nb, Plane& plane, int
     }
 }
 
-void ConvBf16::padGradientPairs(const float* y, const float* dy, int b0, int nb, bool relu) {
+void ConvBf16::padGradientPairs(const float* y, const float* dy, int nb, bool relu) {
   // stride 1: straight into the plane; a larger stride dilates: through rowBuf_, then one word in `stride`
   const auto pairRows = kernels::bf16ConvKernels().pairRows;
   const int off = g_.k - 1 - g_.pad;
@@ -132,7 +136,7 @@ void ConvBf16::padGradientPairs(const float* y, const float* dy, int b0, int nb,
   std::uint32_t* packed = g_.stride == 1 ? nullptr : reinterpret_cast<std::uint32_t*>(rowBuf_.data());
   for (int b = 0; b < nb; ++b)
     for (int p = 0; p < grad_.channels; ++p) {
-      const Index s0 = (b0 + b) * g_.outSize + 2 * p * g_.ohw;
+      const Index s0 = b * g_.outSize + 2 * p * g_.ohw;
       const bool has1 = 2 * p + 1 < g_.outC;
       std::uint32_t* dst = grad_.data.data() + b * grad_.perSample() + p * plane;
       for (int r = 0; r < g_.oh; ++r) {
@@ -151,12 +155,12 @@ void ConvBf16::pairGradientRows(const float* y, const float* dy, float* db, int 
   // gradient sums dZ, in order, per channel. An even row pairs within itself, so the pairs are the planes'
   // consecutive positions: one pass (planesToPairs). An odd row goes through rows of channels (fp32, in z_).
   if (b0 == 0) std::fill(db, db + g_.outC, 0.0f);
-  const float* mask = relu ? y + b0 * g_.outSize : nullptr;
+  const float* mask = relu ? y : nullptr;
   if (g_.ow % 2 == 0)
-    return kernels::bf16ConvKernels().planesToPairs(dy + b0 * g_.outSize, mask, nb, g_.outC, g_.ohw, g_.outSize,
-                                                    dzPairs_.data(), g_.ldw, db);
+    return kernels::bf16ConvKernels().planesToPairs(dy, mask, nb, g_.outC, g_.ohw, g_.outSize, dzPairs_.data(), g_.ldw,
+                                                    db);
   const auto pairRows = kernels::bf16ConvKernels().pairRows;
-  kernels::active().conv.planesToRows(dy + b0 * g_.outSize, mask, nb, g_.outC, g_.ohw, g_.outSize, z_.data(), g_.ldw);
+  kernels::active().conv.planesToRows(dy, mask, nb, g_.outC, g_.ohw, g_.outSize, z_.data(), g_.ldw);
   for (Index i = 0; i < nb * g_.ohw; ++i) {
     const float* zi = z_.data() + i * g_.ldw;
     for (int c = 0; c < g_.outC; ++c) db[c] += zi[c];
@@ -184,8 +188,42 @@ void ConvBf16::forward(const float* w, const float* bias, const float* x, float*
   }
 }
 
+void ConvBf16::forwardPooled(const float* w, const float* bias, const float* x, float* yPool, std::uint8_t* pos,
+                             int batch) {
+  const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
+  const kernels::ConvKernels& kc = kernels::active().conv;
+  packWeights(w);
+  const int kPairs = static_cast<int>(fwd_.tap.size());
+  const Index pooled = pooledSize(g_.outC, g_.oh, g_.ow);
+  for (int b0 = 0; b0 < batch; b0 += chunk_) {
+    const int nb = std::min(chunk_, batch - b0);
+    padInputPairs(x, b0, nb);
+    kb.gemm(fwd_.data.data(), fwd_.rowBase.data(), nb * g_.ohw, fwd_.tap.data(), kPairs, wt_.data(), g_.ldw, g_.outC,
+            z_.data(), g_.ldw);
+    kc.rowsToPlanes(z_.data(), g_.ldw, bias, true, nb, g_.outC, g_.ohw, dz_.data(), g_.outSize);
+    poolPlanes(dz_.data(), nb, g_.outC, g_.oh, g_.ow, yPool + b0 * pooled, pos + b0 * pooled);
+  }
+}
+
 void ConvBf16::backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
                         int batch, bool relu) {
+  backwardImpl(w, dw, db, x, y, dy, dx, batch, relu, nullptr);
+}
+
+void ConvBf16::backwardPooled(const float* w, float* dw, float* db, const float* x, const float* yPool,
+                              const float* dyPool, const std::uint8_t* pos, float* dx, int batch) {
+  const Pooled pooled{yPool, dyPool, pos};
+  backwardImpl(w, dw, db, x, nullptr, nullptr, dx, batch, false, &pooled);
+}
+
+void ConvBf16::expandPooled(const Pooled& pooled, int b0, int nb) {
+  const Index at = b0 * pooledSize(g_.outC, g_.oh, g_.ow);
+  expandPooledGradient(pooled.y + at, pooled.dy + at, pooled.pos + at, nb, g_.outC, g_.oh, g_.ow, pooledDz_.data(),
+                       dz_.data());
+}
+
+void ConvBf16::backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy,
+                            float* dx, int batch, bool relu, const Pooled* pooled) {
   const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
   const kernels::ConvKernels& kc = kernels::active().conv;
   if (dx) packFlippedWeights(w);
@@ -193,12 +231,15 @@ void ConvBf16::backward(const float* w, float* dw, float* db, const float* x, co
   const int gradPairs = grad_.channels * g_.k * g_.k;
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
+    if (pooled) expandPooled(*pooled, b0, nb);
+    const float* yc = pooled ? nullptr : y + b0 * g_.outSize;
+    const float* dyc = pooled ? dz_.data() : dy + b0 * g_.outSize;
     padInputShifted(x, b0, nb, shift_, g_.stride);
-    pairGradientRows(y, dy, db, b0, nb, relu);
+    pairGradientRows(yc, dyc, db, b0, nb, relu);
     kb.wgrad(shift_.data.data(), shift_.rowBase.data(), Index(nb) * g_.oh * owPairs_, shift_.tap.data(),
              static_cast<int>(g_.kdim), dzPairs_.data(), g_.ldw, g_.outC, dwt_.data(), g_.ldw, b0 > 0);
     if (!dx) continue;
-    padGradientPairs(y, dy, b0, nb, relu);
+    padGradientPairs(yc, dyc, nb, relu);
     kb.gemm(grad_.data.data(), grad_.rowBase.data(), nb * hw, grad_.tap.data(), gradPairs, wtD_.data(), g_.ldwD, g_.inC,
             zD_.data(), g_.ldwD);
     kc.rowsToPlanes(zD_.data(), g_.ldwD, nullptr, false, nb, g_.inC, hw, dx + b0 * g_.inSize, g_.inSize);

@@ -29,8 +29,20 @@ class ConvBf16 {
   // As ConvDirect::forward and ConvDirect::backward (the bias gradient summed per channel over the
   // positions in order, vectorised along the channels: another order than the fp32 path's).
   void forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu);
+  // forward(..., relu = true) followed by a 2 x 2, stride-2 max-pool (nn/pool_kernels.hpp), bit for bit:
+  // each chunk's ReLU output is pooled while in cache, into yPool and the window positions pos (outC x
+  // (oh / 2) x (ow / 2) per sample); the convolution's own output is not kept (backwardPooled needs none).
+  void forwardPooled(const float* w, const float* bias, const float* x, float* yPool, std::uint8_t* pos, int batch);
   void backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx, int batch,
                 bool relu);
+  // The same results, bit for bit, as backward(..., relu = true) from the dL/dy that a 2 x 2, stride-2
+  // max-pool after the ReLU passes back (nn/pool_kernels.hpp), given that pool's output yPool, dL/dyPool
+  // and window positions (outC x (oh / 2) x (ow / 2) per sample), without the convolution's output:
+  // each chunk's dL/dz is rebuilt from them in cache (the ReLU's mask is yPool > 0 at the window's
+  // winner, 0 elsewhere), instead of the pool writing a dense dL/dy that this pass reads back with the
+  // ReLU's output.
+  void backwardPooled(const float* w, float* dw, float* db, const float* x, const float* yPool, const float* dyPool,
+                      const std::uint8_t* pos, float* dx, int batch);
 
  private:
   struct Plane {  // a zero-padded plane of bf16 pairs and its gather tables
@@ -39,12 +51,21 @@ class ConvBf16 {
     AlignedVector<std::uint32_t> data;
     std::vector<std::int32_t> rowBase, tap;
   };
+  struct Pooled {  // backwardPooled's source of dL/dz
+    const float* y;
+    const float* dy;
+    const std::uint8_t* pos;
+  };
+  void backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
+                    int batch, bool relu, const Pooled* pooled);
+  void expandPooled(const Pooled& pooled, int b0, int nb);
   void buildTables();
   void packWeights(const float* w);
   void packFlippedWeights(const float* w);
   void padInputPairs(const float* x, int b0, int nb);
   void padInputShifted(const float* x, int b0, int nb, Plane& plane, int shift);
-  void padGradientPairs(const float* y, const float* dy, int b0, int nb, bool relu);
+  // y, dy: the chunk's first sample.
+  void padGradientPairs(const float* y, const float* dy, int nb, bool relu);
   void pairGradientRows(const float* y, const float* dy, float* db, int b0, int nb, bool relu);
 
   const ConvGeometry g_;
@@ -55,6 +76,8 @@ class ConvBf16 {
   AlignedVector<std::uint32_t> wt_, wtD_, dzPairs_;
   AlignedVector<float> z_, zD_, dwt_;  // GEMM outputs (z_ also dZ as rows), the weight gradient
   AlignedVector<float> rowBuf_;       // one row of gradient words before dilation (stride > 1)
+  AlignedVector<float> pooledDz_, dz_;  // a chunk's masked dL/dyPool (backwardPooled); its dL/dz, or ReLU output
+                                        // (forwardPooled)
 };
 
 }  // namespace fedsilo

@@ -41,6 +41,16 @@ class ConvDirect {
                 int batch, bool relu);
   int chunkSamples() const { return chunk_; }
 
+  // Convolution + ReLU + a 2 x 2, stride-2 max-pool as one pass each way (nn/relu_fusable.hpp:
+  // PoolFusableT; nn/conv2d_direct_pooled.cpp), bit-identical to forward(relu = true), the pool's
+  // forward, and to the pool's backward, backward(relu = true): each chunk's ReLU output is pooled, and
+  // its dL/dz rebuilt from the pool's output yPool, dL/dyPool and window positions pos, in cache; the
+  // convolution's output is never stored. reservePooled() after reserve().
+  void reservePooled();
+  void forwardPooled(const float* w, const float* bias, const float* x, float* yPool, std::uint8_t* pos, int batch);
+  void backwardPooled(const float* w, float* dw, float* db, const float* x, const float* yPool, const float* dyPool,
+                      const std::uint8_t* pos, float* dx, int batch);
+
  private:
   struct Plane {  // a zero-padded (and possibly dilated) image buffer and the gather tables over it
     int channels = 0, rows = 0, cols = 0;  // per sample: channels x rows x cols
@@ -62,6 +72,9 @@ class ConvDirect {
   AlignedVector<float> wt_, wtD_, dwt_, z_, zD_;      // packed weights, their gradient, GEMM outputs
   AlignedVector<float> biasSum_;                      // one sample's bias gradient (addBiasGradient)
   std::unique_ptr<ConvBf16> bf16_;  // train.precision = bf16 (nn/bf16.hpp): runs the products instead
+  AlignedVector<float> pooledDz_, dzChunk_;  // the pooled passes: a chunk's masked dL/dyPool; its dL/dz or ReLU
+                                             // output (conv2d_direct_pooled.cpp)
+  void padGradientChunk(const float* dz, int nb);  // padGradient (relu = false) from the chunk's own dz
 };
 
 }  // namespace fedsilo

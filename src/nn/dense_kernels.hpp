@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "nn/kernel_table.hpp"
+#include "nn/prefetch.hpp"
 
 namespace fedsilo::kernels {
 namespace {
@@ -175,10 +176,11 @@ struct DenseImpl {
   // Weight gradient, outer-product form vectorised along k: a tile of kR output rows x V vectors of
   // inputs, accumulated over the batch in order. Accumulators are a flat array indexed only by
   // constants after unrolling, so that GCC keeps them in registers. Sgd: instead of storing dW,
-  // update W in place (w - lr * dW with one rounding).
+  // update W in place (w - lr * dW with one rounding). next: the first of the kR rows of the tile
+  // kWgradAhead tiles on (null: none), requested one row per sample while this tile accumulates.
   template <int V_, bool Sgd>
   static void wgradTile(const float* dz, const float* x, float* out0, int K, int N, int B, int o0, int nO, int k0,
-                        M last, float lr) {
+                        M last, float lr, const float* next) {
     constexpr int kR = S::kWgradRows;
     V acc[kR * V_];
 #pragma GCC unroll 32
@@ -187,6 +189,7 @@ struct DenseImpl {
 #pragma GCC unroll 8
     for (int r = 0; r < kR; ++r) row[r] = o0 + imin(r, nO - 1);
     for (int b = 0; b < B; ++b) {
+      if (next && b < kR) prefetchSpan<true>(next + static_cast<Index>(b) * K, V_ * L);
       const float* xb = x + static_cast<Index>(b) * K + k0;
       V xv[V_];
 #pragma GCC unroll 8
@@ -215,18 +218,33 @@ struct DenseImpl {
     }
   }
 
+  // Tiles run down the rows of one strip of inputs, then the next strip; the tile kWgradAhead on
+  // (further down the strip, or at the top of the next one) is requested while one runs.
+  static constexpr int kWgradAhead = 4;
+  // The first row of the tile kWgradAhead after the one at (o0, strip at k0), or null past the last.
+  static const float* wgradAhead(const float* out, int K, int N, int o0, int k0) {
+    constexpr int kR = S::kWgradRows, kStrip = S::kWgradVecs * L;
+    const int ahead = o0 + kWgradAhead * kR;
+    if (ahead + kR <= N) return out + static_cast<Index>(ahead) * K + k0;
+    const int wrapped = ahead - N;  // a row of the next strip
+    if (wrapped < 0 || wrapped + kR > N || k0 + kStrip >= K) return nullptr;
+    return out + static_cast<Index>(wrapped) * K + k0 + kStrip;
+  }
+
   template <bool Sgd>
   static void wgradImpl(const float* dz, const float* x, float* out, int K, int N, int B, float lr) {
-    constexpr int kV = S::kWgradVecs;
+    constexpr int kV = S::kWgradVecs, kR = S::kWgradRows;
     const int vecs = (K + L - 1) / L;
     for (int v0 = 0; v0 < vecs; v0 += kV) {
       const int nv = imin(kV, vecs - v0);
       const int k0 = v0 * L;
       const M last = S::mask(K - (k0 + L * (nv - 1)));
-      for (int o0 = 0; o0 < N; o0 += S::kWgradRows)
+      for (int o0 = 0; o0 < N; o0 += kR) {
+        const float* next = wgradAhead(out, K, N, o0, k0);
         withCount<kV>(nv, [&](auto v) {
-          wgradTile<decltype(v)::value, Sgd>(dz, x, out, K, N, B, o0, imin(S::kWgradRows, N - o0), k0, last, lr);
+          wgradTile<decltype(v)::value, Sgd>(dz, x, out, K, N, B, o0, imin(kR, N - o0), k0, last, lr, next);
         });
+      }
     }
   }
 
@@ -238,9 +256,12 @@ struct DenseImpl {
   }
 
   // Input gradient dx = W^T dz, vectorised along k: a tile of V vectors of inputs x kB samples,
-  // accumulated over the outputs in order; dx written once.
+  // accumulated over the outputs in order; dx written once. next (null: none): the same columns of W's
+  // next strip, requested row by row (the first tile of a strip reads its W columns from memory, the
+  // others from cache).
   template <int V_>
-  static void dgradTile(const float* w, const float* dz, float* dx, int K, int N, int k0, M last, int b0, int nB) {
+  static void dgradTile(const float* w, const float* dz, float* dx, int K, int N, int k0, M last, int b0, int nB,
+                        const float* next) {
     constexpr int kB = S::kDgradSamples;
     V acc[V_ * kB];
 #pragma GCC unroll 32
@@ -250,6 +271,7 @@ struct DenseImpl {
     for (int j = 0; j < kB; ++j) dzc[j] = dz + static_cast<Index>(b0 + imin(j, nB - 1)) * N;
     for (int o = 0; o < N; ++o) {
       const float* wo = w + static_cast<Index>(o) * K + k0;
+      if (next) prefetchSpan<false>(next + static_cast<Index>(o) * K, V_ * L);
       V wv[V_];
 #pragma GCC unroll 4
       for (int v = 0; v < V_ - 1; ++v) wv[v] = S::pin(S::load(wo + L * v));
@@ -277,8 +299,11 @@ struct DenseImpl {
       const int nv = imin(kV, vecs - v0);
       const int k0 = v0 * L;
       const M last = S::mask(K - (k0 + L * (nv - 1)));
+      const float* next = v0 + kV < vecs ? w + k0 + kV * L : nullptr;
       for (int b0 = 0; b0 < B; b0 += kB)
-        withCount<kV>(nv, [&](auto v) { dgradTile<decltype(v)::value>(w, dz, dx, K, N, k0, last, b0, imin(kB, B - b0)); });
+        withCount<kV>(nv, [&](auto v) {
+          dgradTile<decltype(v)::value>(w, dz, dx, K, N, k0, last, b0, imin(kB, B - b0), b0 == 0 ? next : nullptr);
+        });
     }
   }
 

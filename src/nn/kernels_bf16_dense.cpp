@@ -18,6 +18,7 @@
 
 #include "nn/bf16_kernels.hpp"
 #include "nn/conv_geometry.hpp"  // roundUp16
+#include "nn/prefetch.hpp"
 #include "nn/simd_bf16.hpp"
 #include "nn/simd_avx512.hpp"
 
@@ -102,10 +103,12 @@ void packRows(const float* w, int K, int o0, int nO, std::uint32_t* rows) {
 }
 
 // A tile of kFwdRows outputs (nO valid) x H vectors of samples (nj valid), over q in order; then bias
-// (and ReLU) on a transposed store into y.
+// (and ReLU) on a transposed store into y. next (null: none): the fp32 rows of the next tile (nextRows of
+// them, K floats apart), requested at the pace the tile walks its own (a line of each every 8 pairs), so
+// that packRows finds them in cache: W2's fc1 reads 6.4 MB of them per call, from memory.
 template <int H, bool Relu>
 void forwardTile(const std::uint32_t* rows, int kp, const std::uint32_t* xt, const float* bias, float* y, int N, int o0,
-                 int nO, int c0, int nj) {
+                 int nO, int c0, int nj, const float* next, int nextRows, int K) {
   V acc[kFwdRows * H];
 #pragma GCC unroll 24
   for (int a = 0; a < kFwdRows * H; ++a) acc[a] = S::zero();
@@ -114,6 +117,8 @@ void forwardTile(const std::uint32_t* rows, int kp, const std::uint32_t* xt, con
   for (int r = 0; r < kFwdRows; ++r) wr[r] = rows + Index(imin(r, nO - 1)) * kp;
   const std::uint32_t* xq = xt;
   for (int q = 0; q < kp; ++q, xq += kFwdChunk) {
+    if (next && (q & 7) == 0)
+      for (int r = 0; r < nextRows; ++r) prefetchSpan<false>(next + Index(r) * K + 2 * q, 1);
     __m512i xv[H];
 #pragma GCC unroll 2
     for (int h = 0; h < H; ++h) xv[h] = pin(load(xq + 16 * h));
@@ -144,13 +149,18 @@ void forwardTile(const std::uint32_t* rows, int kp, const std::uint32_t* xt, con
   }
 }
 
+struct NextRows {  // forwardTile's rows to request
+  const float* w;
+  int rows, K;
+};
+
 template <int H>
 void forwardTileAct(bool relu, const std::uint32_t* rows, int kp, const std::uint32_t* xt, const float* bias, float* y,
-                    int N, int o0, int nO, int c0, int nj) {
+                    int N, int o0, int nO, int c0, int nj, NextRows next) {
   if (relu)
-    forwardTile<H, true>(rows, kp, xt, bias, y, N, o0, nO, c0, nj);
+    forwardTile<H, true>(rows, kp, xt, bias, y, N, o0, nO, c0, nj, next.w, next.rows, next.K);
   else
-    forwardTile<H, false>(rows, kp, xt, bias, y, N, o0, nO, c0, nj);
+    forwardTile<H, false>(rows, kp, xt, bias, y, N, o0, nO, c0, nj, next.w, next.rows, next.K);
 }
 
 // scratch: xt (kp x 32 words), then the packed rows of one tile (kFwdRows x kp).
@@ -166,10 +176,12 @@ void forward(const float* w, const float* bias, const float* x, float* y, int K,
     for (int o0 = 0; o0 < N; o0 += kFwdRows) {
       const int nO = imin(kFwdRows, N - o0);
       packRows(w, K, o0, nO, rows);
+      const int o1 = o0 + kFwdRows;
+      const NextRows next{o1 < N ? w + Index(o1) * K : nullptr, imin(kFwdRows, N - o1), K};
       if (vecs == 2)
-        forwardTileAct<2>(relu, rows, kp, xt, bias, y, N, o0, nO, c0, nb);
+        forwardTileAct<2>(relu, rows, kp, xt, bias, y, N, o0, nO, c0, nb, next);
       else
-        forwardTileAct<1>(relu, rows, kp, xt, bias, y, N, o0, nO, c0, nb);
+        forwardTileAct<1>(relu, rows, kp, xt, bias, y, N, o0, nO, c0, nb, next);
     }
   }
 }
@@ -192,9 +204,10 @@ void pairSamples(const float* a, int n, int B, std::uint32_t* d, int ld) {
 
 // A tile of kWgradRows outputs (nO valid) x V_ vectors of inputs from k0 (the last masked by `last`),
 // over the P batch pairs in order. Sgd: out (the weights) updated to out - lr dW, else dW stored.
+// next (null: none): the first row of a later tile of out, requested one row per batch pair.
 template <int V_, bool Sgd>
 void wgradTile(const std::uint32_t* dzp, const std::uint32_t* xp, int ldx, float* out, int K, int N, int P, int o0,
-               int nO, int k0, M last, float lr) {
+               int nO, int k0, M last, float lr, const float* next) {
   V acc[kWgradRows * V_];
 #pragma GCC unroll 16
   for (int i = 0; i < kWgradRows * V_; ++i) acc[i] = S::zero();
@@ -202,6 +215,7 @@ void wgradTile(const std::uint32_t* dzp, const std::uint32_t* xp, int ldx, float
 #pragma GCC unroll 4
   for (int r = 0; r < kWgradRows; ++r) row[r] = o0 + imin(r, nO - 1);
   for (int p = 0; p < P; ++p) {
+    if (next && p < kWgradRows) prefetchSpan<true>(next + Index(p) * K, 16 * V_);
     const std::uint32_t* xb = xp + Index(p) * ldx + k0;
     __m512i xv[V_];
 #pragma GCC unroll 4
@@ -229,6 +243,19 @@ void wgradTile(const std::uint32_t* dzp, const std::uint32_t* xp, int ldx, float
   }
 }
 
+// The first row of the tile kWgradAhead after the one at (o0, strip at k0), down the strip then at the
+// top of the next one, or null past the last: the tiles walk W down its rows, 12 KB apart for W2's
+// fc1, where the hardware prefetchers do not keep up.
+constexpr int kWgradAhead = 4;
+const float* wgradAhead(const float* out, int K, int N, int o0, int k0) {
+  constexpr int kStripK = 16 * kWgradVecs;
+  const int ahead = o0 + kWgradAhead * kWgradRows;
+  if (ahead + kWgradRows <= N) return out + Index(ahead) * K + k0;
+  const int wrapped = ahead - N;
+  if (wrapped < 0 || wrapped + kWgradRows > N || k0 + kStripK >= K) return nullptr;
+  return out + Index(wrapped) * K + k0 + kStripK;
+}
+
 // scratch: the input pairs (P x roundUp16(K) words, zero beyond K), then the gradient pairs (P x N).
 void wgrad(const float* dz, const float* x, float* out, int K, int N, int B, bool sgd, float lr,
            std::uint32_t* scratch) {
@@ -241,14 +268,16 @@ void wgrad(const float* dz, const float* x, float* out, int K, int N, int B, boo
   for (int v0 = 0; v0 < vecs; v0 += kWgradVecs) {
     const int nv = imin(kWgradVecs, vecs - v0), k0 = 16 * v0;
     const M last = S::mask(K - (k0 + 16 * (nv - 1)));
-    for (int o0 = 0; o0 < N; o0 += kWgradRows)
+    for (int o0 = 0; o0 < N; o0 += kWgradRows) {
+      const float* next = wgradAhead(out, K, N, o0, k0);
       withVecs<kWgradVecs>(nv, [&](auto v) {
         constexpr int kV = decltype(v)::value;
         if (sgd)
-          wgradTile<kV, true>(dzp, xp, ldx, out, K, N, P, o0, imin(kWgradRows, N - o0), k0, last, lr);
+          wgradTile<kV, true>(dzp, xp, ldx, out, K, N, P, o0, imin(kWgradRows, N - o0), k0, last, lr, next);
         else
-          wgradTile<kV, false>(dzp, xp, ldx, out, K, N, P, o0, imin(kWgradRows, N - o0), k0, last, lr);
+          wgradTile<kV, false>(dzp, xp, ldx, out, K, N, P, o0, imin(kWgradRows, N - o0), k0, last, lr, next);
       });
+    }
   }
 }
 
@@ -269,10 +298,12 @@ void packStrip(const float* w, int K, int N, int k0, int width, std::uint32_t* s
 }
 
 // A tile of V_ vectors of inputs from k0 (the last masked by `last`) x kDgradSamples samples from b0
-// (nB valid), over the np output pairs in order; dx written once.
+// (nB valid), over the np output pairs in order; dx written once. next (null: none): the next strip's
+// columns of W's first row, requested two rows (one pair) at a time: the rows are K floats apart, where
+// the hardware prefetchers do not keep up with packStrip.
 template <int V_>
-void dgradTile(const std::uint32_t* strip, const std::uint32_t* dza, int np, float* dx, int K, int k0, M last, int b0,
-               int nB) {
+void dgradTile(const std::uint32_t* strip, const std::uint32_t* dza, int np, float* dx, int K, int N, int k0, M last,
+               int b0, int nB, const float* next) {
   V acc[V_ * kDgradSamples];
 #pragma GCC unroll 24
   for (int i = 0; i < V_ * kDgradSamples; ++i) acc[i] = S::zero();
@@ -280,6 +311,10 @@ void dgradTile(const std::uint32_t* strip, const std::uint32_t* dza, int np, flo
 #pragma GCC unroll 8
   for (int j = 0; j < kDgradSamples; ++j) dzc[j] = dza + Index(b0 + imin(j, nB - 1)) * np;
   for (int p = 0; p < np; ++p) {
+    if (next) {
+      prefetchSpan<false>(next + Index(2 * p) * K, kStrip);
+      if (2 * p + 1 < N) prefetchSpan<false>(next + Index(2 * p + 1) * K, kStrip);
+    }
     const std::uint32_t* wp = strip + Index(p) * kStrip;
     __m512i wv[V_];
 #pragma GCC unroll 3
@@ -314,9 +349,11 @@ void dgrad(const float* w, const float* dz, float* dx, int K, int N, int B, std:
     const int nv = imin(kDgradVecs, vecs - v0), k0 = 16 * v0;
     const M last = S::mask(K - (k0 + 16 * (nv - 1)));
     packStrip(w, K, N, k0, imin(kStrip, K - k0), strip);
+    const float* next = k0 + kStrip < K ? w + k0 + kStrip : nullptr;
     for (int b0 = 0; b0 < B; b0 += kDgradSamples)
       withVecs<kDgradVecs>(nv, [&](auto v) {
-        dgradTile<decltype(v)::value>(strip, dza, np, dx, K, k0, last, b0, imin(kDgradSamples, B - b0));
+        dgradTile<decltype(v)::value>(strip, dza, np, dx, K, N, k0, last, b0, imin(kDgradSamples, B - b0),
+                                      b0 == 0 ? next : nullptr);
       });
   }
 }

@@ -9,6 +9,7 @@
 #include "core/memory.hpp"
 #include "nn/dense.hpp"
 #include "nn/kernel_table.hpp"
+#include "nn/pool.hpp"
 #include "nn/relu_fusable.hpp"
 
 namespace fedsilo {
@@ -79,7 +80,24 @@ void ModelT<T>::finalize() {
     if (i + 1 < layers_.size() && dynamic_cast<ReluT<T>*>(layers_[i + 1].get()) != nullptr)
       fused_[i] = dynamic_cast<ReluFusableT<T>*>(layers_[i].get());
   }
+  findPooled();
   finalized_ = true;
+}
+
+// Layer, ReLU, 2 x 2 max-pool triples whose backward runs as one pass (PoolFusableT).
+template <typename T>
+void ModelT<T>::findPooled() {
+  pooled_.assign(layers_.size(), nullptr);
+  poolAfter_.assign(layers_.size(), nullptr);
+  for (std::size_t i = 0; i + 2 < layers_.size(); ++i) {
+    auto* layer = dynamic_cast<PoolFusableT<T>*>(layers_[i].get());
+    auto* pool = dynamic_cast<MaxPool2DT<T>*>(layers_[i + 2].get());
+    if (!fused_[i] || !layer || !pool || !layer->poolFusable()) continue;
+    // the pool keeps window positions only for 2 x 2 windows with stride 2, here over the ReLU's output
+    if (!pool->twoByTwoOver(outShapes_[i + 1])) continue;
+    pooled_[i] = layer;
+    poolAfter_[i] = pool;
+  }
 }
 
 template <typename T>
@@ -132,11 +150,16 @@ CMapT<T> ModelT<T>::forward(const T* x, int batch, bool training) {
   FEDSILO_ASSERT(batch > 0 && batch <= maxBatch_, "batch ", batch, " exceeds reserved ", maxBatch_);
   lastInput_ = x;
   lastBatch_ = batch;
+  lastFusion_ = fusion_;
   const T* in = x;
   int inRows = input_.size();
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     CMapT<T> xin(in, inRows, batch);
-    if (fusion_ && fused_[i]) {  // layer + ReLU: the ReLU's output directly, acts_[i] unused
+    if (fusion_ && pooled_[i]) {  // layer + ReLU + max-pool: the pool's output directly, acts_[i], acts_[i + 1] unused
+      i += 2;
+      MapT<T> y(acts_[i].data(), outShapes_[i].size(), batch);
+      pooled_[i - 2]->forwardReluPool(xin, y, poolAfter_[i - 2]->windowPositions(outShapes_[i - 1]));
+    } else if (fusion_ && fused_[i]) {  // layer + ReLU: the ReLU's output directly, acts_[i] unused
       ++i;
       MapT<T> y(acts_[i].data(), outShapes_[i].size(), batch);
       fused_[i - 1]->forwardRelu(xin, y);
@@ -159,11 +182,14 @@ template <typename T>
 void ModelT<T>::backwardLayer(std::size_t first, std::size_t last, const CMapT<T>& x, const CMapT<T>& y,
                               const CMapT<T>& dy, MapT<T>* dx, const T* sgdLr) {
   const bool fused = first != last;
-  if (sgdLr && dense_[first]) {
+  if (sgdLr && dense_[first]) {  // never the first of a triple: DenseT is not PoolFusableT
     dense_[first]->backwardSgd(x, fused ? &y : nullptr, dy, dx, *sgdLr);
     return;
   }
-  if (fused)
+  if (last == first + 2)  // layer, ReLU, max-pool: y and dy are the pool's
+    pooled_[first]->backwardReluPool(x, y.data(), dy.data(),
+                                     poolAfter_[first]->windowPositions(outShapes_[first + 1]), dx);
+  else if (fused)
     fused_[first]->backwardRelu(x, y, dy, dx);
   else
     layers_[last]->backward(x, y, dy, dx);
@@ -186,9 +212,10 @@ void ModelT<T>::backwardImpl(const T* dLogits, int batch, T* dInput, const T* sg
   int which = 0;
   for (std::size_t ii = layers_.size(); ii-- > 0;) {
     // A fused pair (layer at ii - 1, ReLU at ii) is one step: from the ReLU's output and dL/dy to
-    // the first layer's input gradient.
-    const bool fused = fusion_ && ii > 0 && fused_[ii - 1] != nullptr;
-    const std::size_t first = fused ? ii - 1 : ii;  // the layer whose input we differentiate into
+    // the first layer's input gradient; so is a fused triple (layer at ii - 2, ReLU, max-pool at ii).
+    const bool pooled = lastFusion_ && ii > 1 && pooled_[ii - 2] != nullptr;
+    const bool fused = !pooled && lastFusion_ && ii > 0 && fused_[ii - 1] != nullptr;
+    const std::size_t first = pooled ? ii - 2 : fused ? ii - 1 : ii;  // the layer whose input we differentiate into
     const int inRows = first == 0 ? input_.size() : outShapes_[first - 1].size();
     const T* xin = first == 0 ? lastInput_ : acts_[first - 1].data();
     CMapT<T> x(xin, inRows, batch);

@@ -19,6 +19,10 @@ template <typename T>
 class DenseT;
 template <typename T>
 class ReluFusableT;
+template <typename T>
+class PoolFusableT;
+template <typename T>
+class MaxPool2DT;
 
 struct ParamTensor {
   std::string name;  // "fc1.weight"
@@ -121,9 +125,17 @@ class ModelT {
 
   // Every Dense or Conv2D layer directly followed by a ReLU layer runs as one fused pass
   // (ReluFusableT::forwardRelu/backwardRelu: bias and activation applied while the output is written
-  // once, pre-activation never stored). On by default; results are bit-identical either way.
+  // once, pre-activation never stored); where such a pair is followed by a 2 x 2, stride-2 max-pool and
+  // the layer can (PoolFusableT: Conv2D on its direct path), the three run as one pass,
+  // forward and backward (the ReLU's output is then never stored). On by default; results are
+  // bit-identical either way. A backward runs the passes of its forward, whatever setFusion said since.
   void setFusion(bool on) { fusion_ = on; }
   bool fusion() const { return fusion_; }
+  // How many layer, ReLU, max-pool triples run their backward as one (0 with fusion off).
+  int pooledTriples() const {
+    return fusion_ ? static_cast<int>(std::count_if(pooled_.begin(), pooled_.end(), [](auto* p) { return p != nullptr; }))
+                   : 0;
+  }
 
  private:
   // DP-SGD: norms2[i] = the squared norm of sample i's contribution to the batch gradient, from dL/dlogits
@@ -144,6 +156,10 @@ class ModelT {
   // as a DenseT (the SGD step's fused update), else nullptr.
   std::vector<ReluFusableT<T>*> fused_;
   std::vector<DenseT<T>*> dense_;
+  // pooled_[i]: layer i when fused_[i] and layer i + 2 is a max-pool its backward can start from
+  // (poolAfter_[i]), else nullptr.
+  std::vector<PoolFusableT<T>*> pooled_;
+  std::vector<MaxPool2DT<T>*> poolAfter_;
   bool fusion_ = true;
   InitOptions init_;
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
@@ -153,7 +169,10 @@ class ModelT {
   std::vector<double> ghostNorms2_;  // DP-SGD's norms pass: ||g_i||^2 per sample
   const T* lastInput_ = nullptr;
   int lastBatch_ = 0;
+  bool lastFusion_ = true;  // fusion_ at the last forward: the backward must run the same passes (a fused
+                            // triple leaves the ReLU's output unwritten)
 
+  void findPooled();
   // backward(); with sgdLr, the SGD step of sgdStep() as well.
   void backwardImpl(const T* dLogits, int batch, T* dInput, const T* sgdLr);
   // One layer's (or fused pair's) backward from its input x, output y and dL/dy.

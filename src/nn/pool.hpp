@@ -22,6 +22,11 @@ class MaxPool2DT : public LayerT<T> {
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  // Whether the windows are 2 x 2 with stride 2 over inputs of shape `in` (the kernels of nn/pool_kernels.hpp).
+  bool twoByTwoOver(Shape in) const { return twoByTwo_ && in == Shape{c_, h_, w_}; }
+  // Then the positions of the maxima, one byte per output of the reserved batch (nn/pool_kernels.hpp), for
+  // the fused passes of PoolFusableT, which write and read them in place of this layer; else null.
+  std::uint8_t* windowPositions(Shape in) { return twoByTwoOver(in) ? pos_.data() : nullptr; }
 
  private:
   // One output row (channel c, output row oh) by the plain window loops.
