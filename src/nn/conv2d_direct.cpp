@@ -26,6 +26,9 @@ int rowStride(int channels) {
   return 16 * (lines > 4 && lines % 2 == 0 ? lines + 1 : lines);
 }
 
+// The fewest taps (inC k k) for which the GEMMs get the kernel-row spans.
+constexpr Index kMinSpanTaps = 64;
+
 // span[2i], span[2i + 1] = the kernel rows [lo, hi) of a k x k kernel that position i reads inside the image,
 // for positions (sample, output row r, column) whose patch starts at plane row r * rowStep, over a plane whose
 // rows [first, first + count) hold the image (the rest is zero padding); an empty span is stored as [k, 0).
@@ -85,9 +88,12 @@ void ConvDirect::reserve(int maxBatch) {
   // Gather tables: positions of the chunk, taps of the kernel.
   fillGatherTables(in_, chunk_, g_.k, g_.oh, g_.ow, g_.stride, g_.stride);
   fillGatherTables(grad_, chunk_, g_.k, g_.h, g_.w, 1, 1);
-  fillRowSpan(in_.rowSpan, chunk_, g_.k, g_.oh, g_.ow, g_.stride, g_.pad, g_.h);
+  // Spans only where a tile's taps are many: over conv1's 25 (one input channel) working out a tile's span
+  // cost more than the padding rows it leaves out (W2's conv1 forward 0.85x with spans).
+  if (g_.kdim >= kMinSpanTaps) fillRowSpan(in_.rowSpan, chunk_, g_.k, g_.oh, g_.ow, g_.stride, g_.pad, g_.h);
   // dZ's rows in grad_: k - 1 - pad, then every stride-th (dilated) up to (oh - 1) * stride further.
-  fillRowSpan(grad_.rowSpan, chunk_, g_.k, g_.h, g_.w, 1, g_.k - 1 - g_.pad, (g_.oh - 1) * g_.stride + 1);
+  if (Index(g_.outC) * g_.k * g_.k >= kMinSpanTaps)
+    fillRowSpan(grad_.rowSpan, chunk_, g_.k, g_.h, g_.w, 1, g_.k - 1 - g_.pad, (g_.oh - 1) * g_.stride + 1);
 }
 
 void ConvDirect::packWeights(const float* w) {
@@ -169,7 +175,7 @@ void ConvDirect::forward(const float* w, const float* bias, const float* x, floa
     const int nb = std::min(chunk_, batch - b0);
     padInput(x, b0, nb);
     kc.gemm(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, in_.tap.data(), static_cast<int>(g_.kdim), wt_.data(),
-            ldw_, g_.outC, z_.data(), ldw_, in_.rowSpan.data(), g_.k);
+            ldw_, g_.outC, z_.data(), ldw_, spanOf(in_), g_.k);
     kc.rowsToPlanes(z_.data(), ldw_, bias, relu, nb, g_.outC, g_.ohw, y + b0 * g_.outSize, g_.outSize);
   }
 }
@@ -193,7 +199,7 @@ void ConvDirect::backward(const float* w, float* dw, float* db, const float* x, 
     if (!dx) continue;
     padGradient(y, dy, b0, nb, relu);
     kc.gemm(grad_.data.data(), grad_.rowBase.data(), nb * hw, grad_.tap.data(), g_.outC * g_.k * g_.k, wtD_.data(),
-            ldwD_, g_.inC, zD_.data(), ldwD_, grad_.rowSpan.data(), g_.k);
+            ldwD_, g_.inC, zD_.data(), ldwD_, spanOf(grad_), g_.k);
     kc.rowsToPlanes(zD_.data(), ldwD_, nullptr, false, nb, g_.inC, hw, dx + b0 * g_.inSize, g_.inSize);
   }
   // dw[c][k] = dwt_[k][c]

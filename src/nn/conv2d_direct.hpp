@@ -59,6 +59,7 @@ class ConvDirect {
     std::vector<std::int32_t> rowBase, tap;
     std::vector<std::uint8_t> rowSpan;  // per position: the kernel rows [lo, hi) that read inside the image
   };
+  static const std::uint8_t* spanOf(const Plane& p) { return p.rowSpan.empty() ? nullptr : p.rowSpan.data(); }
   void packWeights(const float* w);
   void packFlippedWeights(const float* w);
   void padInput(const float* x, int b0, int nb);

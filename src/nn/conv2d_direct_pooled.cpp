@@ -40,7 +40,7 @@ void ConvDirect::forwardPooled(const float* w, const float* bias, const float* x
     const int nb = std::min(chunk_, batch - b0);
     padInput(x, b0, nb);
     kc.gemm(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, in_.tap.data(), static_cast<int>(g_.kdim), wt_.data(),
-            ldw_, g_.outC, z_.data(), ldw_, in_.rowSpan.data(), g_.k);
+            ldw_, g_.outC, z_.data(), ldw_, spanOf(in_), g_.k);
     kc.rowsToPlanes(z_.data(), ldw_, bias, true, nb, g_.outC, g_.ohw, dzChunk_.data(), g_.outSize);
     poolPlanes(dzChunk_.data(), nb, g_.outC, g_.oh, g_.ow, yPool + b0 * pooled, pos + b0 * pooled);
   }
@@ -84,7 +84,7 @@ void ConvDirect::backwardPooled(const float* w, float* dw, float* db, const floa
     if (!dx) continue;
     padGradientChunk(dzChunk_.data(), nb);
     kc.gemm(grad_.data.data(), grad_.rowBase.data(), nb * hw, grad_.tap.data(), g_.outC * g_.k * g_.k, wtD_.data(),
-            ldwD_, g_.inC, zD_.data(), ldwD_, grad_.rowSpan.data(), g_.k);
+            ldwD_, g_.inC, zD_.data(), ldwD_, spanOf(grad_), g_.k);
     kc.rowsToPlanes(zD_.data(), ldwD_, nullptr, false, nb, g_.inC, hw, dx + b0 * g_.inSize, g_.inSize);
   }
   kc.rowsToPlanes(dwt_.data(), ldw_, nullptr, false, 1, g_.outC, g_.kdim, dw, 0);
