@@ -175,33 +175,30 @@ void ConvBf16::pairGradientRows(const float* y, const float* dy, float* db, int 
 }
 
 void ConvBf16::forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu) {
-  const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
-  const kernels::ConvKernels& kc = kernels::active().conv;
-  packWeights(w);
-  const int kPairs = static_cast<int>(fwd_.tap.size());
-  for (int b0 = 0; b0 < batch; b0 += chunk_) {
-    const int nb = std::min(chunk_, batch - b0);
-    padInputPairs(x, b0, nb);
-    kb.gemm(fwd_.data.data(), fwd_.rowBase.data(), nb * g_.ohw, fwd_.tap.data(), kPairs, wt_.data(), g_.ldw, g_.outC,
-            z_.data(), g_.ldw);
-    kc.rowsToPlanes(z_.data(), g_.ldw, bias, relu, nb, g_.outC, g_.ohw, y + b0 * g_.outSize, g_.outSize);
-  }
+  forwardImpl(w, bias, x, y, batch, relu, nullptr);
 }
 
 void ConvBf16::forwardPooled(const float* w, const float* bias, const float* x, float* yPool, std::uint8_t* pos,
                              int batch) {
+  const PooledOutput pooled{yPool, pos};
+  forwardImpl(w, bias, x, nullptr, batch, true, &pooled);
+}
+
+// forward into y, or with `pooled` each chunk's ReLU output (in dz_) pooled into it.
+void ConvBf16::forwardImpl(const float* w, const float* bias, const float* x, float* y, int batch, bool relu,
+                           const PooledOutput* pooled) {
   const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
   const kernels::ConvKernels& kc = kernels::active().conv;
   packWeights(w);
   const int kPairs = static_cast<int>(fwd_.tap.size());
-  const Index pooled = pooledSize(g_.outC, g_.oh, g_.ow);
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
     padInputPairs(x, b0, nb);
     kb.gemm(fwd_.data.data(), fwd_.rowBase.data(), nb * g_.ohw, fwd_.tap.data(), kPairs, wt_.data(), g_.ldw, g_.outC,
             z_.data(), g_.ldw);
-    kc.rowsToPlanes(z_.data(), g_.ldw, bias, true, nb, g_.outC, g_.ohw, dz_.data(), g_.outSize);
-    poolPlanes(dz_.data(), nb, g_.outC, g_.oh, g_.ow, yPool + b0 * pooled, pos + b0 * pooled);
+    float* out = pooled ? dz_.data() : y + b0 * g_.outSize;
+    kc.rowsToPlanes(z_.data(), g_.ldw, bias, relu, nb, g_.outC, g_.ohw, out, g_.outSize);
+    if (pooled) poolChunk(out, b0, nb, g_.outC, g_.oh, g_.ow, *pooled);
   }
 }
 
@@ -212,18 +209,12 @@ void ConvBf16::backward(const float* w, float* dw, float* db, const float* x, co
 
 void ConvBf16::backwardPooled(const float* w, float* dw, float* db, const float* x, const float* yPool,
                               const float* dyPool, const std::uint8_t* pos, float* dx, int batch) {
-  const Pooled pooled{yPool, dyPool, pos};
+  const PooledGradient pooled{yPool, dyPool, pos};
   backwardImpl(w, dw, db, x, nullptr, nullptr, dx, batch, false, &pooled);
 }
 
-void ConvBf16::expandPooled(const Pooled& pooled, int b0, int nb) {
-  const Index at = b0 * pooledSize(g_.outC, g_.oh, g_.ow);
-  expandPooledGradient(pooled.y + at, pooled.dy + at, pooled.pos + at, nb, g_.outC, g_.oh, g_.ow, pooledDz_.data(),
-                       dz_.data());
-}
-
 void ConvBf16::backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy,
-                            float* dx, int batch, bool relu, const Pooled* pooled) {
+                            float* dx, int batch, bool relu, const PooledGradient* pooled) {
   const kernels::Bf16ConvKernels& kb = kernels::bf16ConvKernels();
   const kernels::ConvKernels& kc = kernels::active().conv;
   if (dx) packFlippedWeights(w);
@@ -231,7 +222,7 @@ void ConvBf16::backwardImpl(const float* w, float* dw, float* db, const float* x
   const int gradPairs = grad_.channels * g_.k * g_.k;
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
-    if (pooled) expandPooled(*pooled, b0, nb);
+    if (pooled) expandPooledChunk(*pooled, b0, nb, g_.outC, g_.oh, g_.ow, pooledDz_.data(), dz_.data());
     const float* yc = pooled ? nullptr : y + b0 * g_.outSize;
     const float* dyc = pooled ? dz_.data() : dy + b0 * g_.outSize;
     padInputShifted(x, b0, nb, shift_, g_.stride);

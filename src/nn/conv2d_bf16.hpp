@@ -21,6 +21,9 @@
 
 namespace fedsilo {
 
+struct PooledOutput;    // nn/pool_fusion.hpp
+struct PooledGradient;
+
 class ConvBf16 {
  public:
   explicit ConvBf16(const ConvGeometry& g);
@@ -51,14 +54,10 @@ class ConvBf16 {
     AlignedVector<std::uint32_t> data;
     std::vector<std::int32_t> rowBase, tap;
   };
-  struct Pooled {  // backwardPooled's source of dL/dz
-    const float* y;
-    const float* dy;
-    const std::uint8_t* pos;
-  };
+  void forwardImpl(const float* w, const float* bias, const float* x, float* y, int batch, bool relu,
+                   const PooledOutput* pooled);
   void backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
-                    int batch, bool relu, const Pooled* pooled);
-  void expandPooled(const Pooled& pooled, int b0, int nb);
+                    int batch, bool relu, const PooledGradient* pooled);
   void buildTables();
   void packWeights(const float* w);
   void packFlippedWeights(const float* w);

@@ -7,6 +7,7 @@
 #include "nn/bf16.hpp"
 #include "nn/conv_gather.hpp"
 #include "nn/kernel_table.hpp"
+#include "nn/pool_fusion.hpp"
 
 namespace fedsilo {
 
@@ -120,13 +121,13 @@ void ConvDirect::padInput(const float* x, int b0, int nb) {
                       in_.data.data() + b * in_.perSample() + Index(g_.pad) * in_.cols + g_.pad, plane, in_.cols);
 }
 
-void ConvDirect::padGradient(const float* y, const float* dy, int b0, int nb, bool relu) {
+void ConvDirect::padGradient(const float* y, const float* dy, int nb, bool relu) {
   const int off = g_.k - 1 - g_.pad;
   const Index plane = Index(grad_.rows) * grad_.cols;
   if (g_.stride == 1) {  // rows stay contiguous: the kernel set's masked-vector copy
     const kernels::ConvKernels& kc = kernels::active().conv;
     for (int b = 0; b < nb; ++b) {
-      const Index src0 = (b0 + b) * g_.outSize;
+      const Index src0 = b * g_.outSize;
       kc.copyIntoPadded(dy + src0, relu ? y + src0 : nullptr, g_.outC, g_.oh, g_.ow,
                         grad_.data.data() + b * grad_.perSample() + Index(off) * grad_.cols + off, plane, grad_.cols);
     }
@@ -134,13 +135,13 @@ void ConvDirect::padGradient(const float* y, const float* dy, int b0, int nb, bo
   }
   for (int b = 0; b < nb; ++b)  // dilated by the stride
     for (int c = 0; c < g_.outC; ++c) {
-      const Index src0 = (b0 + b) * g_.outSize + c * g_.ohw;
+      const Index src0 = b * g_.outSize + c * g_.ohw;
       float* dst = grad_.data.data() + b * grad_.perSample() + c * plane;
       for (int r = 0; r < g_.oh; ++r) {
         const float* g = dy + src0 + Index(r) * g_.ow;
-        const float* a = y + src0 + Index(r) * g_.ow;
         float* d = dst + Index(off + r * g_.stride) * grad_.cols + off;
         if (relu) {
+          const float* a = y + src0 + Index(r) * g_.ow;
           for (int j = 0; j < g_.ow; ++j) d[j * g_.stride] = a[j] > 0.0f ? g[j] : 0.0f;
         } else {
           for (int j = 0; j < g_.ow; ++j) d[j * g_.stride] = g[j];
@@ -166,9 +167,41 @@ void ConvDirect::addBiasGradient(int nb, float* db) {
   }
 }
 
+void ConvDirect::reservePooled() {
+  FEDSILO_ASSERT(maxBatch_ > 0, "conv2d: reservePooled before reserve");
+  if (bf16_) return;  // ConvBf16::reserve holds its own
+  const Index masked = chunk_ * pooledSize(g_.outC, g_.oh, g_.ow), dz = chunk_ * g_.outSize;
+  if (static_cast<Index>(dzChunk_.size()) >= dz) return;
+  allocateOrFail(fmt("the conv2d ", g_.inC, "x", g_.h, "x", g_.w, " -> ", g_.outC, " pooling workspace for ", chunk_,
+                     " samples"),
+                 bytesOf<float>(static_cast<std::uint64_t>(masked + dz)), [&] {
+                   pooledDz_.assign(static_cast<std::size_t>(masked), 0.0f);
+                   dzChunk_.assign(static_cast<std::size_t>(dz), 0.0f);
+                 });
+}
+
 void ConvDirect::forward(const float* w, const float* bias, const float* x, float* y, int batch, bool relu) {
   FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
   if (bf16_) return bf16_->forward(w, bias, x, y, batch, relu);
+  forwardImpl(w, bias, x, y, batch, relu, nullptr);
+}
+
+// The fused passes are forward(relu = true) and backward(relu = true) chunk by chunk, except where the
+// ReLU's output and dL/dz live: a chunk's output planes are pooled while in cache (and never stored),
+// and a chunk's dL/dz is rebuilt in cache from the pool's output, gradient and window positions
+// (nn/pool_fusion.hpp) instead of read back from a dense dL/dy the pool wrote and the ReLU's output.
+// The values reaching the GEMM kernels, the bias sums and the pool are the same, so are the results.
+void ConvDirect::forwardPooled(const float* w, const float* bias, const float* x, float* yPool, std::uint8_t* pos,
+                               int batch) {
+  FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
+  if (bf16_) return bf16_->forwardPooled(w, bias, x, yPool, pos, batch);
+  const PooledOutput pooled{yPool, pos};
+  forwardImpl(w, bias, x, nullptr, batch, true, &pooled);
+}
+
+// forward into y, or with `pooled` each chunk's ReLU output (in dzChunk_) pooled into it.
+void ConvDirect::forwardImpl(const float* w, const float* bias, const float* x, float* y, int batch, bool relu,
+                             const PooledOutput* pooled) {
   const kernels::ConvKernels& kc = kernels::active().conv;
   packWeights(w);
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
@@ -176,7 +209,9 @@ void ConvDirect::forward(const float* w, const float* bias, const float* x, floa
     padInput(x, b0, nb);
     kc.gemm(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, in_.tap.data(), static_cast<int>(g_.kdim), wt_.data(),
             ldw_, g_.outC, z_.data(), ldw_, spanOf(in_), g_.k);
-    kc.rowsToPlanes(z_.data(), ldw_, bias, relu, nb, g_.outC, g_.ohw, y + b0 * g_.outSize, g_.outSize);
+    float* out = pooled ? dzChunk_.data() : y + b0 * g_.outSize;
+    kc.rowsToPlanes(z_.data(), ldw_, bias, relu, nb, g_.outC, g_.ohw, out, g_.outSize);
+    if (pooled) poolChunk(out, b0, nb, g_.outC, g_.oh, g_.ow, *pooled);
   }
 }
 
@@ -184,20 +219,36 @@ void ConvDirect::backward(const float* w, float* dw, float* db, const float* x, 
                           float* dx, int batch, bool relu) {
   FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
   if (bf16_) return bf16_->backward(w, dw, db, x, y, dy, dx, batch, relu);
+  backwardImpl(w, dw, db, x, y, dy, dx, batch, relu, nullptr);
+}
+
+void ConvDirect::backwardPooled(const float* w, float* dw, float* db, const float* x, const float* yPool,
+                                const float* dyPool, const std::uint8_t* pos, float* dx, int batch) {
+  FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
+  if (bf16_) return bf16_->backwardPooled(w, dw, db, x, yPool, dyPool, pos, dx, batch);
+  const PooledGradient pooled{yPool, dyPool, pos};
+  backwardImpl(w, dw, db, x, nullptr, nullptr, dx, batch, false, &pooled);
+}
+
+// From dL/dy and y, or with `pooled` from each chunk's dL/dz rebuilt into dzChunk_ (already ReLU-masked).
+void ConvDirect::backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy,
+                              float* dx, int batch, bool relu, const PooledGradient* pooled) {
   std::fill(db, db + g_.outC, 0.0f);
   const kernels::ConvKernels& kc = kernels::active().conv;
   if (dx) packFlippedWeights(w);
   const Index hw = Index(g_.h) * g_.w;
   for (int b0 = 0; b0 < batch; b0 += chunk_) {
     const int nb = std::min(chunk_, batch - b0);
+    if (pooled) expandPooledChunk(*pooled, b0, nb, g_.outC, g_.oh, g_.ow, pooledDz_.data(), dzChunk_.data());
+    const float* yc = relu ? y + b0 * g_.outSize : nullptr;
+    const float* dyc = pooled ? dzChunk_.data() : dy + b0 * g_.outSize;
     padInput(x, b0, nb);
-    kc.planesToRows(dy + b0 * g_.outSize, relu ? y + b0 * g_.outSize : nullptr, nb, g_.outC, g_.ohw, g_.outSize,
-                    z_.data(), ldw_);
+    kc.planesToRows(dyc, yc, nb, g_.outC, g_.ohw, g_.outSize, z_.data(), ldw_);
     addBiasGradient(nb, db);
     kc.wgrad(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, in_.tap.data(), static_cast<int>(g_.kdim), z_.data(),
              ldw_, g_.outC, dwt_.data(), ldw_, b0 > 0);
     if (!dx) continue;
-    padGradient(y, dy, b0, nb, relu);
+    padGradient(yc, dyc, nb, relu);
     kc.gemm(grad_.data.data(), grad_.rowBase.data(), nb * hw, grad_.tap.data(), g_.outC * g_.k * g_.k, wtD_.data(),
             ldwD_, g_.inC, zD_.data(), ldwD_, spanOf(grad_), g_.k);
     kc.rowsToPlanes(zD_.data(), ldwD_, nullptr, false, nb, g_.inC, hw, dx + b0 * g_.inSize, g_.inSize);

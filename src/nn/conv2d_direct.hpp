@@ -28,6 +28,10 @@
 
 namespace fedsilo {
 
+// The fused passes' batch-wide pool buffers (nn/pool_fusion.hpp).
+struct PooledOutput;
+struct PooledGradient;
+
 class ConvDirect {
  public:
   explicit ConvDirect(const ConvGeometry& g);
@@ -42,7 +46,7 @@ class ConvDirect {
   int chunkSamples() const { return chunk_; }
 
   // Convolution + ReLU + a 2 x 2, stride-2 max-pool as one pass each way (nn/relu_fusable.hpp:
-  // PoolFusableT; nn/conv2d_direct_pooled.cpp), bit-identical to forward(relu = true), the pool's
+  // PoolFusableT), bit-identical to forward(relu = true), the pool's
   // forward, and to the pool's backward, backward(relu = true): each chunk's ReLU output is pooled, and
   // its dL/dz rebuilt from the pool's output yPool, dL/dyPool and window positions pos, in cache; the
   // convolution's output is never stored. reservePooled() after reserve().
@@ -63,7 +67,12 @@ class ConvDirect {
   void packWeights(const float* w);
   void packFlippedWeights(const float* w);
   void padInput(const float* x, int b0, int nb);
-  void padGradient(const float* y, const float* dy, int b0, int nb, bool relu);
+  // The chunk's dL/dy (masked where y <= 0 when relu; y, dy: the chunk's first sample) into grad_.
+  void padGradient(const float* y, const float* dy, int nb, bool relu);
+  void forwardImpl(const float* w, const float* bias, const float* x, float* y, int batch, bool relu,
+                   const PooledOutput* pooled);
+  void backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
+                    int batch, bool relu, const PooledGradient* pooled);
   void addBiasGradient(int nb, float* db);
 
   const ConvGeometry g_;
@@ -74,8 +83,7 @@ class ConvDirect {
   AlignedVector<float> biasSum_;                      // one sample's bias gradient (addBiasGradient)
   std::unique_ptr<ConvBf16> bf16_;  // train.precision = bf16 (nn/bf16.hpp): runs the products instead
   AlignedVector<float> pooledDz_, dzChunk_;  // the pooled passes: a chunk's masked dL/dyPool; its dL/dz or ReLU
-                                             // output (conv2d_direct_pooled.cpp)
-  void padGradientChunk(const float* dz, int nb);  // padGradient (relu = false) from the chunk's own dz
+                                             // output
 };
 
 }  // namespace fedsilo
