@@ -13,11 +13,10 @@
 // beyond C: full vectors are loaded and stored, and the padded channels are scratch.
 #pragma once
 #include "nn/dense_kernels.hpp"
+#include "nn/prefetch.hpp"
 
 namespace fedsilo::kernels {
 namespace {
-
-inline int imax(int a, int b) { return a > b ? a : b; }
 
 template <class S>
 struct ConvImpl {
@@ -29,7 +28,6 @@ struct ConvImpl {
   // Taps per pass over the positions of a chunk: kBlockK x (V x L) weights stay in L1 while the
   // positions stream (128 x 64 floats = 32 KiB with AVX-512).
   static constexpr int kBlockK = 128;
-  static constexpr int kFloatsPerLine = 16;  // 64-byte cache lines
 
   // acc[r][v] += x[rowBase(r) + tap[k]] * wt[k][c0 + L v] for the taps k in [a, b), in order.
   template <int V_, int R_>
@@ -130,9 +128,7 @@ struct ConvImpl {
       for (int j = 0; j < R_; ++j)
 #pragma GCC unroll 4
         for (int v = 0; v < V_; ++v) acc[j * V_ + v] = S::load(dwt + static_cast<Index>(k0 + j) * ldw + c0 + L * v);
-      for (int j = 0; j < nextRows; ++j)
-        for (int v = 0; v < V_ * L; v += kFloatsPerLine)
-          __builtin_prefetch(dwt + static_cast<Index>(k0 + R_ + j) * ldw + c0 + v, 0, 3);
+      for (int j = 0; j < nextRows; ++j) prefetchSpan<false>(dwt + static_cast<Index>(k0 + R_ + j) * ldw + c0, V_ * L);
     } else {
 #pragma GCC unroll 32
       for (int a = 0; a < R_ * V_; ++a) acc[a] = S::zero();

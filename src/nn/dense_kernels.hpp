@@ -24,6 +24,7 @@ namespace fedsilo::kernels {
 namespace {
 
 inline int imin(int a, int b) { return a < b ? a : b; }
+inline int imax(int a, int b) { return a > b ? a : b; }
 inline Index iminl(Index a, Index b) { return a < b ? a : b; }
 
 // Calls f(std::integral_constant<int, v>) for the runtime v in [1, Max]: kernels templated on the
