@@ -102,13 +102,19 @@ void packRows(const float* w, int K, int o0, int nO, std::uint32_t* rows) {
   }
 }
 
+// The fp32 rows of W that forwardTile requests: `rows` of them from w, K floats apart.
+struct NextRows {
+  const float* w;
+  int rows, K;
+};
+
 // A tile of kFwdRows outputs (nO valid) x H vectors of samples (nj valid), over q in order; then bias
-// (and ReLU) on a transposed store into y. next (null: none): the fp32 rows of the next tile (nextRows of
+// (and ReLU) on a transposed store into y. next (w null: none): the fp32 rows of the next tile (next.rows of
 // them, K floats apart), requested at the pace the tile walks its own (a line of each every 8 pairs), so
 // that packRows finds them in cache: W2's fc1 reads 6.4 MB of them per call, from memory.
 template <int H, bool Relu>
 void forwardTile(const std::uint32_t* rows, int kp, const std::uint32_t* xt, const float* bias, float* y, int N, int o0,
-                 int nO, int c0, int nj, const float* next, int nextRows, int K) {
+                 int nO, int c0, int nj, NextRows next) {
   V acc[kFwdRows * H];
 #pragma GCC unroll 24
   for (int a = 0; a < kFwdRows * H; ++a) acc[a] = S::zero();
@@ -117,8 +123,8 @@ void forwardTile(const std::uint32_t* rows, int kp, const std::uint32_t* xt, con
   for (int r = 0; r < kFwdRows; ++r) wr[r] = rows + Index(imin(r, nO - 1)) * kp;
   const std::uint32_t* xq = xt;
   for (int q = 0; q < kp; ++q, xq += kFwdChunk) {
-    if (next && (q & 7) == 0)
-      for (int r = 0; r < nextRows; ++r) prefetchSpan<false>(next + Index(r) * K + 2 * q, 1);
+    if (next.w && (q & 7) == 0)
+      for (int r = 0; r < next.rows; ++r) prefetchSpan<false>(next.w + Index(r) * next.K + 2 * q, 1);
     __m512i xv[H];
 #pragma GCC unroll 2
     for (int h = 0; h < H; ++h) xv[h] = pin(load(xq + 16 * h));
@@ -149,18 +155,13 @@ void forwardTile(const std::uint32_t* rows, int kp, const std::uint32_t* xt, con
   }
 }
 
-struct NextRows {  // forwardTile's rows to request
-  const float* w;
-  int rows, K;
-};
-
 template <int H>
 void forwardTileAct(bool relu, const std::uint32_t* rows, int kp, const std::uint32_t* xt, const float* bias, float* y,
                     int N, int o0, int nO, int c0, int nj, NextRows next) {
   if (relu)
-    forwardTile<H, true>(rows, kp, xt, bias, y, N, o0, nO, c0, nj, next.w, next.rows, next.K);
+    forwardTile<H, true>(rows, kp, xt, bias, y, N, o0, nO, c0, nj, next);
   else
-    forwardTile<H, false>(rows, kp, xt, bias, y, N, o0, nO, c0, nj, next.w, next.rows, next.K);
+    forwardTile<H, false>(rows, kp, xt, bias, y, N, o0, nO, c0, nj, next);
 }
 
 // scratch: xt (kp x 32 words), then the packed rows of one tile (kFwdRows x kp).
