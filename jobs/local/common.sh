@@ -80,6 +80,17 @@ fedsilo_resume_args() {
   if [ -f "$1.ckpt" ]; then echo --resume; fi
 }
 
+# fedsilo_mpirun_command: sets MPIRUN to the launcher of the jobs/local/ scripts, mpirun with
+# FEDSILO_MPIRUN_ARGS (split at blanks) and -n FEDSILO_RANKS (default 2). Open MPI binds each job's
+# ranks to cores counted from core 0 (with up to 2 ranks, one core each), so two jobs started side by
+# side on one machine share the same cores while the others idle: FEDSILO_MPIRUN_ARGS="--bind-to none"
+# leaves their placement to the kernel (docs/hpc.md).
+fedsilo_mpirun_command() {
+  local extra=()
+  read -r -a extra <<<"${FEDSILO_MPIRUN_ARGS:-}"
+  MPIRUN=(mpirun "${extra[@]}" -n "${FEDSILO_RANKS:-2}")
+}
+
 # fedsilo_run_forwarding CMD...: runs CMD in the background and forwards stop signals to it, so that
 # the run checkpoints at the end of the current round and exits 75:
 #   SIGUSR1 (sbatch --signal=B:USR1@T before the walltime) -> USR1 to CMD (srun and mpirun forward it)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every task of a sweep manifest ("CONFIG ALGORITHM SEED [fedsilo options...]" per line, as for
-# jobs/sweep.sbatch), one after the other with mpirun -n FEDSILO_RANKS (default 2), each into
+# jobs/sweep.sbatch), one after the other with mpirun -n FEDSILO_RANKS (default 2; more mpirun options
+# in FEDSILO_MPIRUN_ARGS, e.g. "--bind-to none" for two sweeps side by side, docs/hpc.md), each into
 # out/<config>_<algorithm>_s<seed>[_<options>].h5. Finished tasks (results file present) are skipped,
 # interrupted ones resumed, so the script can simply be run again. Ctrl-C stops after the current
 # round of the current task (exit 75). FEDSILO_TASKS="0 3" runs only those task indices. CONFIG is
@@ -16,6 +17,7 @@ MANIFEST=$1
 [ -f "$MANIFEST" ] || fedsilo_die "no manifest $MANIFEST"
 fedsilo_env
 EXE=$(fedsilo_exe)
+fedsilo_mpirun_command
 N=$(fedsilo_manifest_count "$MANIFEST")
 failed=0
 for i in ${FEDSILO_TASKS:-$(seq 0 $((N - 1)))}; do
@@ -37,7 +39,7 @@ for i in ${FEDSILO_TASKS:-$(seq 0 $((N - 1)))}; do
   STAMP=$(fedsilo_run_stamp "$OUTPUT")
   echo "== task $i/$N: ${LINE[*]} -> $OUTPUT $RESUME"
   # shellcheck disable=SC2086
-  fedsilo_run_forwarding mpirun -n "${FEDSILO_RANKS:-2}" "$EXE" --config "${LINE[0]}" --algorithm "${LINE[1]}" \
+  fedsilo_run_forwarding "${MPIRUN[@]}" "$EXE" --config "${LINE[0]}" --algorithm "${LINE[1]}" \
     --seed "${LINE[2]}" "${EXTRA[@]}" --output "$OUTPUT" $RESUME
   fedsilo_mpirun_status "$OUTPUT" "$STAMP"
   if [ "$RUN_RC" = 75 ]; then

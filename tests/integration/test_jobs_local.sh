@@ -7,7 +7,7 @@
 # again, and runs the shipped example jobs/sweep.manifest (checked line by line, then run as shipped
 # with shrunken copies of its configurations); scaling.sh writes mode,ranks,clients,seconds_per_round
 # that `analysis plot scaling` reads, its weak runs give every client FEDSILO_WEAK_SAMPLES samples, and
-# a weak run that cannot is left out.
+# a weak run that cannot is left out. FEDSILO_MPIRUN_ARGS reaches mpirun in run.sh and sweep.sh.
 TEST_NAME=test_jobs_local
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -55,6 +55,19 @@ done
 "$J/sweep.sh" m.txt >sweep2.log 2>&1 || fail "sweep.sh (second time) failed"
 [ "$(grep -c 'exists, skipped' sweep2.log)" = 2 ] || fail "sweep.sh did not skip the finished tasks"
 log "sweep.sh: 2 tasks, 2 files; a second run skips them"
+
+# FEDSILO_MPIRUN_ARGS reaches mpirun in both scripts: with "--bind-to none --report-bindings" mpirun
+# reports both ranks unbound.
+printf 'tiny.ini fedavg 5 --rounds 1\n' >unbound.txt
+FEDSILO_MPIRUN_ARGS="--bind-to none --report-bindings" "$J/sweep.sh" unbound.txt >unbound_sweep.log 2>&1 ||
+  fail "sweep.sh with FEDSILO_MPIRUN_ARGS failed: $(tail -3 unbound_sweep.log)"
+FEDSILO_MPIRUN_ARGS="--bind-to none --report-bindings" "$J/run.sh" tiny.ini --rounds 1 --output out/unbound.h5 \
+  >unbound_run.log 2>&1 || fail "run.sh with FEDSILO_MPIRUN_ARGS failed: $(tail -3 unbound_run.log)"
+for f in unbound_sweep.log unbound_run.log; do
+  [ "$(grep -c 'MCW rank [01] is not bound' "$f")" = 2 ] ||
+    fail "$f: FEDSILO_MPIRUN_ARGS did not reach mpirun (no 'not bound' report for both ranks): $(head -3 "$f")"
+done
+log "FEDSILO_MPIRUN_ARGS: passed to mpirun by sweep.sh and run.sh"
 
 # The shipped example manifest, jobs/sweep.manifest: every task line names an existing configuration
 # (relative to the repository root), an algorithm of the registry and a seed, and no --output; the
