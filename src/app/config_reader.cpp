@@ -171,6 +171,7 @@ void readEvalRules(const RawValues& raw, const DataConfig& data, EvalConfig& e) 
   e.selectMetric = raw.choice<SelectMetric>("eval.select_metric");
   e.point = raw.choice<EvalPoint>("eval.point");
   e.clientWeighting = raw.choice<ClientWeighting>("eval.client_weighting");
+  e.global = raw.choice<GlobalEvaluation>("eval.global");
   if (e.select == EvalSelect::BestVal && !(data.split[1] > 0.0))
     throw ConfigError(fmt("eval.select = best_val compares validation scores, but data.split = ",
                           raw.text("data.split"),

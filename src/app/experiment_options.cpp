@@ -125,6 +125,9 @@ std::vector<Opt> evaluationOptions() {
            "; a client that did not train that round is evaluated after the server step"},
       {"eval.client_weighting", "uniform",
        "weights of the client mean in /summary/mean and /summary/mean_f1: " + joinNames<ClientWeighting>(" | ", true)},
+      {"eval.global", "rounds",
+       "when the global model is evaluated on the test set: " + joinNames<GlobalEvaluation>(" | ", true) +
+           "; /rounds/global_* are NaN in the rounds left out"},
   };
 }
 

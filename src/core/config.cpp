@@ -193,6 +193,15 @@ const std::vector<EnumName<ClientWeighting>>& enumNames<ClientWeighting>() {
   return names;
 }
 
+template <>
+const std::vector<EnumName<GlobalEvaluation>>& enumNames<GlobalEvaluation>() {
+  static const std::vector<EnumName<GlobalEvaluation>> names = {
+      {GlobalEvaluation::Rounds, "rounds", "every evaluated round"},
+      {GlobalEvaluation::End, "end", "the last round only"},
+  };
+  return names;
+}
+
 #define FEDSILO_ENUM_FUNCTIONS(E) \
   std::ostream& operator<<(std::ostream& os, E value) { return os << nameOf(value); }
 FEDSILO_ENUM_FUNCTIONS(DatasetKind)
@@ -213,6 +222,7 @@ FEDSILO_ENUM_FUNCTIONS(EvalSelect)
 FEDSILO_ENUM_FUNCTIONS(SelectMetric)
 FEDSILO_ENUM_FUNCTIONS(EvalPoint)
 FEDSILO_ENUM_FUNCTIONS(ClientWeighting)
+FEDSILO_ENUM_FUNCTIONS(GlobalEvaluation)
 FEDSILO_ENUM_FUNCTIONS(PrivacyLevel)
 FEDSILO_ENUM_FUNCTIONS(NoisePlacement)
 #undef FEDSILO_ENUM_FUNCTIONS

@@ -36,12 +36,14 @@ enum class BiasInit { Default, Zero };
 enum class NormalizeKind { None, MeanStd };
 enum class AugmentKind { None, Affine };
 // The server optimizer applied to the aggregate (FedOpt, Reddi et al. 2021; fl/server_optimizer.hpp)
-// and the evaluation rules (eval.select, eval.select_metric, eval.point, eval.client_weighting).
+// and the evaluation rules (eval.select, eval.select_metric, eval.point, eval.client_weighting,
+// eval.global).
 enum class ServerOptimizerKind { None, Momentum, Adam, Yogi, Adagrad };
 enum class EvalSelect { Final, BestVal };
 enum class SelectMetric { Accuracy, Loss };
 enum class EvalPoint { AfterAggregation, AfterLocal };
 enum class ClientWeighting { Uniform, Samples };
+enum class GlobalEvaluation { Rounds, End };
 
 // One value of an enumerated option: its spelling in the INI file and on the command line, and a few
 // words for --help where the name alone does not say enough.
@@ -92,6 +94,8 @@ template <>
 const std::vector<EnumName<EvalPoint>>& enumNames<EvalPoint>();
 template <>
 const std::vector<EnumName<ClientWeighting>>& enumNames<ClientWeighting>();
+template <>
+const std::vector<EnumName<GlobalEvaluation>>& enumNames<GlobalEvaluation>();
 template <>
 const std::vector<EnumName<PrivacyLevel>>& enumNames<PrivacyLevel>();
 template <>
@@ -151,6 +155,7 @@ std::ostream& operator<<(std::ostream& os, EvalSelect value);
 std::ostream& operator<<(std::ostream& os, SelectMetric value);
 std::ostream& operator<<(std::ostream& os, EvalPoint value);
 std::ostream& operator<<(std::ostream& os, ClientWeighting value);
+std::ostream& operator<<(std::ostream& os, GlobalEvaluation value);
 std::ostream& operator<<(std::ostream& os, PrivacyLevel value);
 std::ostream& operator<<(std::ostream& os, NoisePlacement value);
 
@@ -255,6 +260,7 @@ struct EvalConfig {
   SelectMetric selectMetric = SelectMetric::Accuracy;  // best_val: higher accuracy or lower loss
   EvalPoint point = EvalPoint::AfterAggregation;   // when a client that trained is evaluated
   ClientWeighting clientWeighting = ClientWeighting::Uniform;  // weights of /summary/mean
+  GlobalEvaluation global = GlobalEvaluation::Rounds;          // which rounds evaluate the global model
 };
 
 struct OutputConfig {

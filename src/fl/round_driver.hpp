@@ -7,6 +7,7 @@
 //                          of the global parameters and the server state
 //   participantShares      each participant's share of the aggregate
 //   evaluateRound          every client with the parameters it would use, the global model on the test set
+//                          (every evaluated round, or the last only: eval.global)
 //   recordRound            one /rounds row
 //
 // The driver names no algorithm: everything algorithm-specific goes through the Algorithm interface
@@ -183,6 +184,7 @@ class RoundDriver {
   ClientEvaluation evaluateLoadedModel(const ClientData& c);
   void evaluateAfterLocal(int client, int round, LocalRound& local);
   void evaluateRound(int round, const LocalRound& local, RoundSummary& summary, ClientFigures& figures);
+  void evaluateGlobalIfDue(int round, RoundSummary& summary);
   void recordRound(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
                    const LocalRound& local, const std::vector<double>& shares) const;
 

@@ -149,8 +149,18 @@ GlobalFigures RoundDriver::evaluateGlobal() {
   return {static_cast<double>(correct) / static_cast<double>(n), lossSum.value(0) / static_cast<double>(n)};
 }
 
+// The global model on the test set in an evaluated round, or with eval.global = end in the last round
+// only (a test-set pass can cost a fifth of a protocol's round, and its figures are not the protocol's).
+void RoundDriver::evaluateGlobalIfDue(int round, RoundSummary& summary) {
+  if (p_.cfg.eval.global == GlobalEvaluation::End && !isLast(round)) return;
+  lastGlobal_ = evaluateGlobal();
+  summary.globalAccuracy = lastGlobal_.accuracy;
+  summary.globalLoss = lastGlobal_.loss;
+  finalGlobalEvaluated_ = isLast(round);
+}
+
 // When due (eval.every, and always the last round): every local client (those evaluated after their
-// local training, eval.point = after_local, keep those figures), the global model, and the mean and
+// local training, eval.point = after_local, keep those figures), the global model (eval.global), and the mean and
 // worst-10% client accuracy (computed on rank 0, broadcast). Otherwise the figures stay NaN.
 void RoundDriver::evaluateRound(int round, const LocalRound& local, RoundSummary& summary, ClientFigures& figures) {
   summary.evaluated = isEvaluationRound(p_.cfg, round);
@@ -162,10 +172,7 @@ void RoundDriver::evaluateRound(int round, const LocalRound& local, RoundSummary
       if (local.evaluatedAfterLocal[static_cast<std::size_t>(i)]) figures.set(i, local.afterLocal.at(i));
     lastFigures_ = figures;
   });
-  lastGlobal_ = evaluateGlobal();
-  summary.globalAccuracy = lastGlobal_.accuracy;
-  summary.globalLoss = lastGlobal_.loss;
-  finalGlobalEvaluated_ = isLast(round);
+  evaluateGlobalIfDue(round, summary);
   everEvaluated_ = true;
   const std::vector<double> all = p_.comm.gatherv(figures.accuracy, 0);
   double meanAccuracy = 0.0, worst10 = 0.0;

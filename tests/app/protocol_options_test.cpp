@@ -24,6 +24,7 @@ TEST(ProtocolOptions, DefaultsChangeNothing) {
   EXPECT_EQ(c.eval.selectMetric, SelectMetric::Accuracy);
   EXPECT_EQ(c.eval.point, EvalPoint::AfterAggregation);
   EXPECT_EQ(c.eval.clientWeighting, ClientWeighting::Uniform);
+  EXPECT_EQ(c.eval.global, GlobalEvaluation::Rounds);
   EXPECT_EQ(c.algo.getString("fedbabu.head"), "last");
 }
 
@@ -32,7 +33,7 @@ TEST(ProtocolOptions, Parsed) {
       parseArguments({"--fl.server_optimizer", "yogi", "--fl.server_lr", "0.03", "--fl.server_beta1", "0.5",
                       "--fl.server_beta2", "0.9", "--fl.server_tau", "1e-4", "--fl.server_momentum", "0",
                       "--eval.select", "best_val", "--eval.select_metric", "loss", "--eval.point", "after_local",
-                      "--eval.client_weighting", "samples"})
+                      "--eval.client_weighting", "samples", "--eval.global", "end"})
           .config;
   EXPECT_EQ(c.fl.serverOptimizer.kind, ServerOptimizerKind::Yogi);
   EXPECT_EQ(c.fl.serverOptimizer.lr, 0.03);
@@ -44,6 +45,7 @@ TEST(ProtocolOptions, Parsed) {
   EXPECT_EQ(c.eval.selectMetric, SelectMetric::Loss);
   EXPECT_EQ(c.eval.point, EvalPoint::AfterLocal);
   EXPECT_EQ(c.eval.clientWeighting, ClientWeighting::Samples);
+  EXPECT_EQ(c.eval.global, GlobalEvaluation::End);
   for (const char* kind : {"none", "momentum", "adam", "yogi", "adagrad"})
     EXPECT_EQ(test::parseError({"--fl.server_optimizer", kind}), "") << kind;
 }
@@ -62,6 +64,7 @@ TEST(ProtocolOptions, BadValuesNameTheOptionAndTheValue) {
       {{"--eval.select_metric", "f1"}, "eval.select_metric = f1: expected one of accuracy, loss"},
       {{"--eval.point", "before"}, "eval.point = before: expected one of after_aggregation, after_local"},
       {{"--eval.client_weighting", "tests"}, "eval.client_weighting = tests: expected one of uniform, samples"},
+      {{"--eval.global", "never"}, "eval.global = never: expected one of rounds, end"},
       {{"--algorithm", "fedbabu", "--fedbabu.head", " "}, "fedbabu.head = ''"},
       {{"--algorithm", "fedbabu", "--fedbabu.head", "fc1,,fc2"}, "fedbabu.head = fc1,,fc2: an empty block name"},
   };
@@ -102,7 +105,7 @@ TEST(ProtocolOptions, HelpDescribesThem) {
   const std::string help = parseArguments({"--help"}).text;
   for (const char* key : {"--fl.server_optimizer", "--fl.server_lr", "--fl.server_momentum", "--fl.server_beta1",
                           "--fl.server_beta2", "--fl.server_tau", "--eval.select ", "--eval.select_metric",
-                          "--eval.point", "--eval.client_weighting", "--fedbabu.head", "FedAdam", "best_val",
+                          "--eval.point", "--eval.client_weighting", "--eval.global", "--fedbabu.head", "FedAdam", "best_val",
                           "after_local"})
     EXPECT_NE(help.find(key), std::string::npos) << key;
 }

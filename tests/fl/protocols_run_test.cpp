@@ -202,6 +202,30 @@ TEST(EvalRulesRun, ClientWeightingSamplesWeighsTheMeanByTrainingSize) {
   EXPECT_GT(std::fabs(num / den - plain), 1e-6) << "equal-sized clients: the test shows nothing";
 }
 
+// eval.global = end leaves out the per-round test-set pass over the global model and nothing else:
+// training, the clients' figures and the summary equal those of eval.global = rounds.
+TEST(EvalRulesRun, GlobalAtTheEndOnlyEvaluatesTheGlobalModelInTheLastRound) {
+  TinyRun rounds(tinyConfig("fedavg", {"--eval.select", "best_val", "--eval.point", "after_local"}));
+  TinyRun end(tinyConfig("fedavg", {"--eval.select", "best_val", "--eval.point", "after_local", "--eval.global",
+                                    "end"}));
+  EXPECT_EQ(rounds.exp->global(), end.exp->global());
+  for (const char* row : {"client_accuracy", "client_loss", "client_val_accuracy", "client_val_loss"})
+    EXPECT_EQ(rounds.rows(row), end.rows(row)) << row;
+  for (const char* name : {"client_accuracy", "selected_round", "mean", "global_accuracy", "global_loss"})
+    EXPECT_EQ(rounds.summary(name), end.summary(name)) << name;
+  for (const char* name : {"global_accuracy", "global_loss"}) {
+    const std::vector<double>& all = rounds.sink.scalars.at(name);
+    const std::vector<double>& last = end.sink.scalars.at(name);
+    ASSERT_EQ(all.size(), 3u);
+    ASSERT_EQ(last.size(), 3u);
+    for (std::size_t t = 0; t < 2; ++t) {
+      EXPECT_TRUE(std::isfinite(all[t])) << name << " round " << t;
+      EXPECT_TRUE(std::isnan(last[t])) << name << " round " << t << ": evaluated with eval.global = end";
+    }
+    EXPECT_EQ(all[2], last[2]) << name << " in the last round";
+  }
+}
+
 // ---- fedbabu.head --------------------------------------------------------------------------------
 
 TEST(FedBabuHeadRun, NamedTrailingBlocksStayFrozenAndUnaveraged) {

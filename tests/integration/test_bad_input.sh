@@ -94,6 +94,7 @@ check_case bad_server_tau 2 "fl.server_tau = 0" --fl.server_optimizer yogi --fl.
 check_case bad_eval_select 2 "eval.select = best" --eval.select best
 check_case best_val_without_validation 2 "eval.select = best_val" --eval.select best_val --data.split 0.8,0,0.2
 check_case after_local_one_shot 2 "eval.point = after_local: algorithm = average" --algorithm average --rounds 1 --eval.point after_local
+check_case bad_eval_global 2 "eval.global = never: expected one of rounds, end" --eval.global never
 check_case unknown_fedbabu_head 2 "no layer block 'fc9'" --algorithm fedbabu --fedbabu.head fc9
 check_case fedbabu_head_not_last 2 "the head must be the model's last blocks" --algorithm fedbabu --fedbabu.head fc1
 touch "$TMP/a_file"

@@ -173,9 +173,10 @@ log "killed, resumed, identical: $(for a in $ALGS; do [ "${RESULT[$a]:-}" = resu
 log "one-shot, checked: $(for a in $ALGS; do [ "${RESULT[$a]:-}" = one-shot ] && printf '%s ' "$a"; done)"
 ((${#missing[@]} == 0)) || fail "neither resumed nor a checked one-shot: ${missing[*]}"
 
-# ---- protocol state: server optimizer moments, best-validation selection and its snapshots ---------
+# ---- protocol state: server optimizer moments, best-validation selection and its snapshots, and --
+# ---- eval.global = end (the global model evaluated in the last round only) ---------------------------
 declare -A PROTOCOL=(
-  [fedavg_adam_best_val]="--algorithm fedavg --fl.server_optimizer adam --fl.server_lr 0.02 --eval.select best_val --output.client_models true"
+  [fedavg_adam_best_val]="--algorithm fedavg --fl.server_optimizer adam --fl.server_lr 0.02 --eval.select best_val --output.client_models true --eval.global end"
   [playerfl_momentum_after_local]="--algorithm playerfl --model.hidden 32,16 --fl.server_optimizer momentum --eval.point after_local --eval.select best_val --eval.select_metric loss"
 )
 for name in "${!PROTOCOL[@]}"; do

@@ -1,6 +1,7 @@
 // Rank invariance of the protocol options (registered at 1, 2 and 4 ranks): FedOpt's server optimizers
 // (their state lives on rank 0), the evaluation rules (best-validation selection per client, the
-// after-local evaluation point, sample-weighted means, kept parameter snapshots) and fedbabu.head.
+// after-local evaluation point, sample-weighted means, kept parameter snapshots, the global model
+// evaluated at the end only) and fedbabu.head.
 // Every rank also runs the same experiment alone (Communicator::single()); the distributed run must
 // match it bit for bit: global model, per-round client rows, summary and selected rounds, and the
 // clients' written models.
@@ -65,6 +66,8 @@ Outcome run(const ExperimentConfig& cfg, const Communicator& comm) {
   if (sink.values.count("/model/clients"))
     o.gathered["/model/clients"] = comm.allgatherv(sink.values.at("/model/clients"));
   o.mean = sink.values.at("/summary/mean");
+  for (const char* name : {"global_accuracy", "global_loss"}) o.gathered[name] = sink.scalars.at(name);
+  for (const char* name : {"/summary/global_accuracy", "/summary/global_loss"}) o.gathered[name] = sink.values.at(name);
   return o;
 }
 
@@ -104,6 +107,7 @@ INSTANTIATE_TEST_SUITE_P(
               "--eval.select", "best_val", "--eval.select_metric", "loss", "--eval.point", "after_local",
               "--output.client_models", "true"}},
         Case{"fedfa_adagrad", {"--algorithm", "fedfa", "--fl.server_optimizer", "adagrad", "--fl.server_lr", "0.05"}},
+        Case{"fedavg_global_at_end", {"--algorithm", "fedavg", "--eval.global", "end", "--eval.every", "3"}},
         Case{"fedbabu_head_afterlocal",
              {"--algorithm", "fedbabu", "--fedbabu.head", "fc2,fc3", "--fl.server_optimizer", "adam",
               "--fl.server_lr", "0.02", "--eval.point", "after_local", "--eval.select", "best_val",
