@@ -301,39 +301,33 @@ void Conv2DT<T>::forwardAct(const CMapT<T>& x, MapT<T>& y, bool relu) {
 
 template <typename T>
 void Conv2DT<T>::backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) {
+  if (!backwardFast(x, y, dy, dx, false)) backwardIm2col(x, dy, dx);
+}
+
+// The float paths (oneDNN where it was chosen, else ConvDirect), with or without the ReLU folded in;
+// false when neither exists and the im2col path must run.
+template <typename T>
+bool Conv2DT<T>::backwardFast(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx, bool relu) {
   if constexpr (kConvFast<T>) {
 #ifdef FEDSILO_ONEDNN
     if (onednn_) {
       onednn_->backward(wt_, dwt_, db_, x.data(), y.data(), dy.data(), dx ? dx->data() : nullptr,
-                        static_cast<int>(x.cols()), false);
-      return;
+                        static_cast<int>(x.cols()), relu);
+      return true;
     }
 #endif
     if (direct_) {
       direct_->backward(wt_, dwt_, db_, x.data(), y.data(), dy.data(), dx ? dx->data() : nullptr,
-                        static_cast<int>(x.cols()), false);
-      return;
+                        static_cast<int>(x.cols()), relu);
+      return true;
     }
   }
-  backwardIm2col(x, dy, dx);
+  return false;
 }
 
 template <typename T>
 void Conv2DT<T>::backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) {
-  if constexpr (kConvFast<T>) {
-#ifdef FEDSILO_ONEDNN
-    if (onednn_) {
-      onednn_->backward(wt_, dwt_, db_, x.data(), y.data(), dy.data(), dx ? dx->data() : nullptr,
-                        static_cast<int>(x.cols()), true);
-      return;
-    }
-#endif
-    if (direct_) {
-      direct_->backward(wt_, dwt_, db_, x.data(), y.data(), dy.data(), dx ? dx->data() : nullptr,
-                        static_cast<int>(x.cols()), true);
-      return;
-    }
-  }
+  if (backwardFast(x, y, dy, dx, true)) return;
   const int batch = static_cast<int>(x.cols());
   if (static_cast<Index>(dz_.size()) < g_.outSize * batch)
     dz_.assign(static_cast<std::size_t>(g_.outSize * batch), T(0));

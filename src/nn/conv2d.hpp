@@ -72,6 +72,7 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T>, public PoolFusableT<T>
  private:
   void forwardAct(const CMapT<T>& x, MapT<T>& y, bool relu);
   void backwardIm2col(const CMapT<T>& x, const CMapT<T>& dy, MapT<T>* dx);
+  bool backwardFast(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx, bool relu);
   void im2col(const T* x, int b0, int nb);           // x: the whole batch; fills cols_ for samples [b0, b0+nb)
   void col2im(T* dx, int b0, int nb);                // scatter-adds cols_ (as dP) into dx columns [b0, b0+nb)
 
