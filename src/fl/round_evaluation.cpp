@@ -150,7 +150,7 @@ GlobalFigures RoundDriver::evaluateGlobal() {
 }
 
 // The global model on the test set in an evaluated round, or with eval.global = end in the last round
-// only (a test-set pass can cost a fifth of a protocol's round, and its figures are not the protocol's).
+// only (a test-set pass can cost a third of a protocol's round, and its figures are not the protocol's).
 void RoundDriver::evaluateGlobalIfDue(int round, RoundSummary& summary) {
   if (p_.cfg.eval.global == GlobalEvaluation::End && !isLast(round)) return;
   lastGlobal_ = evaluateGlobal();
