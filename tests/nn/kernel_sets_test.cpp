@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "isa_scope.hpp"
+#include "model_batches.hpp"
 #include "nn/model.hpp"
 #include "nn/presets.hpp"
 #include "optim/optimizer.hpp"
@@ -28,26 +29,14 @@ const InputSpec kSmallImage{Shape{1, 16, 16}, 10, 0};  // cnn_playerfl at a thir
 std::unique_ptr<Model> presetModel(const std::string& name, const InputSpec& in, int reserve, bool fusion = true) {
   ModelConfig cfg;
   cfg.name = parseEnum<ModelPreset>("model", name);
-  auto m = buildModel<float>(cfg, in);
-  Rng rng(3, -1, -1, Purpose::Init);
-  m->initialize(rng);
-  m->reserve(reserve);
-  m->setFusion(fusion);
-  return m;
+  return ready(buildModel<float>(cfg, in), 3, reserve, fusion);
 }
 
 std::vector<float> inputs(const InputSpec& in, int batch, std::uint64_t seed) {
-  Rng r(seed, -1, -1, Purpose::Misc);
-  std::vector<float> x(static_cast<std::size_t>(in.shape.size()) * batch);
-  for (auto& v : x) v = static_cast<float>(r.uniform(0.0, 1.0));
-  return x;
+  return uniformBatch(in, batch, seed, 0.0, 1.0);
 }
 
-std::vector<std::int32_t> labels(int batch, int classes) {
-  std::vector<std::int32_t> y(batch);
-  for (int j = 0; j < batch; ++j) y[j] = (j * 7 + 3) % classes;
-  return y;
-}
+std::vector<std::int32_t> labels(int batch, int classes) { return spreadLabels(batch, classes, 7, 3); }
 
 bool sameBits(const float* a, const float* b, std::size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
 

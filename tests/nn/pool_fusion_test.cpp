@@ -12,10 +12,12 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bf16_check.hpp"
 #include "isa_scope.hpp"
+#include "model_batches.hpp"
 #include "nn/conv2d.hpp"
 #include "nn/dense.hpp"
 #include "nn/model.hpp"
@@ -62,25 +64,14 @@ std::unique_ptr<Model> model(const std::string& name, const InputSpec& in, int r
   } else {
     m = build(name, in);
   }
-  Rng rng(5, -1, -1, Purpose::Init);
-  m->initialize(rng);
-  m->reserve(reserve);
-  m->setFusion(fusion);
-  return m;
+  return ready(std::move(m), 5, reserve, fusion);
 }
 
 std::vector<float> inputs(const InputSpec& in, int batch, std::uint64_t seed) {
-  Rng r(seed, -1, -1, Purpose::Misc);
-  std::vector<float> x(static_cast<std::size_t>(in.shape.size()) * batch);
-  for (auto& v : x) v = static_cast<float>(r.uniform(-0.5, 1.0));  // negative inputs: ReLU zeros in every layer
-  return x;
+  return uniformBatch(in, batch, seed, -0.5, 1.0);  // negative inputs: ReLU zeros in every layer
 }
 
-std::vector<std::int32_t> labels(int batch) {
-  std::vector<std::int32_t> y(batch);
-  for (int j = 0; j < batch; ++j) y[j] = (j * 3 + 1) % 10;
-  return y;
-}
+std::vector<std::int32_t> labels(int batch) { return spreadLabels(batch, 10, 3, 1); }
 
 bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
