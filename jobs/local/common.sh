@@ -82,7 +82,7 @@ fedsilo_resume_args() {
 
 # fedsilo_mpirun_command: sets MPIRUN to the launcher of the jobs/local/ scripts, mpirun with
 # FEDSILO_MPIRUN_ARGS (split at blanks) and -n FEDSILO_RANKS (default 2). Open MPI binds each job's
-# ranks to cores counted from core 0 (with up to 2 ranks, one core each), so two jobs started side by
+# ranks in placement order from core 0 (with up to 2 ranks, one core each), so two jobs started side by
 # side on one machine share the same cores while the others idle: FEDSILO_MPIRUN_ARGS="--bind-to none"
 # leaves their placement to the kernel (docs/hpc.md).
 fedsilo_mpirun_command() {
