@@ -32,7 +32,7 @@ BUILD=$(cd "$BUILD" && pwd)
 NEW=$BUILD/bench/fedsilo_bench
 [ -x "$NEW" ] || bench_usage_error "no $NEW: build the fedsilo_bench target first"
 SHA=$(git -C "$ROOT" rev-parse --short "$REV" 2>/dev/null) || bench_usage_error "--rev $REV: not a revision of this repository"
-BASE=/tmp/fedsilo-ab-$SHA
+BASE=${TMPDIR:-/tmp}/fedsilo-ab-$SHA
 BENCH_SOURCES=("$ROOT"/bench/*.cpp "$ROOT"/bench/*.hpp "$ROOT/bench/CMakeLists.txt")
 stale() { # the baseline binary is missing or older than one of this tree's benchmark sources
   local f
@@ -58,7 +58,7 @@ if stale; then
     bench_failed "the baseline build" "$BASE/build.log"
 fi
 OLD=$BASE/build/bench/fedsilo_bench
-OUT=$(mktemp -d /tmp/fedsilo_ab.XXXXXX)
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/fedsilo_ab.XXXXXX")
 export OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo "# $ROUNDS alternating rounds, filter '$FILTER'; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # Alternate per benchmark (old, new, old, new, ...): pairs run seconds apart, under the same load.
