@@ -90,6 +90,17 @@ void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out, const st
 
 void Dataset::gather(const Index* idx, int count, float* out) const { gatherImpl(*this, idx, count, out, u8Table_); }
 
+// Into L2 (locality 2): a W1 batch is 32 x 784 bytes, and the step in between evicts L1 anyway.
+void Dataset::prefetch(const Index* idx, int count) const {
+  const std::size_t dim = static_cast<std::size_t>(this->dim());
+  const std::size_t bytes = dim * (isU8() ? sizeof(std::uint8_t) : sizeof(float));
+  for (int j = 0; j < count; ++j) {
+    const char* sample = isU8() ? sampleBytes(u8, idx, j, count, dim) : sampleBytes(f32, idx, j, count, dim);
+    if (!sample) continue;
+    for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(sample + off, 0, 2);
+  }
+}
+
 void Dataset::gather(const Index* idx, int count, double* out) const {
   gatherImpl(*this, idx, count, out, u8Table_);
 }

@@ -28,6 +28,9 @@ struct Dataset {
   void gather(const Index* idx, int count, float* out) const;
   // Same, into double (for tests and double-precision checks).
   void gather(const Index* idx, int count, double* out) const;
+  // Requests the features of samples idx[0..count) into the cache, for a gather that comes later: the
+  // training loop asks for the next batch before it trains on the current one. Reads nothing.
+  void prefetch(const Index* idx, int count) const;
   // Labels histogram over the given indices (size numClasses).
   std::vector<Index> labelCounts(const IndexList& idx) const;
   // Sets the per-channel scaling (one mean/std per channel, std > 0).

@@ -102,6 +102,10 @@ std::size_t LocalTrainer::collectSegments(const Model& model, const GradientHook
   return tensor;
 }
 
+void LocalTrainer::prefetchNextBatch(std::size_t next, std::size_t n, int batch) const {
+  if (next < n) train_.prefetch(order_.data() + next, static_cast<int>(std::min<std::size_t>(batch, n - next)));
+}
+
 const std::int32_t* LocalTrainer::gatherLabels(const Dataset& data, const Index* idx, int count) {
   for (int i = 0; i < count; ++i) y_[i] = data.labels[static_cast<std::size_t>(idx[i])];
   return y_.data();
@@ -178,6 +182,7 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
       } else {
         const float* x = gatherTraining(order_.data() + b, cnt, client, round, runKey, position);
         const std::int32_t* y = gatherLabels(train_, order_.data() + b, cnt);
+        prefetchNextBatch(b + static_cast<std::size_t>(cnt), n, opt.batch);
         loss = fusedSgd ? model.sgdStep(x, y, cnt, static_cast<float>(settings.lr)) : model.lossAndGradient(x, y, cnt);
       }
       // With dp the loss is the reduced one, the same on every rank: all ranks throw together.

@@ -138,6 +138,9 @@ class LocalTrainer {
 
   // The model's tensors inside the hook's trainable range, into segments_; returns the model's tensor count.
   std::size_t collectSegments(const Model& model, const GradientHook* hook);
+  // Requests the epoch's next batch (order_[next, next + batch), if next < n) into the cache while the
+  // current one trains: the next gather then finds its samples there instead of in memory.
+  void prefetchNextBatch(std::size_t next, std::size_t n, int batch) const;
   // Gathers training samples idx[0..count) into x_ and augments them (when set): sample j is the run's
   // sample number position0 + j, with the run's augmentation key `runKey`.
   const float* gatherTraining(const Index* idx, int count, int client, int round, std::uint64_t runKey,
