@@ -54,6 +54,13 @@ const char* sampleBytes(const std::vector<E>& features, const Index* idx, int j,
   return reinterpret_cast<const char*>(features.data() + static_cast<std::size_t>(idx[j]) * dim);
 }
 
+// Requests the cache lines of one sample's `bytes` bytes of features; Locality as __builtin_prefetch's
+// (3: every cache level, 2: L2 and beyond).
+template <int Locality>
+inline void prefetchSample(const char* sample, std::size_t bytes) {
+  for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(sample + off, 0, Locality);
+}
+
 template <typename T>
 void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out, const std::vector<float>& u8Table) {
   if (ds.normalized()) return gatherNormalized(ds, idx, count, out, u8Table);
@@ -62,10 +69,7 @@ void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out, const st
   if (ds.isU8()) {
     const T scale = static_cast<T>(ds.u8Scale);
     for (int j = -kPrefetchAhead; j < count; ++j) {
-      // The prefetch loop stays in this body: in a function of its own GCC 12 finds no side effect,
-      // and drops the calls.
-      if (const char* ahead = sampleBytes(ds.u8, idx, j + kPrefetchAhead, count, dim))
-        for (std::size_t off = 0; off < dim; off += 64) __builtin_prefetch(ahead + off);
+      if (const char* ahead = sampleBytes(ds.u8, idx, j + kPrefetchAhead, count, dim)) prefetchSample<3>(ahead, dim);
       if (j < 0) continue;
       FEDSILO_ASSERT(idx[j] >= 0 && idx[j] < n, "gather index out of range");
       const std::uint8_t* src = ds.u8.data() + static_cast<std::size_t>(idx[j]) * dim;
@@ -76,7 +80,7 @@ void gatherImpl(const Dataset& ds, const Index* idx, int count, T* out, const st
     FEDSILO_ASSERT(ds.f32.size() == static_cast<std::size_t>(n) * dim || n == 0, "dataset feature size mismatch");
     for (int j = -kPrefetchAhead; j < count; ++j) {
       if (const char* ahead = sampleBytes(ds.f32, idx, j + kPrefetchAhead, count, dim))
-        for (std::size_t off = 0; off < dim * sizeof(float); off += 64) __builtin_prefetch(ahead + off);
+        prefetchSample<3>(ahead, dim * sizeof(float));
       if (j < 0) continue;
       FEDSILO_ASSERT(idx[j] >= 0 && idx[j] < n, "gather index out of range");
       const float* src = ds.f32.data() + static_cast<std::size_t>(idx[j]) * dim;
@@ -96,8 +100,7 @@ void Dataset::prefetch(const Index* idx, int count) const {
   const std::size_t bytes = dim * (isU8() ? sizeof(std::uint8_t) : sizeof(float));
   for (int j = 0; j < count; ++j) {
     const char* sample = isU8() ? sampleBytes(u8, idx, j, count, dim) : sampleBytes(f32, idx, j, count, dim);
-    if (!sample) continue;
-    for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(sample + off, 0, 2);
+    if (sample) prefetchSample<2>(sample, bytes);
   }
 }
 
