@@ -14,7 +14,11 @@ A spec is "key = value" lines (# comments and blank lines skipped):
     train.lr   = 5e-3 1e-3 5e-4 1e-4              # any section.key: the values swept (cartesian product)
 
 Each line is CONFIG ALGORITHM SEED, then --section.key value for every swept key (in the spec's order),
-then the fixed options.
+then the fixed options. "section.key @ algorithm = values" gives that algorithm its own values of a
+swept key (the configuration files' "[section @ algorithm]" convention), for a rule such as the
+PLayer-FL authors' 100 times larger grid for pFedMe's plain gradient steps:
+
+    train.lr @ pfedme = 5e-1 1e-1 5e-2 1e-2
 
     /usr/bin/python3 jobs/grid.py jobs/grids/playerfl_fmnist_lr.grid [--out FILE]
 """
@@ -42,27 +46,42 @@ def parse_spec(text, name="spec"):
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
             raise SpecError(f"{name}:{number}: expected 'key = value', got {raw.strip()!r}")
+        option, at, algorithm = (part.strip() for part in key.partition("@"))
+        key = f"{option} @ {algorithm}" if at else option
         if key in spec:
             raise SpecError(f"{name}:{number}: {key} given twice")
-        if key not in FIXED and "." not in key:
-            raise SpecError(f"{name}:{number}: unknown key {key!r} (expected {', '.join(FIXED)} or a "
+        if option not in FIXED and "." not in option:
+            raise SpecError(f"{name}:{number}: unknown key {option!r} (expected {', '.join(FIXED)} or a "
                             f"section.key option to sweep)")
+        if at and (option in FIXED or not algorithm):
+            raise SpecError(f"{name}:{number}: {raw.strip()!r}: expected 'section.key @ algorithm = values'")
         spec[key] = value
     missing = [k for k in REQUIRED if k not in spec]
     if missing:
         raise SpecError(f"{name}: missing {', '.join(missing)}")
+    for key in spec:
+        option, _, algorithm = key.partition(" @ ")
+        if algorithm and option not in spec:
+            raise SpecError(f"{name}: {key}: {option} is not swept for every algorithm")
+        if algorithm and algorithm not in spec["algorithms"].split():
+            raise SpecError(f"{name}: {key}: {algorithm} is not in algorithms = {spec['algorithms']}")
     for seed in spec["seeds"].split():
         if not seed.isdigit():
             raise SpecError(f"{name}: seeds = {spec['seeds']}: expected non-negative integers")
     return spec
 
 
+def swept_values(spec, algorithm):
+    """[(section.key, values)] of one algorithm: each swept key's values, or its "@ algorithm" ones."""
+    return [(k, spec.get(f"{k} @ {algorithm}", v).split()) for k, v in spec.items() if k not in FIXED and "@" not in k]
+
+
 def manifest_lines(spec):
     """The manifest lines of a parsed spec, algorithm by algorithm, then value combination, then seed."""
-    swept = [(k, v.split()) for k, v in spec.items() if k not in FIXED]
     fixed = spec.get("options", "").split()
     lines = []
     for algorithm in spec["algorithms"].split():
+        swept = swept_values(spec, algorithm)
         for values in itertools.product(*[vals for _, vals in swept]):
             options = [w for (key, _), value in zip(swept, values) for w in (f"--{key}", value)]
             for seed in spec["seeds"].split():

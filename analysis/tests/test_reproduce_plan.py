@@ -21,6 +21,11 @@ ONE_SHOT = {"gems", "average", "ensemble", "oneshot_local", "global", "public_on
 
 GRID_ALGORITHMS = ["playerfl", "playerfl_random", "fedavg", "local", "fedbabu", "fedprox", "ditto", "pfedme", "fedlp"]
 GRID_LRS = ["5e-3", "1e-3", "5e-4", "1e-4"]
+PFEDME_LRS = ["5e-1", "1e-1", "5e-2", "1e-2"]  # the grid's "train.lr @ pfedme": 100 times the others'
+
+
+def grid_lrs(algorithm):
+    return PFEDME_LRS if algorithm == "pfedme" else GRID_LRS
 
 
 def _run(*args):
@@ -55,7 +60,7 @@ def test_the_grid_runs_every_algorithm_at_every_lr_and_its_final_runs_wait_for_i
     p = _run("--manifest", "--out", str(tmp_path / "out"))
     grid = [l for l in _runs(p.stdout) if l[0] == "configs/playerfl_fmnist.ini"]
     assert sorted((l[1], l[l.index("--train.lr") + 1]) for l in grid) == \
-        sorted((a, lr) for a in GRID_ALGORITHMS for lr in GRID_LRS)
+        sorted((a, lr) for a in GRID_ALGORITHMS for lr in grid_lrs(a))
     assert all(l[-2:] == ["--rounds", "3"] for l in grid)  # the grid's own reduction, then reproduce.sh's
     assert "# configs/playerfl_fmnist.ini: the final runs" in p.stdout
     full = _runs(_run("--full", "--manifest", "--out", str(tmp_path / "out")).stdout)
@@ -65,7 +70,7 @@ def test_the_grid_runs_every_algorithm_at_every_lr_and_its_final_runs_wait_for_i
 def test_final_runs_use_the_lr_with_the_lowest_validation_loss(tmp_path):
     out = tmp_path / "out"
     grid = [l for l in _runs(_run("--manifest", "--out", str(out)).stdout) if l[0] == "configs/playerfl_fmnist.ini"]
-    best = {a: GRID_LRS[i % 4] for i, a in enumerate(GRID_ALGORITHMS)}
+    best = {a: grid_lrs(a)[i % 4] for i, a in enumerate(GRID_ALGORITHMS)}
     for words in grid:
         path = subprocess.run(["bash", "-c", 'FEDSILO_ROOT=$1; source "$1/jobs/local/common.sh"; shift; '
                                'FEDSILO_OUT=$0 fedsilo_sweep_output "$@"', str(out) + "_grid", REPO, *words],

@@ -76,7 +76,26 @@ def test_grid_sweeps_several_keys_as_a_product(tmp_path):
                      "c.ini fedprox 3 --train.lr 2 --fedprox.mu 0.1", "c.ini fedprox 3 --train.lr 2 --fedprox.mu 0.01"]
 
 
+def test_grid_gives_an_algorithm_its_own_values(tmp_path):
+    (tmp_path / "g.grid").write_text("config = c.ini\nalgorithms = fedavg pfedme\nseeds = 0\ntrain.lr = 1 2\n"
+                                     "train.lr@pfedme = 100 200 300\nfedprox.mu = 0.1\noptions = --rounds 2\n")
+    lines = grid(str(tmp_path / "g.grid")).stdout.splitlines()[1:]
+    assert lines == ["c.ini fedavg 0 --train.lr 1 --fedprox.mu 0.1 --rounds 2",
+                     "c.ini fedavg 0 --train.lr 2 --fedprox.mu 0.1 --rounds 2",
+                     "c.ini pfedme 0 --train.lr 100 --fedprox.mu 0.1 --rounds 2",
+                     "c.ini pfedme 0 --train.lr 200 --fedprox.mu 0.1 --rounds 2",
+                     "c.ini pfedme 0 --train.lr 300 --fedprox.mu 0.1 --rounds 2"]
+
+
+GRID_HEAD = "config = c.ini\nalgorithms = fedavg\nseeds = 0\n"
+
+
 @pytest.mark.parametrize("text,message", [
+    (GRID_HEAD + "train.lr @ fedavg = 1\n", "train.lr is not swept for every algorithm"),
+    (GRID_HEAD + "train.lr = 1\ntrain.lr @ ditto = 1\n", "ditto is not in algorithms = fedavg"),
+    (GRID_HEAD + "train.lr = 1\ntrain.lr @ = 1\n", "expected 'section.key @ algorithm = values'"),
+    (GRID_HEAD + "seeds @ fedavg = 1\n", "expected 'section.key @ algorithm = values'"),
+    (GRID_HEAD + "train.lr = 1\ntrain.lr @ fedavg = 1\ntrain.lr@fedavg = 2\n", "train.lr @ fedavg given twice"),
     ("algorithms = fedavg\nseeds = 0\n", "missing config"),
     ("config = c.ini\nalgorithms = fedavg\nseeds = zero\n", "seeds = zero"),
     ("config = c.ini\nalgorithms = fedavg\nseeds = 0\nlr = 1\n", "unknown key 'lr'"),
