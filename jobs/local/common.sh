@@ -91,6 +91,25 @@ fedsilo_mpirun_command() {
   MPIRUN=(mpirun "${extra[@]}" -n "${FEDSILO_RANKS:-2}")
 }
 
+# fedsilo_claim OUTPUT: for sweeps that share a manifest (FEDSILO_SHARED=1): takes OUTPUT's task for this
+# script (mkdir OUTPUT.claim, atomic, with "host pid" in OUTPUT.claim/owner) and returns 0, or returns 1
+# when another sweep holds it. A claim left by a sweep that is gone (this host, no such process) is taken
+# over; one from another host counts as held, since its process cannot be checked from here.
+fedsilo_claim() {
+  local dir=$1.claim host="" pid=""
+  mkdir "$dir" 2>/dev/null && { echo "$(uname -n) $$" >"$dir/owner"; return 0; }
+  read -r host pid <"$dir/owner" 2>/dev/null || return 1 # just made by another sweep, owner not written yet
+  [ "$host" = "$(uname -n)" ] && [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null || return 1
+  rm -rf "$dir"
+  mkdir "$dir" 2>/dev/null || return 1 # another sweep took it over first
+  echo "$(uname -n) $$" >"$dir/owner"
+}
+
+# fedsilo_claim_owner OUTPUT: the "host pid" holding OUTPUT's task, for messages.
+fedsilo_claim_owner() {
+  cat "$1.claim/owner" 2>/dev/null || echo "unknown"
+}
+
 # fedsilo_run_forwarding CMD...: runs CMD in the background and forwards stop signals to it, so that
 # the run checkpoints at the end of the current round and exits 75:
 #   SIGUSR1 (sbatch --signal=B:USR1@T before the walltime) -> USR1 to CMD (srun and mpirun forward it)

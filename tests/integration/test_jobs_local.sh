@@ -8,6 +8,7 @@
 # with shrunken copies of its configurations); scaling.sh writes mode,ranks,clients,seconds_per_round
 # that `analysis plot scaling` reads, its weak runs give every client FEDSILO_WEAK_SAMPLES samples, and
 # a weak run that cannot is left out. FEDSILO_MPIRUN_ARGS reaches mpirun in run.sh and sweep.sh.
+# FEDSILO_SHARED=1 sweeps side by side run each task once; live claims are respected, stale ones taken over.
 TEST_NAME=test_jobs_local
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -69,6 +70,25 @@ for f in unbound_sweep.log unbound_run.log; do
 done
 log "FEDSILO_MPIRUN_ARGS: passed to mpirun by sweep.sh and run.sh"
 
+# FEDSILO_SHARED=1: two one-rank sweeps of one manifest side by side run every task once (without the
+# claims both would start task 0 and one would fail on the other's output lock).
+printf 'tiny.ini fedavg 1 --rounds 2\ntiny.ini local 1 --rounds 2\ntiny.ini fedavg 2 --rounds 2\ntiny.ini local 2 --rounds 2\n' >shared.txt
+export FEDSILO_MPIRUN_ARGS="--bind-to none"
+FEDSILO_SHARED=1 FEDSILO_RANKS=1 "$J/sweep.sh" shared.txt >shared_a.log 2>&1 &
+shared_a=$!
+FEDSILO_SHARED=1 FEDSILO_RANKS=1 "$J/sweep.sh" shared.txt >shared_b.log 2>&1 &
+shared_b=$!
+wait "$shared_a" || fail "shared sweep a failed: $(tail -3 shared_a.log)"
+wait "$shared_b" || fail "shared sweep b failed: $(tail -3 shared_b.log)"
+unset FEDSILO_MPIRUN_ARGS
+ran=$(cat shared_a.log shared_b.log | grep -c '^== task [0-9]*/4:' || true)
+[ "$ran" = 4 ] || fail "two shared sweeps started $ran runs of 4 tasks: $(cat shared_a.log shared_b.log | grep '^== task')"
+for f in tiny_fedavg_s1_rounds-2.h5 tiny_local_s1_rounds-2.h5 tiny_fedavg_s2_rounds-2.h5 tiny_local_s2_rounds-2.h5; do
+  h5_complete "out/$f" || fail "shared sweeps: out/$f missing or incomplete"
+done
+! ls out/*.claim >/dev/null 2>&1 || fail "shared sweeps left claims: $(ls -d out/*.claim)"
+log "FEDSILO_SHARED=1: two sweeps side by side ran each of 4 tasks once (a: $(grep -c '^== task [0-9]*/4:' shared_a.log), b: $(grep -c '^== task [0-9]*/4:' shared_b.log))"
+
 # The shipped example manifest, jobs/sweep.manifest: every task line names an existing configuration
 # (relative to the repository root), an algorithm of the registry and a seed, and no --output; the
 # task count of its usage text (grep -cv ...) is the one the scripts use.
@@ -112,6 +132,23 @@ for name, (cfg, alg, seed, *_) in zip(names, lines):
         assert a == alg and int(f.attrs["seed"]) == int(seed), f"{name}: algorithm {a}, seed {f.attrs['seed']}"
 PYEOF
 log "sweep.sh jobs/sweep.manifest (shrunken configs): $N tasks -> ${want[*]}"
+
+# A claim held by a live process is skipped and left alone; one whose process is gone (this host, a pid
+# above the kernel's pid_max) is taken over and released once the task is done.
+live=$(FEDSILO_OUT=out fedsilo_sweep_output tiny.ini fedavg 4 --rounds 2)
+stale=$(FEDSILO_OUT=out fedsilo_sweep_output tiny.ini local 4 --rounds 2)
+mkdir "$live.claim" "$stale.claim"
+echo "$(uname -n) $$" >"$live.claim/owner"
+echo "$(uname -n) 2147483647" >"$stale.claim/owner"
+printf 'tiny.ini fedavg 4 --rounds 2\ntiny.ini local 4 --rounds 2\n' >claims.txt
+FEDSILO_SHARED=1 "$J/sweep.sh" claims.txt >claims.log 2>&1 || fail "sweep.sh with claims failed: $(tail -3 claims.log)"
+grep -q "^== task 0: claimed by another sweep ($(uname -n) $$), skipped" claims.log ||
+  fail "sweep.sh did not skip the task a live process holds: $(head -3 claims.log)"
+if [ -e "$live" ] || [ ! -d "$live.claim" ]; then fail "sweep.sh ran, or unclaimed, the task a live process holds"; fi
+h5_complete "$stale" || fail "sweep.sh did not take over the stale claim's task: $(tail -3 claims.log)"
+[ ! -e "$stale.claim" ] || fail "sweep.sh left its claim of $stale"
+rm -r "$live.claim"
+log "FEDSILO_SHARED=1: a live claim skipped and kept, a stale one taken over and released"
 
 # scaling.sh: strong runs keep the config's problem (4 clients of at most 100 samples at 1 and 2 ranks);
 # weak runs hold the samples per client fixed (FEDSILO_WEAK_SAMPLES = 60) while the clients grow with
