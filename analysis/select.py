@@ -39,15 +39,7 @@ def validation_score(run: Run, metric: str) -> float:
         values = rows[-1] if rows.shape[0] else None
     if values is None:
         return float("nan")
-    values = np.asarray(values, dtype=float).reshape(-1)
-    weights = np.ones_like(values)
-    if run.option("eval.client_weighting") == "samples" and run.num_train is not None \
-            and run.num_train.size == values.size:
-        weights = np.asarray(run.num_train, dtype=float)
-    ok = np.isfinite(values)
-    if not ok.any() or weights[ok].sum() <= 0:
-        return float("nan")
-    return float((values[ok] * weights[ok]).sum() / weights[ok].sum())
+    return run.client_mean(values)
 
 
 def _value_key(text: str) -> Tuple[int, float, str]:

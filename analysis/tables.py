@@ -326,7 +326,7 @@ def compare(runs: Sequence[Run], metric: str = "accuracy", ipr_mode: str = "pair
             if len(set(seeds)) != len(seeds):
                 row_notes.append("several files of this variant share a seed (reruns, or runs that differ "
                                  "only in options that define no variant); each file counts as one run")
-            per_run = np.array([M.mean(_values(r, metric)) for r in rs])
+            per_run = np.array([r.client_mean(_values(r, metric)) for r in rs])
             med = M.median(per_run)
             lo, hi, kind = M.median_interval(per_run, resamples=resamples, seed=bootstrap_seed)
 
@@ -477,7 +477,9 @@ def compare_intro(res: CompareResult) -> str:
     return (f"Runs are grouped by setting (dataset, model, clients, rounds and the data, partition, model, "
             f"training and client-sampling options; see docs/analysis.md), then by algorithm variant (runs of "
             f"one algorithm that differ in its options are listed apart, with the options in which they "
-            f"differ); seeds are pooled. Median over seeds of each run's mean {what}, with its spread over "
+            f"differ); seeds are pooled. Median over seeds of each run's mean {what} (weighted by the "
+            f"clients' training samples in runs with eval.client_weighting = samples, as their own summary "
+            f"mean), with its spread over "
             f"seeds: the range [min, max] below {M.MIN_RUNS_FOR_CI} seeds, a 95% percentile bootstrap CI of the "
             f"median from {M.MIN_RUNS_FOR_CI} seeds on ({res.resamples} resamples, numpy seed "
             f"{res.bootstrap_seed}). Fairness = population variance across clients of the per-client medians "

@@ -213,3 +213,24 @@ def test_compare_paired_ipr_uses_same_setting_and_seed(make_run, cli):
     rows = _rows(cli("compare", "--format", "csv", *paths)[1])
     # seed 1: client 0 wins (50 %); seed 2: no client beats max(local, fedavg) = 0.7 (0 %)
     assert float(rows[("synthetic", "ditto")]["ipr_percent"]) == pytest.approx(25.0)
+
+
+def test_compare_weights_clients_as_the_runs_own_mean(make_run, cli):
+    """eval.client_weighting = samples (the PLayer-FL protocol): the per-run value is the sample-weighted
+    client mean, as the run's /summary/mean; other runs keep the plain mean."""
+    paths = []
+    for s in SEEDS:
+        acc, n = [0.9, 0.5 + 0.01 * s], [30, 10]
+        paths.append(make_run(f"W/fedavg_{s}.h5", acc, dataset="W", seed=s, num_train=n,
+                              config_sections="[eval]\nclient_weighting = samples\n"))
+        paths.append(make_run(f"U/fedavg_{s}.h5", acc, dataset="U", seed=s, num_train=n))
+    code, out, err = cli("compare", "--format", "csv", *paths)
+    assert code == 0, err
+    rows = _rows(out)
+    # seed 2's values are the medians: weighted (30 * 0.9 + 10 * 0.52) / 40, plain (0.9 + 0.52) / 2
+    assert float(rows[("W", "fedavg")]["median"]) == pytest.approx((30 * 0.9 + 10 * 0.52) / 40)
+    assert float(rows[("U", "fedavg")]["median"]) == pytest.approx((0.9 + 0.52) / 2)
+    assert float(rows[("W", "fedavg")]["interval_low"]) == pytest.approx((30 * 0.9 + 10 * 0.51) / 40)
+    # the fairness table's mean stays the plain mean; its efficiency is the weighted one in both
+    assert float(rows[("W", "fedavg")]["mean"]) == pytest.approx((0.9 + 0.52) / 2)
+    assert float(rows[("U", "fedavg")]["efficiency"]) == pytest.approx((30 * 0.9 + 10 * 0.52) / 40)
