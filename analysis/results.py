@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from . import metrics as M
 from .errors import InputError
 
 FORMAT_PREFIX = "fedsilo-results"
@@ -144,14 +145,10 @@ class Run:
         /clients/num_train under eval.client_weighting = samples (the PLayer-FL protocol), otherwise
         uniformly. Clients whose value is not finite are left out; NaN when none is left."""
         v = np.asarray(values, dtype=float).reshape(-1)
-        w = np.ones_like(v)
         if self.option("eval.client_weighting") == "samples" and self.num_train is not None \
                 and self.num_train.size == v.size:
-            w = np.asarray(self.num_train, dtype=float).reshape(-1)
-        ok = np.isfinite(v) & np.isfinite(w)
-        if not ok.any() or w[ok].sum() <= 0:
-            return float("nan")
-        return float((v[ok] * w[ok]).sum() / w[ok].sum())
+            return M.efficiency(v, self.num_train)
+        return M.mean(v)
 
     def float_option(self, key: str, default: float) -> float:
         """A numeric configuration key; ``default`` when absent or not a number."""
