@@ -8,7 +8,8 @@
 # with shrunken copies of its configurations); scaling.sh writes mode,ranks,clients,seconds_per_round
 # that `analysis plot scaling` reads, its weak runs give every client FEDSILO_WEAK_SAMPLES samples, and
 # a weak run that cannot is left out. FEDSILO_MPIRUN_ARGS reaches mpirun in run.sh and sweep.sh.
-# FEDSILO_SHARED=1 sweeps side by side run each task once; live claims are respected, stale ones taken over.
+# FEDSILO_SHARED=1 sweeps side by side run each task once; live claims are respected, stale ones taken over;
+# sweeps.sh starts N of them, and SIGTERM stops them all resumably.
 TEST_NAME=test_jobs_local
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -88,6 +89,43 @@ for f in tiny_fedavg_s1_rounds-2.h5 tiny_local_s1_rounds-2.h5 tiny_fedavg_s2_rou
 done
 ! ls out/*.claim >/dev/null 2>&1 || fail "shared sweeps left claims: $(ls -d out/*.claim)"
 log "FEDSILO_SHARED=1: two sweeps side by side ran each of 4 tasks once (a: $(grep -c '^== task [0-9]*/4:' shared_a.log), b: $(grep -c '^== task [0-9]*/4:' shared_b.log))"
+
+# sweeps.sh N MANIFEST: N such sweeps in one command. Every task runs once; SIGTERM stops them all
+# resumably (every run checkpoints, exit 75), and the same command again finishes the tasks.
+printf 'tiny.ini fedavg 6 --rounds 2\ntiny.ini local 6 --rounds 2\ntiny.ini fedavg 7 --rounds 2\n' >many.txt
+FEDSILO_RANKS=1 "$J/sweeps.sh" 2 many.txt >sweeps.log 2>&1 || fail "sweeps.sh failed: $(tail -3 sweeps.log)"
+ran=$(cat out/sweeps/many.txt.1.log out/sweeps/many.txt.2.log | grep -c '^== task [0-9]*/3:' || true)
+[ "$ran" = 3 ] || fail "sweeps.sh 2 started $ran runs of 3 tasks"
+for f in tiny_fedavg_s6_rounds-2.h5 tiny_local_s6_rounds-2.h5 tiny_fedavg_s7_rounds-2.h5; do
+  h5_complete "out/$f" || fail "sweeps.sh: out/$f missing or incomplete"
+done
+printf 'tiny.ini fedavg 8\ntiny.ini local 8\n' >slow.txt
+FEDSILO_RANKS=1 FEDSILO_FAULT=slow:rank=0,ms=300 "$J/sweeps.sh" 2 slow.txt >sweeps_stop.log 2>&1 &
+pid=$!
+wait_for_line 'round +global_acc' out/sweeps/slow.txt.1.log 120 "$pid" &&
+  wait_for_line 'round +global_acc' out/sweeps/slow.txt.2.log 120 "$pid" && kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 75 ] || fail "sweeps.sh after SIGTERM exited $rc, expected 75: $(tail -3 sweeps_stop.log)"
+for f in tiny_fedavg_s8.h5 tiny_local_s8.h5; do
+  [ -f "out/$f.ckpt" ] || fail "sweeps.sh: no checkpoint of out/$f after SIGTERM"
+done
+FEDSILO_RANKS=1 "$J/sweeps.sh" 2 slow.txt >sweeps_again.log 2>&1 || fail "sweeps.sh again failed: $(tail -3 sweeps_again.log)"
+for f in tiny_fedavg_s8.h5 tiny_local_s8.h5; do
+  h5_complete "out/$f" || fail "sweeps.sh again: out/$f missing or incomplete"
+done
+[ "$(cat out/sweeps/slow.txt.1.log out/sweeps/slow.txt.2.log | grep -c '^resuming from')" = 2 ] ||
+  fail "sweeps.sh again did not resume both runs"
+log "sweeps.sh 2: 3 tasks run once each; SIGTERM -> both runs checkpointed, exit 75; again -> both resumed"
+for bad in "0 many.txt" "two many.txt" "2 no-such.manifest"; do
+  rc=0
+  # shellcheck disable=SC2086 # the two arguments
+  "$J/sweeps.sh" $bad >bad_sweeps.log 2>&1 || rc=$?
+  if [ "$rc" != 2 ] || ! grep -q "error:" bad_sweeps.log; then
+    fail "sweeps.sh $bad: exit $rc, expected 2 with an error: $(cat bad_sweeps.log)"
+  fi
+done
+log "sweeps.sh: a bad N or manifest exits 2 with an error"
 
 # The shipped example manifest, jobs/sweep.manifest: every task line names an existing configuration
 # (relative to the repository root), an algorithm of the registry and a seed, and no --output; the
