@@ -79,7 +79,7 @@ selected_lines() {
   while read -r line; do
     read -r -a w <<<"$line"
     out=$(FEDSILO_OUT=$GRID_OUT fedsilo_sweep_output "${w[@]}")
-    [ -f "$out" ] && [ ! -f "$out.ckpt" ] && files+=("$out")
+    if fedsilo_task_done "$out"; then files+=("$out"); fi
   done < <(grid_lines "$1")
   [ "${#files[@]}" -gt 0 ] || return 1
   # shellcheck disable=SC2086 # opts and the seeds are word lists

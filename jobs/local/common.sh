@@ -129,12 +129,24 @@ fedsilo_run_forwarding() {
   set +m
   trap 'GOT_USR1=1; kill -USR1 "$FEDSILO_CHILD" 2>/dev/null || true' USR1
   trap 'kill -USR1 "$FEDSILO_CHILD" 2>/dev/null || true' TERM INT HUP
-  while :; do
-    # wait returns early (status > 128) when a trapped signal arrives; wait again until CMD is gone.
-    if wait "$FEDSILO_CHILD"; then RUN_RC=0; else RUN_RC=$?; fi
-    kill -0 "$FEDSILO_CHILD" 2>/dev/null || break
-  done
+  fedsilo_wait_gone "$FEDSILO_CHILD"
+  RUN_RC=$WAIT_RC
   trap - USR1 TERM INT HUP
+}
+
+# fedsilo_wait_gone PID: waits until the background child PID has exited and sets WAIT_RC to its exit
+# status. wait returns early (status > 128) when a trapped signal arrives; wait again until it is gone.
+# Call it in the shell that started PID, never in a subshell: only that shell can wait for it.
+fedsilo_wait_gone() {
+  while :; do
+    if wait "$1"; then WAIT_RC=0; else WAIT_RC=$?; fi
+    kill -0 "$1" 2>/dev/null || break
+  done
+}
+
+# fedsilo_task_done OUTPUT: whether OUTPUT's run has finished (its results file, no checkpoint left).
+fedsilo_task_done() {
+  [ -f "$1" ] && [ ! -f "$1.ckpt" ]
 }
 
 # fedsilo_file_stamp FILE: what tells one version of FILE from another (inode, modification time and

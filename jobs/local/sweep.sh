@@ -40,7 +40,7 @@ for i in ${FEDSILO_TASKS:-$(seq 0 $((N - 1)))}; do
   fi
   EXTRA=("${LINE[@]:3}")
   OUTPUT=$(fedsilo_sweep_output "${LINE[0]}" "${LINE[1]}" "${LINE[2]}" "${EXTRA[@]}")
-  if [ -f "$OUTPUT" ] && [ ! -f "$OUTPUT.ckpt" ]; then
+  if fedsilo_task_done "$OUTPUT"; then
     echo "== task $i: $OUTPUT exists, skipped"
     continue
   fi
@@ -52,7 +52,7 @@ for i in ${FEDSILO_TASKS:-$(seq 0 $((N - 1)))}; do
     fi
     CLAIMED=$OUTPUT
     # another sweep may have finished it between the check above and the claim
-    if [ -f "$OUTPUT" ] && [ ! -f "$OUTPUT.ckpt" ]; then
+    if fedsilo_task_done "$OUTPUT"; then
       release_claim
       echo "== task $i: $OUTPUT exists, skipped"
       continue

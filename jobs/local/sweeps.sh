@@ -39,25 +39,14 @@ stop_sweeps() {
 }
 trap stop_sweeps USR1 TERM INT HUP
 
-# wait_sweep PID: sets SWEEP_RC to the sweep's exit status once it is gone (wait returns early when a
-# trapped signal arrives; wait again until the sweep has exited). Not in a subshell: only this shell
-# can wait for its children.
-wait_sweep() {
-  while :; do
-    SWEEP_RC=0
-    wait "$1" || SWEEP_RC=$?
-    kill -0 "$1" 2>/dev/null || break
-  done
-}
-
 failed=0
 interrupted=0
 for i in "${!PIDS[@]}"; do
-  wait_sweep "${PIDS[$i]}"
-  echo "sweeps.sh: sweep $((i + 1)) exited $SWEEP_RC"
-  if [ "$SWEEP_RC" = 75 ] || { [ "$STOPPED" = 1 ] && [ "$SWEEP_RC" != 0 ]; }; then
+  fedsilo_wait_gone "${PIDS[$i]}"
+  echo "sweeps.sh: sweep $((i + 1)) exited $WAIT_RC"
+  if [ "$WAIT_RC" = 75 ] || { [ "$STOPPED" = 1 ] && [ "$WAIT_RC" != 0 ]; }; then
     interrupted=1 # a sweep asked to stop between two tasks ends by the signal itself, not with 75
-  elif [ "$SWEEP_RC" != 0 ]; then
+  elif [ "$WAIT_RC" != 0 ]; then
     failed=1
   fi
 done
