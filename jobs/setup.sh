@@ -8,6 +8,18 @@
 #   CI                  true = configure with -DFEDSILO_WERROR=ON (warnings are errors)
 # The package lists are in jobs/packages.sh.
 set -euo pipefail
+# The options are the environment variables above: any argument is a mistake (or a request for help)
+# and must not start an install or a build.
+if [ $# -gt 0 ]; then
+  case $1 in
+    -h | --help)
+      sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+      exit 0 ;;
+    *)
+      echo "setup.sh: argument '$1': expected none (it is configured by the environment variables of --help)" >&2
+      exit 2 ;;
+  esac
+fi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${FEDSILO_BUILD_DIR:-$ROOT/build}
 JOBS=${FEDSILO_JOBS:-2}

@@ -70,4 +70,16 @@ RC=0
 out=$(in_env SLURM_JOB_ID=7 FEDSILO_ENV_HOOK="$WORK/missing.sh" -- "$SHOW" 2>&1) || RC=$?
 [ "$RC" = 2 ] && grep -q "FEDSILO_ENV_HOOK=$WORK/missing.sh: no such file" <<<"$out" ||
   fail "a missing FEDSILO_ENV_HOOK: exit $RC, expected 2 naming it: $out"
+
+# ---- jobs/setup.sh takes no arguments: --help prints its variables, anything else is exit 2 -----------------
+# Both before any install or build: the build directory it would use is never created.
+RC=0
+out=$(FEDSILO_BUILD_DIR="$WORK/setup_build" bash "$SRC/jobs/setup.sh" --help 2>&1) || RC=$?
+[ "$RC" = 0 ] && grep -q FEDSILO_BUILD_DIR <<<"$out" && [ ! -e "$WORK/setup_build" ] ||
+  fail "setup.sh --help: exit $RC, expected 0 with the variables and no build: $out"
+RC=0
+out=$(FEDSILO_BUILD_DIR="$WORK/setup_build" bash "$SRC/jobs/setup.sh" --jobs 4 2>&1) || RC=$?
+[ "$RC" = 2 ] && grep -q "argument '--jobs': expected none" <<<"$out" && [ ! -e "$WORK/setup_build" ] ||
+  fail "setup.sh --jobs 4: exit $RC, expected 2 naming the argument and no build: $out"
+log "setup.sh: --help and a stray argument stop before installing or building"
 finish
