@@ -17,6 +17,7 @@
 #include "core/timer.hpp"
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
+#include "io/model_reader.hpp"
 #include "io/results_writer.hpp"
 #include "io/root_files.hpp"
 #include "nn/kernels.hpp"
@@ -345,6 +346,7 @@ void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t
   info.numClients = cfg_.clients;
   info.numRanks = comm_.size();
   info.roundNames = recorder_->names();
+  info.modelLayers = layerTableText(exp_->layerTable());
   std::unique_ptr<Checkpoint> checkpoint = Checkpoint::create(ckptPath_, comm_, exp_->placement(), info);
   exp_->checkpoint(*checkpoint);
   recorder_->save(*checkpoint);

@@ -133,15 +133,24 @@ void Experiment::buildModelAndAlgorithm() {
   alg_->setup(*ctx_, global_);
 }
 
+namespace {
+
+LayerTable layerTableOf(const std::vector<LayerBlock>& blocks) {
+  LayerTable t;
+  for (const LayerBlock& b : blocks) {
+    t.names.push_back(b.name);
+    t.sizes.push_back(b.size);
+  }
+  return t;
+}
+
+}  // namespace
+
+LayerTable Experiment::layerTable() const { return layerTableOf(ctx_->blocks); }
+
 void Experiment::loadInitialModel() {
   const StoredModel stored = readStoredModel(cfg_.model.initFile);
-  std::vector<std::string> names;
-  std::vector<std::int64_t> sizes;
-  for (const LayerBlock& b : model_->blocks()) {
-    names.push_back(b.name);
-    sizes.push_back(b.size);
-  }
-  checkStoredModel(stored, cfg_.model.initFile, names, sizes);
+  checkStoredModel(stored, cfg_.model.initFile, layerTableOf(model_->blocks()));
   std::copy(stored.params.begin(), stored.params.end(), model_->params());
 }
 
@@ -230,16 +239,12 @@ void Experiment::writeSummary(RecordSink& sink) {
 void Experiment::writeModel(RecordSink& sink) {
   const std::vector<LayerBlock>& blocks = ctx_->blocks;
   sink.writeFloatArray("/model/global", global_, {static_cast<std::uint64_t>(global_.size())});
-  std::vector<std::string> layerNames;
-  std::vector<std::int64_t> offsets, sizes;
-  for (const auto& b : blocks) {
-    layerNames.push_back(b.name);
-    offsets.push_back(b.offset);
-    sizes.push_back(b.size);
-  }
-  sink.writeStrings("/model/layers/name", layerNames);
+  const LayerTable table = layerTable();
+  std::vector<std::int64_t> offsets;
+  for (const auto& b : blocks) offsets.push_back(b.offset);
+  sink.writeStrings("/model/layers/name", table.names);
   sink.writeIntArray("/model/layers/offset", offsets, {blocks.size()});
-  sink.writeIntArray("/model/layers/size", sizes, {blocks.size()});
+  sink.writeIntArray("/model/layers/size", table.sizes, {blocks.size()});
   if (!cfg_.output.clientModels) return;
   const int r = comm_.rank();
   std::vector<float> rows;

@@ -16,6 +16,7 @@
 #include "fl/client.hpp"
 #include "fl/local_trainer.hpp"
 #include "fl/round_driver.hpp"
+#include "io/model_reader.hpp"
 
 namespace fedsilo {
 
@@ -49,6 +50,8 @@ class Experiment {
   const FlContext& context() const { return *ctx_; }
   const std::vector<double>& lastClientAccuracy() const { return driver_->lastClientFigures().accuracy; }
   const Placement& placement() const { return placement_; }
+  // The global model's layer blocks (names and sizes), as /model/layers and checkpoints record them.
+  LayerTable layerTable() const;
   Algorithm& algorithm() { return *alg_; }
   int nextRound() const { return driver_->nextRound(); }
   const RoundDriver& driver() const { return *driver_; }

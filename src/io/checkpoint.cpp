@@ -17,7 +17,8 @@ namespace {
 
 // -3: every array carries a CRC-32C (attribute crc32c; per-client arrays one per client in
 // /clients/<name>/crc32c), the root attributes one over all of them (info_crc32c).
-constexpr const char* kFormat = "fedsilo-checkpoint-3";
+// -4: the global model's layer table (root attribute model_layers).
+constexpr const char* kFormat = "fedsilo-checkpoint-4";
 constexpr const char* kCrcAttribute = "crc32c";
 
 template <typename T>
@@ -146,7 +147,7 @@ namespace {
 // CRC-32C over every root attribute: the strings with their lengths, then the integers.
 std::int64_t infoChecksum(const std::string& format, const CheckpointInfo& i) {
   std::uint32_t crc = 0;
-  for (const std::string* text : {&format, &i.version, &i.config, &i.roundNames}) {
+  for (const std::string* text : {&format, &i.version, &i.config, &i.roundNames, &i.modelLayers}) {
     const std::uint64_t n = text->size();
     crc = crc32c(&n, sizeof n, crc);
     crc = crc32c(text->data(), text->size(), crc);
@@ -161,6 +162,7 @@ void writeInfo(hid_t f, const CheckpointInfo& info) {
   writeStringAttribute(f, "version", info.version);
   writeStringAttribute(f, "config", info.config);
   writeStringAttribute(f, "round_names", info.roundNames);
+  writeStringAttribute(f, "model_layers", info.modelLayers);
   writeIntAttribute(f, "next_round", info.nextRound);
   writeIntAttribute(f, "rows", info.rows);
   writeIntAttribute(f, "partial_kept", info.partialKept);
@@ -180,6 +182,7 @@ CheckpointInfo readInfo(hid_t f, const std::string& path, const Placement& place
   i.version = readStringAttribute(f, path, "version");
   i.config = readStringAttribute(f, path, "config");
   i.roundNames = readStringAttribute(f, path, "round_names");
+  i.modelLayers = readStringAttribute(f, path, "model_layers");
   i.nextRound = readIntAttribute(f, path, "next_round");
   i.rows = readIntAttribute(f, path, "rows");
   i.partialKept = readIntAttribute(f, path, "partial_kept");

@@ -48,7 +48,11 @@ struct CheckpointInfo {
   std::int64_t numClients = 0;
   std::int64_t numRanks = 0;
   std::string roundNames;       // the /rounds datasets stored under replicated/ and clients/ "rounds/"
+  // The global model's layer blocks (layerTableText in io/model_reader.hpp), so that model.init can
+  // check a checkpoint's model by names and sizes as it checks a results file's /model/layers.
+  std::string modelLayers;
 };
+
 
 class Checkpoint final : public StateArchive {
  public:

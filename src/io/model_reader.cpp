@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/h5_handle.hpp"
+#include "io/checksum.hpp"
 
 namespace fedsilo {
 
@@ -71,7 +72,66 @@ std::vector<std::string> readStrings(hid_t file, const std::string& fileName, co
   return out;
 }
 
+// A scalar attribute of the object at `path` (the file's root: "/"), or nothing when it has none.
+bool readAttribute(hid_t file, const char* path, const char* name, hid_t memType, void* out) {
+  if (H5Aexists_by_name(file, path, name, H5P_DEFAULT) <= 0) return false;
+  h5::Handle a(H5Aopen_by_name(file, path, name, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, fmt("open attribute ", name));
+  return H5Aread(a, memType, out) >= 0;
+}
+
+// A scalar fixed-length string attribute of the root (as checkpoints write them), or nothing.
+bool readRootString(hid_t file, const char* name, std::string& out) {
+  if (H5Aexists(file, name) <= 0) return false;
+  h5::Handle a(H5Aopen(file, name, H5P_DEFAULT), H5Aclose, fmt("open attribute ", name));
+  h5::Handle type(H5Aget_type(a), H5Tclose, "attribute type");
+  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0) return false;
+  std::vector<char> buf(H5Tget_size(type) + 1, '\0');
+  if (H5Aread(a, type, buf.data()) < 0) return false;
+  out.assign(buf.data());
+  return true;
+}
+
+// The checkpoint's global model: the layer table of its root attributes, the checksum of the array.
+void readCheckpointModel(hid_t file, const std::string& path, StoredModel& m) {
+  std::string text;
+  if (!readRootString(file, "model_layers", text) || !parseLayerTable(text, m.layers))
+    throw DataError(fmt("model.init = ", path, ": a checkpoint without a readable layer table (root attribute ",
+                        "model_layers; checkpoints of fedsilo-checkpoint-3 and older have none): use the run's ",
+                        "results file"));
+  m.params = readNumbers<float>(file, path, m.dataset, H5T_NATIVE_FLOAT);
+  std::int64_t crc = -1;
+  if (!readAttribute(file, m.dataset.c_str(), "crc32c", H5T_NATIVE_INT64, &crc) ||
+      crc != static_cast<std::int64_t>(crc32cOf(m.params)))
+    throw DataError(fmt("model.init = ", path, ": ", m.dataset, " does not match its checksum (the checkpoint is ",
+                        "damaged)"));
+}
+
 }  // namespace
+
+std::string layerTableText(const LayerTable& table) {
+  FEDSILO_ASSERT(table.names.size() == table.sizes.size());
+  std::string text;
+  for (std::size_t b = 0; b < table.names.size(); ++b) text += fmt(table.names[b], ' ', table.sizes[b], '\n');
+  return text;
+}
+
+bool parseLayerTable(const std::string& text, LayerTable& table) {
+  table = LayerTable{};
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    const std::size_t space = line.rfind(' ');
+    if (space == std::string::npos || space == 0 || space + 1 == line.size()) return false;
+    const std::string number = line.substr(space + 1);
+    if (number.size() > 18 || number.find_first_not_of("0123456789") != std::string::npos) return false;
+    table.names.push_back(line.substr(0, space));
+    table.sizes.push_back(std::stoll(number));
+  }
+  return !table.names.empty();
+}
 
 StoredModel readStoredModel(const std::string& path) {
   const h5::QuietErrors quiet;  // a bad file gets our one-line DataError, not HDF5's error stack
@@ -88,33 +148,31 @@ StoredModel readStoredModel(const std::string& path) {
     m.dataset = "/model/global";
     if (!exists(file, "/model/layers/name") || !exists(file, "/model/layers/size"))
       throw DataError(fmt("model.init = ", path, ": /model/global without its layer table /model/layers"));
-    m.layerNames = readStrings(file, path, "/model/layers/name");
-    m.layerSizes = readNumbers<std::int64_t>(file, path, "/model/layers/size", H5T_NATIVE_INT64);
+    m.layers.names = readStrings(file, path, "/model/layers/name");
+    m.layers.sizes = readNumbers<std::int64_t>(file, path, "/model/layers/size", H5T_NATIVE_INT64);
+    m.params = readNumbers<float>(file, path, m.dataset, H5T_NATIVE_FLOAT);
   } else if (exists(file, "/replicated/driver/global")) {
     m.dataset = "/replicated/driver/global";
+    readCheckpointModel(file, path, m);
   } else {
     throw DataError(fmt("model.init = ", path, ": holds neither /model/global (a finished results file) nor ",
                         "/replicated/driver/global (a checkpoint)"));
   }
-  m.params = readNumbers<float>(file, path, m.dataset, H5T_NATIVE_FLOAT);
   return m;
 }
 
-void checkStoredModel(const StoredModel& stored, const std::string& path, const std::vector<std::string>& names,
-                      const std::vector<std::int64_t>& sizes) {
+void checkStoredModel(const StoredModel& stored, const std::string& path, const LayerTable& configured) {
+  const LayerTable& file = stored.layers;
+  if (file.names.size() != configured.names.size())
+    throw ConfigError(fmt("model.init = ", path, ": the stored model has ", file.names.size(),
+                          " layer blocks, the configured model ", configured.names.size()));
+  for (std::size_t b = 0; b < configured.names.size(); ++b)
+    if (file.names[b] != configured.names[b] || b >= file.sizes.size() || file.sizes[b] != configured.sizes[b])
+      throw ConfigError(fmt("model.init = ", path, ": layer block ", b, " is ", file.names[b], " (",
+                            b < file.sizes.size() ? file.sizes[b] : -1, " parameters) in the file, but ",
+                            configured.names[b], " (", configured.sizes[b], " parameters) in the configured model"));
   std::int64_t total = 0;
-  for (std::int64_t s : sizes) total += s;
-  if (!stored.layerNames.empty()) {
-    if (stored.layerNames.size() != names.size())
-      throw ConfigError(fmt("model.init = ", path, ": the stored model has ", stored.layerNames.size(),
-                            " layer blocks, the configured model ", names.size()));
-    for (std::size_t b = 0; b < names.size(); ++b)
-      if (stored.layerNames[b] != names[b] || b >= stored.layerSizes.size() || stored.layerSizes[b] != sizes[b])
-        throw ConfigError(fmt("model.init = ", path, ": layer block ", b, " is ", stored.layerNames[b], " (",
-                              b < stored.layerSizes.size() ? stored.layerSizes[b] : -1,
-                              " parameters) in the file, but ", names[b], " (", sizes[b],
-                              " parameters) in the configured model"));
-  }
+  for (std::int64_t s : configured.sizes) total += s;
   if (static_cast<std::int64_t>(stored.params.size()) != total)
     throw ConfigError(fmt("model.init = ", path, ": ", stored.dataset, " holds ", stored.params.size(),
                           " parameters, the configured model has ", total));

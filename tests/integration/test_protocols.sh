@@ -10,7 +10,8 @@
 #     (the kept optimizer states travel in the checkpoint, by client id);
 #   * keep differs from reset (the kept state is used);
 #   * model.init loads /model/global of a results file and the global model of a checkpoint exactly,
-#     and refuses a model of another shape (exit 2, one line, no results file).
+#     and refuses a model of other layer blocks, even of the same total size (exit 2, one line, no
+#     results file), and a damaged checkpoint or one without its layer table (exit 3).
 TEST_NAME=test_protocols
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
@@ -81,21 +82,39 @@ I=("${PROTO[@]}" --algorithm fedavg --rounds 1 --train.epochs 0)
 run_to "$d/init_results.log" 2 "${I[@]}" --model.init "$d/np1.h5" --output "$d/init_results.h5"
 [ "$RC" = 0 ] && same_global "$d/init_results.h5" "$d/np1.h5" model/global &&
   log "model.init from a results file: loaded exactly" || fail "model.init from a results file (exit $RC)"
-if [ -f "$d/saved.ckpt" ]; then
-  run_to "$d/init_ckpt.log" 2 "${I[@]}" --model.init "$d/saved.ckpt" --output "$d/init_ckpt.h5"
-  [ "$RC" = 0 ] && same_global "$d/init_ckpt.h5" "$d/saved.ckpt" replicated/driver/global &&
-    log "model.init from a checkpoint: loaded exactly" || fail "model.init from a checkpoint (exit $RC)"
-fi
-# Another model shape: exit 2, one error line naming the file and the first differing block.
-for src in np1.h5 saved.ckpt; do
-  [ -f "$d/$src" ] || continue
-  run_to "$d/mismatch.log" 2 "${I[@]}" --model.hidden 16 --model.init "$d/$src" --output "$d/mismatch.h5"
-  lines=$(grep -c '^fedsilo: error' "$d/mismatch.log" || true)
-  if [ "$RC" = 2 ] && [ "$lines" = 1 ] && grep -q "model.init = $d/$src: .*parameters" "$d/mismatch.log" &&
-    [ ! -e "$d/mismatch.h5" ] && [ ! -e "$d/mismatch.h5.partial" ]; then
-    log "model.init of another shape ($src): $(grep '^fedsilo: error' "$d/mismatch.log")"
+run_to "$d/init_ckpt.log" 2 "${I[@]}" --model.init "$d/saved.ckpt" --output "$d/init_ckpt.h5"
+[ "$RC" = 0 ] && same_global "$d/init_ckpt.h5" "$d/saved.ckpt" replicated/driver/global &&
+  log "model.init from a checkpoint: loaded exactly" || fail "model.init from a checkpoint (exit $RC)"
+# refused SOURCE EXIT PATTERN HIDDEN: model.init = SOURCE with --model.hidden HIDDEN exits EXIT with one
+# error line matching PATTERN and leaves no results file.
+refused() {
+  run_to "$d/refused.log" 2 "${I[@]}" --model.hidden "$4" --model.init "$d/$1" --output "$d/refused.h5"
+  local lines
+  lines=$(grep -c '^fedsilo: error' "$d/refused.log" || true)
+  if [ "$RC" = "$2" ] && [ "$lines" = 1 ] && grep -q "model.init = $d/$1: $3" "$d/refused.log" &&
+    [ ! -e "$d/refused.h5" ] && [ ! -e "$d/refused.h5.partial" ]; then
+    log "model.init refused ($1, hidden $4): $(grep '^fedsilo: error' "$d/refused.log")"
   else
-    fail "model.init of another shape ($src): exit $RC, $lines error lines: $(grep -m1 error "$d/mismatch.log")"
+    fail "model.init of $1 with hidden $4: exit $RC (expected $2), $lines error lines: $(grep -m1 error "$d/refused.log")"
   fi
+}
+# Another model shape: exit 2 naming the first difference. Hidden 18,390 has the same number of
+# parameters as 32 (25,450) in three blocks instead of two: the layer table, not the total, refuses it.
+for src in np1.h5 saved.ckpt; do
+  refused "$src" 2 '.*parameters' 16
+  refused "$src" 2 'the stored model has 2 layer blocks, the configured model 3' 18,390
 done
+# A damaged checkpoint model (one value changed, its checksum kept) and a checkpoint without its layer
+# table (as older formats are): exit 3 (data error).
+"$PY" - "$d/saved.ckpt" "$d/damaged.ckpt" "$d/untabled.ckpt" <<'PYEOF'
+import shutil, sys, h5py
+shutil.copy(sys.argv[1], sys.argv[2])
+shutil.copy(sys.argv[1], sys.argv[3])
+with h5py.File(sys.argv[2], "r+") as f:
+    f["replicated/driver/global"][0] += 1.0
+with h5py.File(sys.argv[3], "r+") as f:
+    del f.attrs["model_layers"]
+PYEOF
+refused damaged.ckpt 3 '/replicated/driver/global does not match its checksum' 32
+refused untabled.ckpt 3 'a checkpoint without a readable layer table' 32
 finish

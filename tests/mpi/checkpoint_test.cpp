@@ -61,6 +61,7 @@ TEST(Checkpoint, EveryLayoutRoundTrips) {
   info.numClients = K;
   info.numRanks = comm.size();
   info.roundNames = "i:round\ns:seconds\n";
+  info.modelLayers = "fc1 25120\nfc2 330\n";
 
   std::vector<float> global{1.5f, -2.0f, 3.25f};
   std::vector<double> empty, state{0.1, 0.2};
@@ -105,6 +106,7 @@ TEST(Checkpoint, EveryLayoutRoundTrips) {
   EXPECT_EQ(in->info().rows, 2);
   EXPECT_EQ(in->info().config, info.config);
   EXPECT_EQ(in->info().roundNames, info.roundNames);
+  EXPECT_EQ(in->info().modelLayers, info.modelLayers);
   EXPECT_EQ(in->info().numRanks, comm.size());
   std::vector<float> g2;
   std::vector<double> e2{9.0}, s2;
