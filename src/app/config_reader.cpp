@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "app/experiment_options.hpp"
 #include "app/privacy_options.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -12,6 +13,32 @@
 namespace fedsilo {
 
 namespace {
+
+const std::string& defaultText(const std::string& key) {
+  for (const Opt& o : experimentOptions())
+    if (o.key == key) return o.def;
+  FEDSILO_ASSERT(false, "no experiment option ", key);
+  static const std::string none;
+  return none;
+}
+
+// Whether `key` was set to something other than its default (as text, else as numbers: 0.10 is 0.1).
+bool changed(const RawValues& raw, const std::string& key) {
+  const std::string value = raw.trimmed(key), def = trim(defaultText(key));
+  if (value == def) return false;
+  try {
+    return parseDoubleList(value, key) != parseDoubleList(def, key);
+  } catch (const ConfigError&) {
+    return true;
+  }
+}
+
+// An option that has an effect only under another setting is refused when changed where it has none,
+// as a typo or a forgotten switch would otherwise pass silently.
+void onlyWith(const RawValues& raw, const std::string& key, bool applies, const std::string& setting) {
+  if (!applies && changed(raw, key))
+    throw ConfigError(fmt(key, " = ", raw.text(key), ": applies with ", setting, " only"));
+}
 
 void readTopLevel(const RawValues& raw, ExperimentConfig& c) {
   c.algorithm = raw.trimmed("algorithm");
@@ -32,6 +59,11 @@ void readSchedule(const RawValues& raw, TrainConfig& t) {
   if (t.lrMin > t.lr)
     throw ConfigError(fmt("train.lr_min = ", raw.text("train.lr_min"), ": expected a number in [0, train.lr = ",
                           raw.text("train.lr"), "]"));
+  const LrSchedule k = t.lrSchedule;
+  onlyWith(raw, "train.lr_step_rounds", k == LrSchedule::Step, "train.lr_schedule = step");
+  onlyWith(raw, "train.lr_gamma", k == LrSchedule::Step || k == LrSchedule::Exponential,
+           "train.lr_schedule = step or exponential");
+  onlyWith(raw, "train.lr_min", k == LrSchedule::Cosine, "train.lr_schedule = cosine");
 }
 
 void readTraining(const RawValues& raw, TrainConfig& t) {
@@ -116,6 +148,12 @@ void readAugmentation(const RawValues& raw, DataConfig& d) {
   d.augmentScaleMax = scale.back();
   d.augmentFlip = raw.boolean("data.augment_flip");
   d.augmentCropPadding = raw.smallInteger("data.augment_crop_padding", 0, 10000);
+  for (const char* key : {"data.augment_rotation", "data.augment_translate", "data.augment_scale",
+                          "data.augment_crop_padding"})
+    onlyWith(raw, key, d.augment != AugmentKind::None, "data.augment = affine");
+  if (d.augmentFlip && d.augment == AugmentKind::None)
+    throw ConfigError(
+        fmt("data.augment_flip = ", raw.text("data.augment_flip"), ": applies with data.augment = affine only"));
 }
 
 void readData(const RawValues& raw, DataConfig& d) {
@@ -160,6 +198,13 @@ void readServerOptimizer(const RawValues& raw, ServerOptimizerConfig& s) {
   s.beta1 = raw.number("fl.server_beta1", 0.0, 1.0, false, true);
   s.beta2 = raw.number("fl.server_beta2", 0.0, 1.0, false, true);
   s.tau = raw.number("fl.server_tau", 0.0, 1e6, true);
+  using K = ServerOptimizerKind;
+  const bool adaptive = s.kind == K::Adam || s.kind == K::Yogi || s.kind == K::Adagrad;
+  onlyWith(raw, "fl.server_lr", s.kind != K::None, "a server optimizer (fl.server_optimizer)");
+  onlyWith(raw, "fl.server_momentum", s.kind == K::Momentum, "fl.server_optimizer = momentum");
+  onlyWith(raw, "fl.server_beta1", adaptive, "fl.server_optimizer = adam, yogi or adagrad");
+  onlyWith(raw, "fl.server_tau", adaptive, "fl.server_optimizer = adam, yogi or adagrad");
+  onlyWith(raw, "fl.server_beta2", s.kind == K::Adam || s.kind == K::Yogi, "fl.server_optimizer = adam or yogi");
 }
 
 // eval.*: the evaluation rules (fl/eval_selection.hpp). best_val compares validation scores, so the
@@ -169,6 +214,7 @@ void readEvalRules(const RawValues& raw, const DataConfig& data, EvalConfig& e) 
   e.batch = raw.smallInteger("eval.batch", 1, 1 << 20);
   e.select = raw.choice<EvalSelect>("eval.select");
   e.selectMetric = raw.choice<SelectMetric>("eval.select_metric");
+  onlyWith(raw, "eval.select_metric", e.select == EvalSelect::BestVal, "eval.select = best_val");
   e.point = raw.choice<EvalPoint>("eval.point");
   e.clientWeighting = raw.choice<ClientWeighting>("eval.client_weighting");
   e.global = raw.choice<GlobalEvaluation>("eval.global");

@@ -22,7 +22,8 @@ std::vector<Opt> optimizerOptions() {
            "(1 + cos(pi t / rounds)) / 2)"},
       {"train.lr_step_rounds", "1", "step schedule: rounds between decays (>= 1)"},
       {"train.lr_gamma", "0.1", "step/exponential schedule: decay factor in (0, 1]"},
-      {"train.lr_min", "0", "cosine schedule: final learning rate, in [0, train.lr]"},
+      {"train.lr_min", "0", "cosine schedule: the floor lr_min of the formula above (reached at t = rounds, one past the "
+                            "last round, as PyTorch's CosineAnnealingLR), in [0, train.lr]"},
       {"train.precision", "fp32",
        "convolutions' and dense layers' products: " + joinNames<Precision>(" | ", true) +
            " (weights, optimizer and aggregation stay fp32; bf16 fails with exit 2 on a CPU without it)"},

@@ -93,5 +93,33 @@ TEST(ClientProtocolOptions, ErrorsNameTheValueAndTheExpectedForm) {
   }
 }
 
+// A schedule's or augmentation's option changed where it has no effect is refused, naming it and the
+// setting it needs; at its default (as text or the same number) it passes.
+TEST(ClientProtocolOptions, OptionsWithoutEffectAreRefused) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"--train.lr_gamma", "0.5"}, "train.lr_gamma = 0.5: applies with train.lr_schedule = step or exponential only"},
+      {{"--train.lr_schedule", "cosine", "--train.lr_gamma", "0.5"}, "train.lr_gamma = 0.5: applies with"},
+      {{"--train.lr_schedule", "exponential", "--train.lr_step_rounds", "5"},
+       "train.lr_step_rounds = 5: applies with train.lr_schedule = step only"},
+      {{"--train.lr_schedule", "step", "--train.lr_min", "0.01"},
+       "train.lr_min = 0.01: applies with train.lr_schedule = cosine only"},
+      {{"--data.augment_rotation", "30"}, "data.augment_rotation = 30: applies with data.augment = affine only"},
+      {{"--data.augment_translate", "0.2"}, "data.augment_translate = 0.2: applies with data.augment = affine"},
+      {{"--data.augment_scale", "0.9,1.1"}, "data.augment_scale = 0.9,1.1: applies with data.augment = affine"},
+      {{"--data.augment_flip", "true"}, "data.augment_flip = true: applies with data.augment = affine"},
+      {{"--data.augment_crop_padding", "2"}, "data.augment_crop_padding = 2: applies with data.augment = affine"},
+  };
+  for (const auto& [args, text] : cases) {
+    const std::string error = test::parseError(args);
+    EXPECT_NE(error.find(text), std::string::npos) << args[0] << " " << args[1] << ": got '" << error << "'";
+  }
+  for (const std::vector<std::string>& fine :
+       {std::vector<std::string>{"--train.lr_gamma", "0.10", "--train.lr_step_rounds", "1", "--train.lr_min", "0"},
+        {"--train.lr_schedule", "exponential", "--train.lr_gamma", "0.5"},
+        {"--train.lr_schedule", "step", "--train.lr_step_rounds", "5", "--train.lr_gamma", "0.5"},
+        {"--data.augment_rotation", "10", "--data.augment_scale", "1", "--data.augment_flip", "false"}})
+    EXPECT_EQ(test::parseError(fine), "") << fine[0] << " " << fine[1];
+}
+
 }  // namespace
 }  // namespace fedsilo

@@ -31,7 +31,7 @@ TEST(ProtocolOptions, DefaultsChangeNothing) {
 TEST(ProtocolOptions, Parsed) {
   const ExperimentConfig c =
       parseArguments({"--fl.server_optimizer", "yogi", "--fl.server_lr", "0.03", "--fl.server_beta1", "0.5",
-                      "--fl.server_beta2", "0.9", "--fl.server_tau", "1e-4", "--fl.server_momentum", "0",
+                      "--fl.server_beta2", "0.9", "--fl.server_tau", "1e-4",
                       "--eval.select", "best_val", "--eval.select_metric", "loss", "--eval.point", "after_local",
                       "--eval.client_weighting", "samples", "--eval.global", "end"})
           .config;
@@ -40,7 +40,6 @@ TEST(ProtocolOptions, Parsed) {
   EXPECT_EQ(c.fl.serverOptimizer.beta1, 0.5);
   EXPECT_EQ(c.fl.serverOptimizer.beta2, 0.9);
   EXPECT_EQ(c.fl.serverOptimizer.tau, 1e-4);
-  EXPECT_EQ(c.fl.serverOptimizer.momentum, 0.0);
   EXPECT_EQ(c.eval.select, EvalSelect::BestVal);
   EXPECT_EQ(c.eval.selectMetric, SelectMetric::Loss);
   EXPECT_EQ(c.eval.point, EvalPoint::AfterLocal);
@@ -72,6 +71,29 @@ TEST(ProtocolOptions, BadValuesNameTheOptionAndTheValue) {
     const std::string e = test::parseError(args);
     EXPECT_NE(e.find(text), std::string::npos) << args[0] << " " << args[1] << ": got '" << e << "'";
   }
+}
+
+// An option changed where it has no effect is refused, naming it and the setting it needs; at its
+// default (as text or as the same number) it passes.
+TEST(ProtocolOptions, OptionsWithoutEffectAreRefused) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--fl.server_lr", "0.5"}, "fl.server_lr = 0.5: applies with a server optimizer (fl.server_optimizer) only"},
+      {{"--fl.server_tau", "0.01"}, "fl.server_tau = 0.01: applies with fl.server_optimizer = adam, yogi or adagrad"},
+      {{"--fl.server_optimizer", "adam", "--fl.server_momentum", "0.5"},
+       "fl.server_momentum = 0.5: applies with fl.server_optimizer = momentum only"},
+      {{"--fl.server_optimizer", "momentum", "--fl.server_beta1", "0.5"}, "fl.server_beta1 = 0.5: applies with"},
+      {{"--fl.server_optimizer", "adagrad", "--fl.server_beta2", "0.9"},
+       "fl.server_beta2 = 0.9: applies with fl.server_optimizer = adam or yogi only"},
+      {{"--eval.select_metric", "loss"}, "eval.select_metric = loss: applies with eval.select = best_val only"},
+  };
+  for (const auto& [args, text] : cases) {
+    const std::string e = test::parseError(args);
+    EXPECT_NE(e.find(text), std::string::npos) << args[0] << " " << args[1] << ": got '" << e << "'";
+  }
+  EXPECT_EQ(test::parseError({"--fl.server_lr", "1.0", "--fl.server_tau", "1e-3"}), "");  // the defaults
+  EXPECT_EQ(test::parseError({"--fl.server_optimizer", "adagrad", "--fl.server_beta1", "0.5", "--fl.server_tau", "0.1"}),
+            "");
+  EXPECT_EQ(test::parseError({"--eval.select", "best_val", "--eval.select_metric", "loss"}), "");
 }
 
 TEST(ProtocolOptions, AServerOptimizerNeedsAnAlgorithmThatAveragesModels) {
