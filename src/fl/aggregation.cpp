@@ -13,7 +13,11 @@ void applyAggregate(const ServerInput& in, Index offset, Index size, const doubl
   for (Index i = 0; i < size; ++i) x[i] = static_cast<float>(target[i]);
 }
 
-void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, std::vector<float>& global) {
+namespace {
+
+// Calls f(block, its weighted mean) for each reduced block with a positive weight sum, in block order.
+template <class F>
+void forEachBlockMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, F&& f) {
   std::vector<double> mean;
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     if (in.accOffset[b] < 0 || !(in.blockWeightSum[b] > 0.0)) continue;
@@ -21,8 +25,26 @@ void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blo
     const Index off = in.accOffset[b];
     mean.resize(static_cast<std::size_t>(blocks[b].size));
     for (Index i = 0; i < blocks[b].size; ++i) mean[static_cast<std::size_t>(i)] = in.acc->value(off + i) * inv;
-    applyAggregate(in, blocks[b].offset, blocks[b].size, mean.data(), global);
+    f(blocks[b], mean);
   }
+}
+
+}  // namespace
+
+void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, std::vector<float>& global) {
+  forEachBlockMean(in, blocks, [&](const LayerBlock& block, const std::vector<double>& mean) {
+    applyAggregate(in, block.offset, block.size, mean.data(), global);
+  });
+}
+
+std::vector<float> weightedMeanModel(const ServerInput& in, const std::vector<LayerBlock>& blocks,
+                                     const std::vector<float>& global) {
+  std::vector<float> model(global);
+  forEachBlockMean(in, blocks, [&](const LayerBlock& block, const std::vector<double>& mean) {
+    for (Index i = 0; i < block.size; ++i)
+      model[static_cast<std::size_t>(block.offset + i)] = static_cast<float>(mean[static_cast<std::size_t>(i)]);
+  });
+  return model;
 }
 
 void applyBetaMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, double beta,

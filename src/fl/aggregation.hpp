@@ -17,6 +17,12 @@ void applyAggregate(const ServerInput& in, Index offset, Index size, const doubl
 // blocks nobody sent keep their value.
 void applyWeightedMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, std::vector<float>& global);
 
+// applyWeightedMean's result as if there were no server optimizer (a copy of `global` with the
+// weighted mean, rounded to float, in place of each block that has one): for a server step that
+// builds its own aggregate from the mean (FedFa under client-level DP) before applyAggregate.
+std::vector<float> weightedMeanModel(const ServerInput& in, const std::vector<LayerBlock>& blocks,
+                                     const std::vector<float>& global);
+
 // w <- (1 - beta) w + beta * (weighted mean) for every reduced block with a positive weight sum
 // (pFedMe's server mixing).
 void applyBetaMean(const ServerInput& in, const std::vector<LayerBlock>& blocks, double beta,

@@ -58,8 +58,9 @@ float adamFirstStep(float w, float aggregate, const ServerOptimizerConfig& o) {
 // Round 0 of `algorithm` with the adam server optimizer against the same round without one: the
 // aggregate w1 is what the plain run sets, so adam's global must be adamFirstStep(w0, w1) (to the
 // rounding of w1 to float; blocks the plain run did not move must not move either).
-void expectAdamOnTheAggregate(const std::string& algorithm) {
-  const std::vector<std::string> oneRound{"--rounds", "1"};
+void expectAdamOnTheAggregate(const std::string& algorithm, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> oneRound{"--rounds", "1"};
+  oneRound.insert(oneRound.end(), extra.begin(), extra.end());
   TinyRun plain(tinyConfig(algorithm, oneRound));
   std::vector<std::string> adam = oneRound;
   adam.insert(adam.end(), {"--fl.server_optimizer", "adam", "--fl.server_lr", "0.01", "--fl.server_tau", "0.01"});
@@ -84,6 +85,16 @@ TEST(ServerOptimizerRun, AdamStepsOnQFflsAggregate) { expectAdamOnTheAggregate("
 TEST(ServerOptimizerRun, AdamStepsOnFedFasAggregate) { expectAdamOnTheAggregate("fedfa"); }
 TEST(ServerOptimizerRun, AdamStepsOnPlayerFlsFederatedBlocksOnly) { expectAdamOnTheAggregate("playerfl"); }
 TEST(ServerOptimizerRun, AdamStepsOnFedBabusBodyOnly) { expectAdamOnTheAggregate("fedbabu"); }
+TEST(ServerOptimizerRun, AdamStepsOnFedProxsWeightedMean) { expectAdamOnTheAggregate("fedprox"); }
+TEST(ServerOptimizerRun, AdamStepsOnFedLpsUploadedBlocksOnly) { expectAdamOnTheAggregate("fedlp"); }
+TEST(ServerOptimizerRun, AdamStepsOnDittosGlobalModel) { expectAdamOnTheAggregate("ditto"); }
+TEST(ServerOptimizerRun, AdamStepsOnAlphaFedAvgsFairMean) { expectAdamOnTheAggregate("alpha_fedavg"); }
+// Under client-level DP FedFa builds its aggregate from the noised mean with its own server lr; the
+// optimizer must step on that aggregate (as without DP), not on the mean before FedFa's step.
+TEST(ServerOptimizerRun, AdamStepsOnFedFasPrivateAggregate) {
+  expectAdamOnTheAggregate("fedfa", {"--privacy.level", "client", "--privacy.noise_multiplier", "0.5",
+                                     "--privacy.clip", "0.5", "--fedfa.server_lr", "0.5"});
+}
 
 TEST(ServerOptimizerRun, MomentumWithoutMomentumIsFedAvg) {
   TinyRun plain(tinyConfig("fedavg"));

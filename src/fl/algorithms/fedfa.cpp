@@ -79,21 +79,23 @@ void FedFa::clientUpdate(ClientContext& c, ClientUpdate& out) {
 }
 
 // Under client-level DP: d = w^t - (the noised mean model), then the server momentum and learning rate as
-// usual. The information-quantity weights p_i are not used (data-dependent weights scale a client's
-// contribution past the clip bound); /fedfa/weight records the participants' equal shares.
+// usual, and fl.server_optimizer last, as without DP. The information-quantity weights p_i are not used
+// (data-dependent weights scale a client's contribution past the clip bound); /fedfa/weight records the
+// participants' equal shares.
 void FedFa::privateServerUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) {
   std::fill(lastWeights_.begin(), lastWeights_.end(), 0.0);
   for (int k : in.payloadClients) {
     frequency_[k] += 1.0;
     lastWeights_[k] = 1.0 / static_cast<double>(in.payloadClients.size());
   }
-  std::vector<float> mean(global);
-  applyWeightedMean(in, ctx.blocks, mean);
+  const std::vector<float> mean = weightedMeanModel(in, ctx.blocks, global);
+  std::vector<double> target(P_);
   for (std::size_t j = 0; j < P_; ++j) {
     double d = static_cast<double>(global[j]) - static_cast<double>(mean[j]);
     if (!momentum_.empty()) d = momentum_[j] = opt_.serverMomentum * momentum_[j] + d;
-    global[j] = static_cast<float>(global[j] - opt_.serverLr * d);
+    target[j] = global[j] - opt_.serverLr * d;
   }
+  applyAggregate(in, 0, static_cast<Index>(P_), target.data(), global);
   weights_.push_back(lastWeights_);
 }
 
