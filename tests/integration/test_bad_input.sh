@@ -60,6 +60,19 @@ check_case mean_per_channel 2 "data.mean: 2 values given, expected 1 or one per 
 check_case bad_augment 2 "data.augment = mixup" --data.augment mixup
 check_case augment_tabular 2 "data.augment = affine needs images" --dataset synthetic --data.augment affine
 check_case bad_augment_scale 2 "data.augment_scale = 1.2,0.8" --data.augment affine --data.augment_scale 1.2,0.8
+check_case bad_augment_rotation 2 "data.augment_rotation = 200: expected a number in [0, 180]" --data.augment affine --data.augment_rotation 200
+check_case bad_augment_translate 2 "data.augment_translate = 1: expected a number in [0, 1)" --data.augment affine --data.augment_translate 1
+check_case bad_augment_crop 2 "data.augment_crop_padding = -1: expected an integer in [0," --data.augment affine --data.augment_crop_padding -1
+check_case bad_init_bias 2 "model.init_bias = one" --model.init_bias one
+check_case bad_lr_step_rounds 2 "train.lr_step_rounds = 0: expected an integer in [1," --train.lr_schedule step --train.lr_step_rounds 0
+check_case bad_eps 2 "train.eps = -1" --train.optimizer adam --train.eps -1
+check_case bad_weight_decay 2 "train.weight_decay = -0.1" --train.weight_decay -0.1
+check_case nesterov_with_adam 2 "train.nesterov" --train.optimizer adam --train.nesterov true
+# Options changed where their switch is off (docs/algorithms.md): refused, not ignored.
+check_case gamma_without_schedule 2 "train.lr_gamma = 0.5: applies with train.lr_schedule = step or exponential only" --train.lr_gamma 0.5
+check_case rotation_without_augment 2 "data.augment_rotation = 30: applies with data.augment = affine only" --data.augment_rotation 30
+check_case server_lr_without_optimizer 2 "fl.server_lr = 0.1: applies with a server optimizer" --fl.server_lr 0.1
+check_case metric_without_best_val 2 "eval.select_metric = loss: applies with eval.select = best_val only" --eval.select_metric loss
 check_case data_limit_too_large 2 "data.limit = 100000" --data.limit 100000
 check_case bad_placement 2 "fl.placement = racks" --fl.placement racks
 check_case bad_global_shard 2 "gems.global_shard" --algorithm global --rounds 1 --gems.global_shard -1

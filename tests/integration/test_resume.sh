@@ -173,11 +173,16 @@ log "killed, resumed, identical: $(for a in $ALGS; do [ "${RESULT[$a]:-}" = resu
 log "one-shot, checked: $(for a in $ALGS; do [ "${RESULT[$a]:-}" = one-shot ] && printf '%s ' "$a"; done)"
 ((${#missing[@]} == 0)) || fail "neither resumed nor a checked one-shot: ${missing[*]}"
 
-# ---- protocol state: server optimizer moments, best-validation selection and its snapshots, and --
-# ---- eval.global = end (the global model evaluated in the last round only) ---------------------------
+# ---- protocol state: server optimizer moments (with FedFa's own server momentum too), client optimizer --
+# ---- moments kept across rounds (AdamW, SGD with Nesterov momentum), schedules, best-validation -------
+# ---- selection and its snapshots, and eval.global = end (the global model evaluated in the last round only)
 declare -A PROTOCOL=(
   [fedavg_adam_best_val]="--algorithm fedavg --fl.server_optimizer adam --fl.server_lr 0.02 --eval.select best_val --output.client_models true --eval.global end"
   [playerfl_momentum_after_local]="--algorithm playerfl --model.hidden 32,16 --fl.server_optimizer momentum --eval.point after_local --eval.select best_val --eval.select_metric loss"
+  [qffl_yogi]="--algorithm qffl --fl.server_optimizer yogi --fl.server_lr 0.02"
+  [fedfa_adagrad_own_momentum]="--algorithm fedfa --fl.server_optimizer adagrad --fl.server_lr 0.05 --fedfa.server_momentum 0.5"
+  [fedavg_adamw_keep_exponential]="--algorithm fedavg --train.optimizer adamw --train.lr 0.003 --train.weight_decay 0.01 --train.optimizer_state keep --train.lr_schedule exponential --train.lr_gamma 0.8"
+  [fedbabu_nesterov_keep_step]="--algorithm fedbabu --fedbabu.head fc3 --train.momentum 0.9 --train.nesterov true --train.optimizer_state keep --train.lr_schedule step --train.lr_step_rounds 2 --train.lr_gamma 0.5 --eval.client_weighting samples"
 )
 for name in "${!PROTOCOL[@]}"; do
   d="$WORK/$name"

@@ -111,5 +111,15 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"fedbabu_head_afterlocal",
              {"--algorithm", "fedbabu", "--fedbabu.head", "fc2,fc3", "--fl.server_optimizer", "adam",
               "--fl.server_lr", "0.02", "--eval.point", "after_local", "--eval.select", "best_val",
-              "--fl.dropout", "0.3"}}),
+              "--fl.dropout", "0.3"}},
+        // Client optimizer state kept per client, schedules, initialisations and given input constants.
+        Case{"fedavg_adamw_keep_exponential",
+             {"--algorithm", "fedavg", "--train.optimizer", "adamw", "--train.lr", "0.003", "--train.weight_decay",
+              "0.01", "--train.optimizer_state", "keep", "--train.lr_schedule", "exponential", "--train.lr_gamma",
+              "0.8", "--model.init_scheme", "xavier_uniform"}},
+        Case{"ditto_nesterov_keep_step",
+             {"--algorithm", "ditto", "--train.momentum", "0.9", "--train.nesterov", "true", "--train.optimizer_state",
+              "keep", "--train.lr_schedule", "step", "--train.lr_step_rounds", "2", "--train.lr_gamma", "0.5",
+              "--model.init_scheme", "kaiming_uniform", "--data.normalize", "mean_std", "--data.mean", "0.286",
+              "--data.std", "0.353"}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
