@@ -16,9 +16,10 @@
 #include "fl/client.hpp"
 #include "fl/local_trainer.hpp"
 #include "fl/round_driver.hpp"
-#include "io/model_reader.hpp"
 
 namespace fedsilo {
+
+struct LayerTable;  // io/model_reader.hpp: io is not among the installed headers, so not included here
 
 // Every client's train/val/test index lists (the same on every rank): the partition of the training
 // pool cut by data.split, or, for natural partitions with their own test files, the client's test
