@@ -53,7 +53,6 @@ struct CheckpointInfo {
   std::string modelLayers;
 };
 
-
 class Checkpoint final : public StateArchive {
  public:
   // Collective. Creates `path`.tmp for writing; commit() renames it to `path`.
