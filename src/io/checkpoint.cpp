@@ -4,11 +4,13 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <optional>
 
 #include "comm/h5_mpio.hpp"
 #include "core/h5_handle.hpp"
 #include "io/checksum.hpp"
 #include "io/durable.hpp"
+#include "io/h5_attributes.hpp"
 #include "io/storage_errors.hpp"
 
 namespace fedsilo {
@@ -39,17 +41,6 @@ struct H5Type<std::int64_t> {
   static hid_t file() { return H5T_STD_I64LE; }
 };
 
-// H5Lexists fails (rather than saying no) when an intermediate group is missing: test every prefix.
-bool linkExists(hid_t file, const std::string& path) {
-  std::size_t pos = 0;
-  while (true) {
-    pos = path.find('/', pos + 1);
-    const std::string prefix = path.substr(0, pos);
-    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
-    if (pos == std::string::npos) return true;
-  }
-}
-
 void writeStringAttribute(hid_t obj, const char* name, const std::string& value) {
   h5::Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
   h5::check(H5Tset_size(type, std::max<std::size_t>(value.size(), 1)), "H5Tset_size");
@@ -70,26 +61,14 @@ void writeIntAttribute(hid_t obj, const char* name, std::int64_t value) {
 
 std::string readStringAttribute(hid_t obj, const std::string& file, const char* name) {
   if (H5Aexists(obj, name) <= 0) throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' missing"));
-  h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose, fmt("open checkpoint attribute ", name));
-  h5::Handle type(H5Aget_type(a), H5Tclose, "attribute type");
-  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
-    throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' is not a fixed-length string"));
-  std::string s(H5Tget_size(type), '\0');
-  h5::check(H5Aread(a, type, s.data()), fmt("read checkpoint attribute ", name));
-  s.erase(std::find(s.begin(), s.end(), '\0'), s.end());
-  return s;
+  if (std::optional<std::string> s = h5::fixedStringAttribute(obj, name)) return *s;
+  throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' is not a fixed-length string"));
 }
 
 std::int64_t readIntAttribute(hid_t obj, const std::string& file, const char* name) {
   if (H5Aexists(obj, name) <= 0) throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' missing"));
-  h5::Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose, fmt("open checkpoint attribute ", name));
-  h5::Handle type(H5Aget_type(a), H5Tclose, "attribute type");
-  h5::Handle space(H5Aget_space(a), H5Sclose, "attribute space");
-  if (H5Tget_class(type) != H5T_INTEGER || H5Sget_simple_extent_npoints(space) != 1)
-    throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' is not an integer scalar"));
-  std::int64_t v = 0;
-  h5::check(H5Aread(a, H5T_NATIVE_INT64, &v), fmt("read checkpoint attribute ", name));
-  return v;
+  if (std::optional<std::int64_t> v = h5::integerAttribute(obj, name)) return *v;
+  throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' is not an integer scalar"));
 }
 
 // [start, start + count) ranges along the first dimension, merged when adjacent.
@@ -283,7 +262,7 @@ namespace {
 template <typename T>
 void writeWhole(Checkpoint::Impl& impl, const Communicator& comm, const std::string& path, const std::vector<T>& v) {
   const hid_t f = impl.fileId;
-  if (linkExists(f, path)) throw RuntimeError(fmt("checkpoint: array '", path, "' saved twice"));
+  if (h5::pathExists(f, path)) throw RuntimeError(fmt("checkpoint: array '", path, "' saved twice"));
   hsize_t dims[1] = {v.size()};
   h5::Handle fs(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace " + path);
   h5::Handle ds(H5Dcreate2(f, path.c_str(), H5Type<T>::file(), fs, impl.lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
@@ -300,15 +279,6 @@ void writeWhole(Checkpoint::Impl& impl, const Communicator& comm, const std::str
   h5::check(H5Dwrite(ds, H5Type<T>::mem(), ms, fs, impl.dxpl, v.data()), "write checkpoint " + path);
 }
 
-// The CRC-32C stored with a dataset, or -1 when it has none (a damaged file).
-std::int64_t storedChecksum(hid_t ds) {
-  if (H5Aexists(ds, kCrcAttribute) <= 0) return -1;
-  h5::Handle a = h5::Handle::adopt(H5Aopen(ds, kCrcAttribute, H5P_DEFAULT), H5Aclose);
-  std::int64_t v = -1;
-  if (!a.valid() || H5Aread(a, H5T_NATIVE_INT64, &v) < 0) return -1;
-  return v;
-}
-
 // Reads the whole array at `path` into v. Returns whether it matches its stored checksum.
 template <typename T>
 bool readWhole(Checkpoint::Impl& impl, const std::string& path, std::vector<T>& v) {
@@ -318,7 +288,7 @@ bool readWhole(Checkpoint::Impl& impl, const std::string& path, std::vector<T>& 
   v.assign(static_cast<std::size_t>(std::max<hssize_t>(n, 0)), T{});
   if (n > 0)
     h5::check(H5Dread(ds, H5Type<T>::mem(), H5S_ALL, H5S_ALL, impl.dxpl, v.data()), "read checkpoint " + path);
-  return storedChecksum(ds) == static_cast<std::int64_t>(crc32cOf(v));
+  return h5::integerAttribute(ds, kCrcAttribute) == static_cast<std::int64_t>(crc32cOf(v));
 }
 
 // Collective: every rank learns whether any rank found `array` damaged, and all throw together.
@@ -442,7 +412,7 @@ void Checkpoint::replicated(const std::string& name, std::vector<T>& v) {
       throw RuntimeError(fmt("checkpoint: replicated array '", name, "' differs in length across ranks"));
     writeWhole(*impl_, comm_, path, v);
   } else {
-    if (!linkExists(impl_->fileId, path))
+    if (!h5::pathExists(impl_->fileId, path))
       throw RuntimeError(
           fmt("checkpoint ", path_, " has no array '", name, "' (written by another version or algorithm?)"));
     agreeIntact(comm_, readWhole(*impl_, path, v), path_, path);
@@ -476,12 +446,12 @@ Checkpoint::ClientIndex Checkpoint::shareClientIndex(const std::string& name,
 Checkpoint::ClientIndex Checkpoint::readClientIndex(const std::string& name) {
   const std::string lengthPath = "/clients/" + name + "/length", crcPath = "/clients/" + name + "/" + kCrcAttribute;
   const std::size_t K = static_cast<std::size_t>(placement_.numClients());
-  if (!linkExists(impl_->fileId, lengthPath))
+  if (!h5::pathExists(impl_->fileId, lengthPath))
     throw RuntimeError(fmt("checkpoint ", path_, " has no per-client array '", name,
                            "' (written by another version or algorithm?)"));
   ClientIndex index;
   agreeIntact(comm_, readWhole(*impl_, lengthPath, index.length), path_, lengthPath);
-  agreeIntact(comm_, linkExists(impl_->fileId, crcPath) && readWhole(*impl_, crcPath, index.crc), path_, crcPath);
+  agreeIntact(comm_, h5::pathExists(impl_->fileId, crcPath) && readWhole(*impl_, crcPath, index.crc), path_, crcPath);
   if (index.length.size() != K || index.crc.size() != K)
     throw RuntimeError(
         fmt("checkpoint ", path_, ": per-client array '", name, "' has ", index.length.size(), " clients, expected ", K));

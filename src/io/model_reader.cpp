@@ -1,23 +1,16 @@
 #include "io/model_reader.hpp"
 
 #include <filesystem>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/h5_handle.hpp"
 #include "io/checksum.hpp"
+#include "io/h5_attributes.hpp"
 
 namespace fedsilo {
 
 namespace {
-
-bool exists(hid_t file, const std::string& path) {
-  // H5Lexists fails (rather than saying no) when an intermediate group is missing: test every prefix.
-  for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
-    const std::string prefix = at == std::string::npos ? path : path.substr(0, at);
-    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
-    if (at == std::string::npos) return true;
-  }
-}
 
 // A 1-D dataset's size, DataError when it is not 1-D.
 hsize_t length1d(hid_t dataset, const std::string& file, const std::string& path) {
@@ -72,36 +65,16 @@ std::vector<std::string> readStrings(hid_t file, const std::string& fileName, co
   return out;
 }
 
-// A scalar attribute of the object at `path` (the file's root: "/"), or nothing when it has none.
-bool readAttribute(hid_t file, const char* path, const char* name, hid_t memType, void* out) {
-  if (H5Aexists_by_name(file, path, name, H5P_DEFAULT) <= 0) return false;
-  h5::Handle a(H5Aopen_by_name(file, path, name, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, fmt("open attribute ", name));
-  return H5Aread(a, memType, out) >= 0;
-}
-
-// A scalar fixed-length string attribute of the root (as checkpoints write them), or nothing.
-bool readRootString(hid_t file, const char* name, std::string& out) {
-  if (H5Aexists(file, name) <= 0) return false;
-  h5::Handle a(H5Aopen(file, name, H5P_DEFAULT), H5Aclose, fmt("open attribute ", name));
-  h5::Handle type(H5Aget_type(a), H5Tclose, "attribute type");
-  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0) return false;
-  std::vector<char> buf(H5Tget_size(type) + 1, '\0');
-  if (H5Aread(a, type, buf.data()) < 0) return false;
-  out.assign(buf.data());
-  return true;
-}
-
 // The checkpoint's global model: the layer table of its root attributes, the checksum of the array.
 void readCheckpointModel(hid_t file, const std::string& path, StoredModel& m) {
-  std::string text;
-  if (!readRootString(file, "model_layers", text) || !parseLayerTable(text, m.layers))
+  const std::optional<std::string> text = h5::fixedStringAttribute(file, "model_layers");
+  if (!text || !parseLayerTable(*text, m.layers))
     throw DataError(fmt("model.init = ", path, ": a checkpoint without a readable layer table (root attribute ",
                         "model_layers; checkpoints of fedsilo-checkpoint-3 and older have none): use the run's ",
                         "results file"));
   m.params = readNumbers<float>(file, path, m.dataset, H5T_NATIVE_FLOAT);
-  std::int64_t crc = -1;
-  if (!readAttribute(file, m.dataset.c_str(), "crc32c", H5T_NATIVE_INT64, &crc) ||
-      crc != static_cast<std::int64_t>(crc32cOf(m.params)))
+  h5::Handle d(H5Dopen2(file, m.dataset.c_str(), H5P_DEFAULT), H5Dclose, "open " + m.dataset);
+  if (h5::integerAttribute(d, "crc32c") != static_cast<std::int64_t>(crc32cOf(m.params)))
     throw DataError(fmt("model.init = ", path, ": ", m.dataset, " does not match its checksum (the checkpoint is ",
                         "damaged)"));
 }
@@ -144,14 +117,14 @@ StoredModel readStoredModel(const std::string& path) {
         fmt("model.init = ", path, ": cannot open it as HDF5 (expected a fedsilo results file or checkpoint)"));
   h5::Handle file(f, H5Fclose, "open " + path);
   StoredModel m;
-  if (exists(file, "/model/global")) {
+  if (h5::pathExists(file, "/model/global")) {
     m.dataset = "/model/global";
-    if (!exists(file, "/model/layers/name") || !exists(file, "/model/layers/size"))
+    if (!h5::pathExists(file, "/model/layers/name") || !h5::pathExists(file, "/model/layers/size"))
       throw DataError(fmt("model.init = ", path, ": /model/global without its layer table /model/layers"));
     m.layers.names = readStrings(file, path, "/model/layers/name");
     m.layers.sizes = readNumbers<std::int64_t>(file, path, "/model/layers/size", H5T_NATIVE_INT64);
     m.params = readNumbers<float>(file, path, m.dataset, H5T_NATIVE_FLOAT);
-  } else if (exists(file, "/replicated/driver/global")) {
+  } else if (h5::pathExists(file, "/replicated/driver/global")) {
     m.dataset = "/replicated/driver/global";
     readCheckpointModel(file, path, m);
   } else {
