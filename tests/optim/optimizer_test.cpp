@@ -87,6 +87,20 @@ void expectNear(const std::vector<std::vector<float>>& got, const std::vector<st
           << what << ": step " << s + 1 << " parameter " << i;
 }
 
+// PyTorch's own float32 results: each parameter within `ulps` units in the last place of the stored
+// float (the printed 9 digits identify it), so that "equal to float rounding" is what is tested.
+void expectWithinUlps(const std::vector<std::vector<float>>& got, const std::vector<std::vector<double>>& want,
+                      int ulps, const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t s = 0; s < got.size(); ++s)
+    for (std::size_t i = 0; i < got[s].size(); ++i) {
+      const float w = static_cast<float>(want[s][i]);
+      const float ulp = std::nextafter(std::fabs(w), INFINITY) - std::fabs(w);
+      EXPECT_LE(std::fabs(got[s][i] - w), ulps * ulp)
+          << what << ": step " << s + 1 << " parameter " << i << ": " << got[s][i] << " against " << w;
+    }
+}
+
 template <typename Reference>
 std::vector<std::vector<double>> referenceSteps(Reference proto) {
   std::vector<Reference> refs(kP0.size(), proto);
@@ -165,6 +179,12 @@ TEST(Sgd, MatchesTheDoubleReferenceForSeveralSteps) {
 }
 
 // torch.optim (PyTorch 1.13.0, float32, CPU) on kP0 and kGrads, printed with 9 significant digits.
+// Adam and AdamW agree with PyTorch to the last bit. Nesterov SGD's last parameter lands up to
+// three units away: the compiler fuses `mu * buf + g` into one rounding where PyTorch rounds twice,
+// and that parameter is a small difference of larger terms, which turns the intermediate's rounding
+// into several units of the result.
+constexpr int kTorchExactUlps = 0;
+constexpr int kTorchNesterovUlps = 3;
 TEST(Optimizers, MatchPyTorchToFloatRounding) {
   OptimizerSettings adam = settings(OptimizerKind::Adam, 0.01);  // Adam(lr=0.01, betas=(0.8, 0.9),
   adam.beta1 = 0.8;                                               //      weight_decay=1e-2, amsgrad=True)
@@ -174,13 +194,13 @@ TEST(Optimizers, MatchPyTorchToFloatRounding) {
   const std::vector<std::vector<double>> torchAdam{{0.49000001, -1.24000001, 1.99000001, -0.00999990012},
                                                    {0.48727572, -1.23420715, 1.98000014, -0.00567976199},
                                                    {0.480342269, -1.23041809, 1.98112702, -0.00246853638}};
-  expectNear(runSteps(adam), torchAdam, 1e-6, "torch Adam amsgrad");
+  expectWithinUlps(runSteps(adam), torchAdam, kTorchExactUlps, "torch Adam amsgrad");
   OptimizerSettings adamw = settings(OptimizerKind::AdamW, 0.01);  // AdamW(lr=0.01, weight_decay=0.1)
   adamw.weightDecay = 0.1;
   const std::vector<std::vector<double>> torchAdamW{{0.489500016, -1.23874998, 1.98800004, -0.00999990012},
                                                     {0.486347139, -1.2311908, 1.97601211, -0.00632888824},
                                                     {0.479279667, -1.2253989, 1.9747926, -0.00349259051}};
-  expectNear(runSteps(adamw), torchAdamW, 1e-6, "torch AdamW");
+  expectWithinUlps(runSteps(adamw), torchAdamW, kTorchExactUlps, "torch AdamW");
   OptimizerSettings sgd = settings(OptimizerKind::Sgd, 0.1);  // SGD(lr=0.1, momentum=0.9, nesterov=True,
   sgd.momentum = 0.9;                                          //     weight_decay=0.01)
   sgd.nesterov = true;
@@ -188,7 +208,7 @@ TEST(Optimizers, MatchPyTorchToFloatRounding) {
   const std::vector<std::vector<double>> torchSgd{{0.480049998, -0.867624998, 1.93920004, -0.000190000006},
                                                   {0.480132908, -0.721964002, 1.85259557, 0.000109360975},
                                                   {0.437227309, -0.600278258, 1.91387689, 0.000198407084}};
-  expectNear(runSteps(sgd), torchSgd, 1e-6, "torch SGD nesterov");
+  expectWithinUlps(runSteps(sgd), torchSgd, kTorchNesterovUlps, "torch SGD nesterov");
 }
 
 // The SGD arithmetic fedsilo used before the optimizer interface (float scalars, these expressions):
