@@ -179,11 +179,13 @@ TEST(Sgd, MatchesTheDoubleReferenceForSeveralSteps) {
 }
 
 // torch.optim (PyTorch 1.13.0, float32, CPU) on kP0 and kGrads, printed with 9 significant digits.
-// Adam and AdamW agree with PyTorch to the last bit. Nesterov SGD's last parameter lands up to
-// three units away: the compiler fuses `mu * buf + g` into one rounding where PyTorch rounds twice,
-// and that parameter is a small difference of larger terms, which turns the intermediate's rounding
-// into several units of the result.
-constexpr int kTorchExactUlps = 0;
+// The bounds are the largest differences measured in the native build (FEDSILO_NATIVE, where the
+// compiler fuses a * b + c into one rounding) and the portable one (no fused multiply-adds): Adam
+// agrees with PyTorch to the last bit in both; AdamW in the native build, 2 units in the portable one;
+// Nesterov SGD up to 3 units. The last parameter is where they differ: a small difference of larger
+// terms, which turns one intermediate's rounding into several units of the result.
+constexpr int kTorchAdamUlps = 0;
+constexpr int kTorchAdamWUlps = 2;
 constexpr int kTorchNesterovUlps = 3;
 TEST(Optimizers, MatchPyTorchToFloatRounding) {
   OptimizerSettings adam = settings(OptimizerKind::Adam, 0.01);  // Adam(lr=0.01, betas=(0.8, 0.9),
@@ -194,13 +196,13 @@ TEST(Optimizers, MatchPyTorchToFloatRounding) {
   const std::vector<std::vector<double>> torchAdam{{0.49000001, -1.24000001, 1.99000001, -0.00999990012},
                                                    {0.48727572, -1.23420715, 1.98000014, -0.00567976199},
                                                    {0.480342269, -1.23041809, 1.98112702, -0.00246853638}};
-  expectWithinUlps(runSteps(adam), torchAdam, kTorchExactUlps, "torch Adam amsgrad");
+  expectWithinUlps(runSteps(adam), torchAdam, kTorchAdamUlps, "torch Adam amsgrad");
   OptimizerSettings adamw = settings(OptimizerKind::AdamW, 0.01);  // AdamW(lr=0.01, weight_decay=0.1)
   adamw.weightDecay = 0.1;
   const std::vector<std::vector<double>> torchAdamW{{0.489500016, -1.23874998, 1.98800004, -0.00999990012},
                                                     {0.486347139, -1.2311908, 1.97601211, -0.00632888824},
                                                     {0.479279667, -1.2253989, 1.9747926, -0.00349259051}};
-  expectWithinUlps(runSteps(adamw), torchAdamW, kTorchExactUlps, "torch AdamW");
+  expectWithinUlps(runSteps(adamw), torchAdamW, kTorchAdamWUlps, "torch AdamW");
   OptimizerSettings sgd = settings(OptimizerKind::Sgd, 0.1);  // SGD(lr=0.1, momentum=0.9, nesterov=True,
   sgd.momentum = 0.9;                                          //     weight_decay=0.01)
   sgd.nesterov = true;
