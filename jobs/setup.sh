@@ -5,6 +5,8 @@
 #   FEDSILO_WITH_SLURM  1 = also install munge + slurmctld/slurmd/slurm-client (for the SLURM test)
 #   FEDSILO_JOBS        parallel build jobs (default 2)
 #   FEDSILO_BUILD_TARGETS  build only these targets (e.g. "fedsilo"; default: everything, tests included)
+#   FEDSILO_NATIVE      ON or OFF: configure with -DFEDSILO_NATIVE=... (OFF: the portable build; default:
+#                       CMake's, ON, or what the build directory already has)
 #   CI                  true = configure with -DFEDSILO_WERROR=ON (warnings are errors)
 # The package lists are in jobs/packages.sh.
 set -euo pipefail
@@ -23,6 +25,12 @@ fi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${FEDSILO_BUILD_DIR:-$ROOT/build}
 JOBS=${FEDSILO_JOBS:-2}
+case ${FEDSILO_NATIVE:-} in
+  '' | ON | OFF) ;;
+  *)
+    echo "setup.sh: FEDSILO_NATIVE '$FEDSILO_NATIVE': expected ON or OFF" >&2
+    exit 2 ;;
+esac
 
 # The package lists and the installer are shared with tests/integration/test_slurm.sh.
 # shellcheck source=packages.sh
@@ -44,7 +52,12 @@ if [ "${CI:-}" = true ]; then
   ci=1
   config+=(-DFEDSILO_WERROR=ON)
 fi
-if [ ! -f "$BUILD/build.ninja" ] || [ "$ci" = 1 ]; then
+configure=$ci
+if [ -n "${FEDSILO_NATIVE:-}" ]; then
+  config+=(-DFEDSILO_NATIVE="$FEDSILO_NATIVE")
+  configure=1
+fi
+if [ ! -f "$BUILD/build.ninja" ] || [ "$configure" = 1 ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja "${config[@]}" >/dev/null
 fi
 targets=()

@@ -72,6 +72,7 @@ out=$(in_env SLURM_JOB_ID=7 FEDSILO_ENV_HOOK="$WORK/missing.sh" -- "$SHOW" 2>&1)
   fail "a missing FEDSILO_ENV_HOOK: exit $RC, expected 2 naming it: $out"
 
 # ---- jobs/setup.sh takes no arguments: --help prints its variables, anything else is exit 2 -----------------
+# (and FEDSILO_NATIVE is ON or OFF)
 # Both before any install or build: the build directory it would use is never created.
 RC=0
 out=$(FEDSILO_BUILD_DIR="$WORK/setup_build" bash "$SRC/jobs/setup.sh" --help 2>&1) || RC=$?
@@ -81,5 +82,9 @@ RC=0
 out=$(FEDSILO_BUILD_DIR="$WORK/setup_build" bash "$SRC/jobs/setup.sh" --jobs 4 2>&1) || RC=$?
 [ "$RC" = 2 ] && grep -q "argument '--jobs': expected none" <<<"$out" && [ ! -e "$WORK/setup_build" ] ||
   fail "setup.sh --jobs 4: exit $RC, expected 2 naming the argument and no build: $out"
-log "setup.sh: --help and a stray argument stop before installing or building"
+RC=0
+out=$(FEDSILO_BUILD_DIR="$WORK/setup_build" FEDSILO_NATIVE=yes bash "$SRC/jobs/setup.sh" 2>&1) || RC=$?
+[ "$RC" = 2 ] && grep -q "FEDSILO_NATIVE 'yes': expected ON or OFF" <<<"$out" && [ ! -e "$WORK/setup_build" ] ||
+  fail "setup.sh with FEDSILO_NATIVE=yes: exit $RC, expected 2 naming the value and no build: $out"
+log "setup.sh: --help, a stray argument and a bad FEDSILO_NATIVE stop before installing or building"
 finish
