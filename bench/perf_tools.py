@@ -117,12 +117,14 @@ def compare(path, peak_path=None):
                 continue
             key = r["label"]
             if key not in rows:
-                rows[key] = dict(round_s=[], train_s=[], acc=[], rss=[], cpu=[], reps=0, program=r["program"],
-                                 cores=int(r.get("cores", 1)), samples=float(r.get("samples", 60000)))
+                rows[key] = dict(round_s=[], train_s=[], acc=[], rss=[], cpu=[], rep_sps=[], reps=0,
+                                 program=r["program"], cores=int(r.get("cores", 1)),
+                                 samples=float(r.get("samples", 60000)))
                 order.append(key)
             d = rows[key]
             d["round_s"] += r["round_s"]
             d["train_s"] += r["train_s"]
+            d["rep_sps"].append(d["samples"] / med(r["train_s"]))
             d["acc"].append(r["final_acc"])
             d["rss"].append(max(r["rss_mb"]) if isinstance(r["rss_mb"], list) else r["rss_mb"])
             d["rss_per_rank"] = r["rss_mb"]
@@ -146,6 +148,7 @@ def compare(path, peak_path=None):
         if peaks:
             print(f"  (GFLOP/s: training samples/s x {flops:,} exact FLOPs per sample; % peak: of the FMA peak of "
                   f"the cores the program used, fedsilo one per rank, PyTorch its threads)")
+        print_repetitions(rows, order, flops, peaks)
         fed = [k for k in order if rows[k]["program"] == "fedsilo"]
         ref = [k for k in order if rows[k]["program"] == "torch"]
         for f in fed:
@@ -162,7 +165,24 @@ def compare(path, peak_path=None):
         for f in fed[1:]:
             a, b = rows[f], rows[fed[0]]
             sp = (a["samples"] / med(a["train_s"])) / (b["samples"] / med(b["train_s"]))
-            print(f"  {f} vs {fed[0]}: samples/s x{sp:.2f}")
+            paired = ", ".join(f"x{x / y:.2f}" for x, y in zip(a["rep_sps"], b["rep_sps"]))
+            print(f"  {f} vs {fed[0]}: samples/s x{sp:.2f} (repetition by repetition: {paired})")
+
+
+def print_repetitions(rows, order, flops, peaks):
+    """Each repetition's training samples/s (of its median round) and share of the peak. The medians
+    above pool all rounds; a repetition that another tenant of the host slowed shows up here as one
+    low entry where the pooled median only drifts, so a reader can tell the machine from the code."""
+    if max(rows[k]["reps"] for k in order) < 2:
+        return
+    print("  per repetition (samples/s of its median round" + (", % of peak)" if peaks else ")"))
+    for key in order:
+        d = rows[key]
+        cells = []
+        for sps in d["rep_sps"]:
+            share = 100.0 * sps * flops / 1e9 / peak_for(peaks, d["cores"]) if peaks else None
+            cells.append(f"{sps:,.0f}" + (f" ({share:.0f}%)" if share is not None else ""))
+        print(f"    {key}: " + ", ".join(cells))
 
 
 def time_to_target(program, workload, target, accuracy, round_s, wall_s):
