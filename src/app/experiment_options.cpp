@@ -96,7 +96,7 @@ std::vector<Opt> federationOptions() {
       {"fl.dropout", "0", "probability that a selected client drops out of a round, in [0, 1)"},
       {"fl.skip_diverged", "false", "drop a client update whose loss or parameters are NaN/Inf instead of failing"},
       {"fl.placement", "samples",
-       "clients -> ranks, contiguous ranges balancing: " + joinNames<PlacementBalance>(" | ", true) +
+       "clients -> ranks, balancing: " + joinNames<PlacementBalance>(" | ", true) +
            "; results do not depend on it"},
       {"fl.server_optimizer", "none",
        "server optimizer on the aggregate, Delta = aggregate - global (FedOpt, Reddi et al. 2021, no bias "

@@ -39,7 +39,7 @@ std::string RoundRecorder::names() const {
 }
 
 void RoundRecorder::save(StateArchive& ar) {
-  const int first = placement_.first(comm_.rank()), mine = placement_.count(comm_.rank());
+  const std::vector<int>& mine = placement_.clients(comm_.rank());
   for (const auto& [kind, name] : order_) {
     if (kind != 'c') {
       ar.doubles("rounds/" + name, scalars_.at(name));
@@ -47,16 +47,16 @@ void RoundRecorder::save(StateArchive& ar) {
     }
     const auto& rows = clients_.at(name);
     std::unordered_map<int, std::vector<double>> byClient;
-    for (int i = 0; i < mine; ++i) {
-      std::vector<double>& v = byClient[first + i];
-      for (const auto& row : rows) v.push_back(row.at(static_cast<std::size_t>(i)));
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      std::vector<double>& v = byClient[mine[i]];
+      for (const auto& row : rows) v.push_back(row.at(i));
     }
     ar.clientDoubles("rounds/" + name, byClient);
   }
 }
 
 void RoundRecorder::load(StateArchive& ar, const std::string& file, const std::string& names, std::uint64_t rows) {
-  const int first = placement_.first(comm_.rank()), mine = placement_.count(comm_.rank());
+  const std::vector<int>& mine = placement_.clients(comm_.rank());
   std::istringstream in(names);
   std::string line;
   while (std::getline(in, line)) {
@@ -75,13 +75,13 @@ void RoundRecorder::load(StateArchive& ar, const std::string& file, const std::s
     std::unordered_map<int, std::vector<double>> byClient;
     ar.clientDoubles("rounds/" + name, byClient);
     auto& out = clients_[name];
-    out.assign(rows, std::vector<double>(static_cast<std::size_t>(mine), 0.0));
-    for (int i = 0; i < mine; ++i) {
-      const auto it = byClient.find(first + i);
+    out.assign(rows, std::vector<double>(mine.size(), 0.0));
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const auto it = byClient.find(mine[i]);
       if (it == byClient.end() || it->second.size() != rows)
         throw RuntimeError(
-            fmt("checkpoint ", file, ": array rounds/", name, " lacks ", rows, " rows of client ", first + i));
-      for (std::uint64_t t = 0; t < rows; ++t) out[t][static_cast<std::size_t>(i)] = it->second[t];
+            fmt("checkpoint ", file, ": array rounds/", name, " lacks ", rows, " rows of client ", mine[i]));
+      for (std::uint64_t t = 0; t < rows; ++t) out[t][i] = it->second[t];
     }
   }
   rows_ = rows;
@@ -104,23 +104,20 @@ std::vector<double> RoundRecorder::scalarColumn(const std::string& name) const {
 }
 
 // The client rows `name` of every kept round, gathered to rank 0 in client order (rank-major blocks
-// of rounds x local clients, reordered).
+// of rounds x local clients, each value put in its client's column).
 std::vector<std::vector<double>> RoundRecorder::gatherClientRows(const std::string& name) const {
   const auto it = clients_.find(name);
   std::vector<double> mine;
   if (it != clients_.end())
     for (const auto& row : it->second) mine.insert(mine.end(), row.begin(), row.end());
-  std::vector<int> counts;
-  const std::vector<double> all = comm_.gatherv(mine, 0, &counts);
+  const std::vector<double> all = comm_.gatherv(mine, 0);
   std::vector<std::vector<double>> rows(rows_);
   if (!comm_.isRoot() || it == clients_.end()) return rows;
+  for (auto& row : rows) row.resize(static_cast<std::size_t>(placement_.numClients()));
   std::size_t at = 0;
-  for (int r = 0; r < comm_.size(); ++r) {
-    const auto count = static_cast<std::size_t>(placement_.count(r));
-    for (std::uint64_t t = 0; t < rows_; ++t, at += count)
-      rows[t].insert(rows[t].end(), all.begin() + static_cast<std::ptrdiff_t>(at),
-                     all.begin() + static_cast<std::ptrdiff_t>(at + count));
-  }
+  for (int r = 0; r < comm_.size(); ++r)
+    for (std::uint64_t t = 0; t < rows_; ++t)
+      for (int k : placement_.clients(r)) rows[t][static_cast<std::size_t>(k)] = all.at(at++);
   return rows;
 }
 

@@ -53,8 +53,8 @@ const std::vector<EnumName<LossKind>>& enumNames<LossKind>() {
 template <>
 const std::vector<EnumName<PlacementBalance>>& enumNames<PlacementBalance>() {
   static const std::vector<EnumName<PlacementBalance>> names = {
-      {PlacementBalance::Samples, "samples", "training samples per rank"},
-      {PlacementBalance::Clients, "clients", "client count"},
+      {PlacementBalance::Samples, "samples", "training samples per rank, any clients together"},
+      {PlacementBalance::Clients, "clients", "client count, contiguous ranges"},
   };
   return names;
 }

@@ -249,7 +249,7 @@ struct FlConfig {
   int clientsPerRound = 0;           // 0 = all clients every round
   double dropout = 0.0;              // probability that a selected client drops out of a round
   bool skipDiverged = false;         // drop a NaN/Inf client update instead of failing
-  PlacementBalance placement = PlacementBalance::Samples;  // what the client ranges of the ranks balance
+  PlacementBalance placement = PlacementBalance::Samples;  // what the ranks' shares of the clients balance
   ServerOptimizerConfig serverOptimizer;
 };
 

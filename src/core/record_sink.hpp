@@ -2,7 +2,7 @@
 //
 // Every method is COLLECTIVE: all ranks call it in the same order with the same name and shape.
 // "Replicated" data must be identical on every rank (only rank 0's copy is written); "client rows"
-// are each rank's own clients, a contiguous range [firstClient, firstClient + count) of the K rows.
+// are each rank's own clients, in ascending id order (Placement::clients), of the K rows.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -14,13 +14,13 @@ constexpr std::size_t kFigures = 6;  // checkpoint row: round, then the five fig
 ClientEvaluation::ClientEvaluation()
     : testAccuracy(kNaN), testF1(kNaN), testLoss(kNaN), valAccuracy(kNaN), valLoss(kNaN) {}
 
-ClientSelection::ClientSelection(const EvalConfig& cfg, int firstClient, int localClients, bool keepParams)
+ClientSelection::ClientSelection(const EvalConfig& cfg, std::vector<int> clients, bool keepParams)
     : select_(cfg.select),
       metric_(cfg.selectMetric),
-      first_(firstClient),
+      clients_(std::move(clients)),
       keepParams_(keepParams),
-      figures_(static_cast<std::size_t>(localClients)),
-      rounds_(static_cast<std::size_t>(localClients), -1) {}
+      figures_(clients_.size()),
+      rounds_(clients_.size(), -1) {}
 
 double ClientSelection::score(const ClientEvaluation& e) const {
   return metric_ == SelectMetric::Accuracy ? e.valAccuracy : -e.valLoss;
@@ -56,18 +56,18 @@ void ClientSelection::checkpoint(StateArchive& ar) {
   if (ar.saving())
     for (int i = 0; i < n; ++i) {
       const ClientEvaluation& e = figures_[static_cast<std::size_t>(i)];
-      rows[first_ + i] = {static_cast<double>(rounds_[static_cast<std::size_t>(i)]), e.testAccuracy, e.testF1,
+      rows[clients_[static_cast<std::size_t>(i)]] = {static_cast<double>(rounds_[static_cast<std::size_t>(i)]), e.testAccuracy, e.testF1,
                           e.testLoss, e.valAccuracy, e.valLoss};
-      if (keepParams_) kept[first_ + i] = params_.count(i) ? params_.at(i) : std::vector<float>{};
+      if (keepParams_) kept[clients_[static_cast<std::size_t>(i)]] = params_.count(i) ? params_.at(i) : std::vector<float>{};
     }
   ar.clientDoubles("selection/figures", rows);
   if (keepParams_) ar.clientFloats("selection/params", kept);
   if (ar.saving()) return;
   params_.clear();
   for (int i = 0; i < n; ++i) {
-    const auto row = rows.find(first_ + i);
+    const auto row = rows.find(clients_[static_cast<std::size_t>(i)]);
     FEDSILO_ASSERT(row != rows.end() && row->second.size() == kFigures, "checkpoint lacks the selection of client ",
-                   first_ + i);
+                   clients_[static_cast<std::size_t>(i)]);
     const std::vector<double>& r = row->second;
     rounds_[static_cast<std::size_t>(i)] = static_cast<int>(r[0]);
     ClientEvaluation& e = figures_[static_cast<std::size_t>(i)];
@@ -76,7 +76,7 @@ void ClientSelection::checkpoint(StateArchive& ar) {
     e.testLoss = r[3];
     e.valAccuracy = r[4];
     e.valLoss = r[5];
-    if (keepParams_ && !kept[first_ + i].empty()) params_[i] = std::move(kept[first_ + i]);
+    if (keepParams_ && !kept[clients_[static_cast<std::size_t>(i)]].empty()) params_[i] = std::move(kept[clients_[static_cast<std::size_t>(i)]]);
   }
 }
 

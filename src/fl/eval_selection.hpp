@@ -30,8 +30,8 @@ struct ClientEvaluation {
 
 class ClientSelection {
  public:
-  // The clients [firstClient, firstClient + localClients) of this rank.
-  ClientSelection(const EvalConfig& cfg, int firstClient, int localClients, bool keepParams);
+  // `clients`: the ids of this rank's clients; local index i is clients[i].
+  ClientSelection(const EvalConfig& cfg, std::vector<int> clients, bool keepParams);
 
   // Offers client (local index `i`) evaluated as `e` with the model of round `round` (`params`,
   // `numParams` values; read only when keeping parameters; null: a model that is not one parameter
@@ -54,7 +54,7 @@ class ClientSelection {
 
   EvalSelect select_;
   SelectMetric metric_;
-  int first_;
+  std::vector<int> clients_;
   bool keepParams_;
   std::vector<ClientEvaluation> figures_;
   std::vector<int> rounds_;

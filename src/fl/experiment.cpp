@@ -86,8 +86,8 @@ std::vector<const IndexList*> Experiment::trainLists() const {
   return lists;
 }
 
-// Contiguous client ranges per rank (the same on every rank: every rank holds every client's lists),
-// balancing the training samples (fl.placement = samples) or the client count.
+// The clients of each rank (the same on every rank: every rank holds every client's lists), balancing
+// the training samples (fl.placement = samples) or the client count in contiguous ranges (clients).
 void Experiment::placeClients() {
   if (cfg_.fl.placement != PlacementBalance::Samples) return;  // the constructor's count placement
   std::vector<std::int64_t> samples(clients_.size());
@@ -158,7 +158,7 @@ void Experiment::writeClientTable(RecordSink& sink) {
   const int r = comm_.rank();
   const int C = data_.train.numClasses;
   std::vector<std::int64_t> rank, numTrain, numVal, numTest, labelCounts;
-  for (int k = placement_.first(r); k < placement_.end(r); ++k) {
+  for (int k : placement_.clients(r)) {
     const ClientData& c = clients_[k];
     rank.push_back(r);
     numTrain.push_back(static_cast<std::int64_t>(c.train.size()));
@@ -208,8 +208,8 @@ void Experiment::writeSummary(RecordSink& sink) {
     selected.set(i, selection.selected(i));
     selectedRound.push_back(selection.selectedRound(i));
   }
-  const std::vector<double> allAccuracy = comm_.gatherv(selected.accuracy, 0);
-  const std::vector<double> allF1 = comm_.gatherv(selected.f1, 0);
+  const std::vector<double> allAccuracy = placement_.toClientOrder(comm_.gatherv(selected.accuracy, 0), 1);
+  const std::vector<double> allF1 = placement_.toClientOrder(comm_.gatherv(selected.f1, 0), 1);
   std::vector<double> figures(9, kNaN);
   if (comm_.isRoot()) {
     const AccuracySummary s = summarize(allAccuracy);
@@ -251,8 +251,8 @@ void Experiment::writeModel(RecordSink& sink) {
   rows.reserve(static_cast<std::size_t>(placement_.count(r)) * global_.size());
   std::vector<float> params(global_.size());
   const ClientSelection& selection = driver_->selection();
-  for (int k = placement_.first(r), i = 0; k < placement_.end(r); ++k, ++i) {
-    if (const std::vector<float>* kept = selection.params(i)) {  // eval.select = best_val: the selected model
+  for (int k : placement_.clients(r)) {
+    if (const std::vector<float>* kept = selection.params(placement_.slot(k))) {  // eval.select = best_val: the selected model
       rows.insert(rows.end(), kept->begin(), kept->end());
       continue;
     }

@@ -46,7 +46,7 @@ RoundDriver::RoundDriver(const RoundParts& parts)
       lastFigures_(numLocal()),
       sensRound0_(static_cast<std::size_t>(numLocal()) * parts.model.blocks().size(), kNaN),
       sensFinal_(sensRound0_),
-      selection_(parts.cfg.eval, parts.placement.first(parts.comm.rank()), numLocal(),
+      selection_(parts.cfg.eval, parts.placement.clients(parts.comm.rank()),
                  parts.cfg.eval.select == EvalSelect::BestVal && parts.cfg.output.clientModels) {
   if (parts.cfg.fl.serverOptimizer.kind != ServerOptimizerKind::None)
     serverOptimizer_ = std::make_unique<ServerOptimizer>(parts.cfg.fl.serverOptimizer, parts.model.numParams());
@@ -271,6 +271,19 @@ std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const Reducti
 }
 
 // What the server step sees: the reduced sums, and the gathered rows split into client ids and values.
+namespace {
+
+// The offsets of gathered rows of `width` values that each start with a client id, in client order:
+// a gather delivers them rank by rank, and the server's sums must not depend on the placement.
+std::vector<std::size_t> rowsByClient(const std::vector<double>& rows, std::size_t width) {
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < rows.size(); i += width) at.push_back(i);
+  std::sort(at.begin(), at.end(), [&](std::size_t a, std::size_t b) { return rows[a] < rows[b]; });
+  return at;
+}
+
+}  // namespace
+
 ServerInput RoundDriver::serverInput(int round, const ReductionLayout& layout, const std::vector<double>& payloads,
                                      const std::vector<double>& sensitivity) const {
   const int L = layout.numBlocks, G = layout.payloadSize;
@@ -281,13 +294,13 @@ ServerInput RoundDriver::serverInput(int round, const ReductionLayout& layout, c
   in.serverOptimizer = serverOptimizer_.get();
   for (int b = 0; b < L; ++b) in.blockWeightSum.push_back(acc_.value(layout.weightAt(b)));
   for (int s = 0; s < layout.numSums; ++s) in.sums.push_back(acc_.value(layout.sumAt(s)));
-  for (std::size_t i = 0; i < payloads.size(); i += static_cast<std::size_t>(G) + 1) {
+  for (std::size_t i : rowsByClient(payloads, static_cast<std::size_t>(G) + 1)) {
     in.payloadClients.push_back(static_cast<int>(payloads[i]));
     in.participants.push_back(static_cast<int>(payloads[i]));
     const auto row = payloads.begin() + static_cast<std::ptrdiff_t>(i) + 1;
     in.payloads.insert(in.payloads.end(), row, row + G);
   }
-  for (std::size_t i = 0; i < sensitivity.size(); i += static_cast<std::size_t>(L) + 1) {
+  for (std::size_t i : rowsByClient(sensitivity, static_cast<std::size_t>(L) + 1)) {
     in.sensitivityClients.push_back(static_cast<int>(sensitivity[i]));
     const auto row = sensitivity.begin() + static_cast<std::ptrdiff_t>(i) + 1;
     in.sensitivity.insert(in.sensitivity.end(), row, row + L);
@@ -340,7 +353,7 @@ void RoundDriver::recordRound(RecordSink& sink, const RoundSummary& summary, con
 void RoundDriver::finishTraining() {
   const int rounds = p_.cfg.rounds, r = p_.comm.rank();
   coordinated(p_.comm, [&] {
-    for (int k = p_.placement.first(r); k < p_.placement.end(r); ++k) {
+    for (int k : p_.placement.clients(r)) {
       p_.model.setParams(p_.global);
       p_.model.setRandomContext(p_.cfg.seed, k, rounds);
       ClientContext clientContext = clientContextFor(k, rounds);
@@ -380,7 +393,7 @@ void RoundDriver::checkpointProtocolState(StateArchive& ar) {
 void RoundDriver::checkpoint(StateArchive& ar) {
   checkpointProtocolState(ar);
   if (privacy_) privacy_->checkpoint(ar);
-  const int first = p_.placement.first(p_.comm.rank()), mine = numLocal();
+  const std::vector<int>& mine = p_.placement.clients(p_.comm.rank());
   const std::size_t L = p_.model.blocks().size();
   const auto row = [&](const std::vector<double>& table, int i) {
     const auto at = table.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i) * L);
@@ -389,10 +402,11 @@ void RoundDriver::checkpoint(StateArchive& ar) {
   std::vector<double> scalars{static_cast<double>(nextRound_), lastGlobal_.accuracy, everEvaluated_ ? 1.0 : 0.0};
   std::unordered_map<int, std::vector<double>> figures, sens0, sensFinal;
   if (ar.saving())
-    for (int i = 0; i < mine; ++i) {
-      figures[first + i] = {lastFigures_.accuracy[i], lastFigures_.f1[i], lastFigures_.loss[i]};
-      sens0[first + i] = row(sensRound0_, i);
-      sensFinal[first + i] = row(sensFinal_, i);
+    for (int i = 0; i < numLocal(); ++i) {
+      const int k = mine[static_cast<std::size_t>(i)];
+      figures[k] = {lastFigures_.accuracy[i], lastFigures_.f1[i], lastFigures_.loss[i]};
+      sens0[k] = row(sensRound0_, i);
+      sensFinal[k] = row(sensFinal_, i);
     }
   ar.doubles("driver/scalars", scalars);
   ar.floats("driver/global", p_.global);
@@ -407,11 +421,12 @@ void RoundDriver::checkpoint(StateArchive& ar) {
   nextRound_ = static_cast<int>(scalars[0]);
   lastGlobal_.accuracy = scalars[1];
   everEvaluated_ = scalars[2] != 0.0;
-  for (int i = 0; i < mine; ++i) {
-    const auto f = figures.find(first + i), s0 = sens0.find(first + i), sf = sensFinal.find(first + i);
+  for (int i = 0; i < numLocal(); ++i) {
+    const int k = mine[static_cast<std::size_t>(i)];
+    const auto f = figures.find(k), s0 = sens0.find(k), sf = sensFinal.find(k);
     FEDSILO_ASSERT(f != figures.end() && f->second.size() == 3 && s0 != sens0.end() && s0->second.size() == L &&
                        sf != sensFinal.end() && sf->second.size() == L,
-                   "checkpoint lacks the driver state of client ", first + i);
+                   "checkpoint lacks the driver state of client ", k);
     lastFigures_.accuracy[i] = f->second[0];
     lastFigures_.f1[i] = f->second[1];
     lastFigures_.loss[i] = f->second[2];

@@ -193,7 +193,7 @@ class RoundDriver {
 
   bool isFirst(int round) const { return round == 0; }
   bool isLast(int round) const { return round == p_.cfg.rounds - 1; }
-  int localIndex(int client) const { return client - p_.placement.first(p_.comm.rank()); }
+  int localIndex(int client) const { return p_.placement.slot(client); }
   int numLocal() const { return p_.placement.count(p_.comm.rank()); }
 
   RoundParts p_;

@@ -90,7 +90,8 @@ ClientFigures RoundDriver::evaluateClients(int round, const std::vector<char>* d
   startEvaluationProgress(round);
   const std::vector<float> saved(model.params(), model.params() + model.numParams());
   bool holdsGlobal = false;  // the model holds the global parameters (loaded once for all such clients)
-  for (int k = p_.placement.first(r), i = 0; k < p_.placement.end(r); ++k, ++i) {
+  for (int k : p_.placement.clients(r)) {
+    const int i = localIndex(k);
     const ClientData& c = p_.clients[k];
     if (done && (*done)[static_cast<std::size_t>(i)]) continue;
     ClientContext clientContext{p_.ctx, c, round, model, p_.trainer, p_.global};
@@ -174,7 +175,7 @@ void RoundDriver::evaluateRound(int round, const LocalRound& local, RoundSummary
   });
   evaluateGlobalIfDue(round, summary);
   everEvaluated_ = true;
-  const std::vector<double> all = p_.comm.gatherv(figures.accuracy, 0);
+  const std::vector<double> all = p_.placement.toClientOrder(p_.comm.gatherv(figures.accuracy, 0), 1);
   double meanAccuracy = 0.0, worst10 = 0.0;
   if (p_.comm.isRoot()) {
     meanAccuracy = mean(all);

@@ -1,5 +1,6 @@
 #include "fl/round_privacy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -57,8 +58,9 @@ void RoundPrivacy::finishUpload(int client, std::size_t sumsAt, ExactSum& acc) {
 }
 
 void RoundPrivacy::afterReduction(ExactSum& acc, std::size_t sumsAt) {
-  const std::vector<int> survivors = comm_.gatherv(uploaded_, 0);
+  std::vector<int> survivors = comm_.gatherv(uploaded_, 0);
   if (!comm_.isRoot()) return;
+  std::sort(survivors.begin(), survivors.end());  // client order, whatever the placement
   survivors_ = static_cast<int>(survivors.size());
   discarded_ = false;
   if (secure_) {

@@ -54,7 +54,8 @@ SampleLevelDp::SampleLevelDp(const ExperimentConfig& cfg, const std::vector<Clie
                              const Placement& placement, int rank)
     : cfg_(cfg),
       clients_(clients),
-      first_(placement.first(rank)),
+      placement_(placement),
+      rank_(rank),
       count_(placement.count(rank)),
       z_(sampleLevelNoiseMultiplier(cfg, clients)),
       accountants_(static_cast<std::size_t>(count_)),
@@ -92,7 +93,7 @@ void SampleLevelDp::checkpoint(StateArchive& ar) {
   std::unordered_map<int, std::vector<double>> perClient;
   if (ar.saving())
     for (int i = 0; i < count_; ++i) {
-      std::vector<double>& row = perClient[first_ + i];
+      std::vector<double>& row = perClient[clientAt(i)];
       const auto& eps = epsilon_[static_cast<std::size_t>(i)];
       row = {steps_[static_cast<std::size_t>(i)], static_cast<double>(eps.size())};
       row.insert(row.end(), eps.begin(), eps.end());
@@ -102,12 +103,12 @@ void SampleLevelDp::checkpoint(StateArchive& ar) {
   ar.clientDoubles("privacy/sample_level", perClient);
   if (ar.saving()) return;
   for (int i = 0; i < count_; ++i) {
-    const auto it = perClient.find(first_ + i);
+    const auto it = perClient.find(clientAt(i));
     FEDSILO_ASSERT(it != perClient.end() && it->second.size() >= 2, "checkpoint lacks the privacy state of client ",
-                   first_ + i);
+                   clientAt(i));
     const std::vector<double>& row = it->second;
     const auto T = static_cast<std::size_t>(row[1]);
-    FEDSILO_ASSERT(row.size() >= 2 + T, "checkpoint privacy state of client ", first_ + i, " is too short");
+    FEDSILO_ASSERT(row.size() >= 2 + T, "checkpoint privacy state of client ", clientAt(i), " is too short");
     steps_[static_cast<std::size_t>(i)] = row[0];
     epsilon_[static_cast<std::size_t>(i)].assign(row.begin() + 2, row.begin() + 2 + static_cast<std::ptrdiff_t>(T));
     accountants_[static_cast<std::size_t>(i)].restore(std::vector<double>(row.begin() + 2 + static_cast<std::ptrdiff_t>(T), row.end()));
@@ -121,9 +122,9 @@ void SampleLevelDp::record(RecordSink& sink, const Communicator& comm) const {
     FEDSILO_ASSERT(eps.size() == T, "clients with different round counts");
     local.insert(local.end(), eps.begin(), eps.end());
   }
-  std::vector<double> byClient = comm.gatherv(local, 0);  // K x T, in client order (contiguous ranges)
-  comm.bcast(byClient, 0);
   const auto rounds = static_cast<std::size_t>(comm.allreduceMax<std::int64_t>(static_cast<std::int64_t>(T)));
+  std::vector<double> byClient = placement_.toClientOrder(comm.gatherv(local, 0), rounds);  // K x T
+  comm.bcast(byClient, 0);
   const std::size_t K = clients_.size();
   FEDSILO_ASSERT(byClient.size() == K * rounds, "per-client epsilon rows do not cover the clients");
   std::vector<double> byRound(byClient.size());  // T x K

@@ -43,11 +43,13 @@ class SampleLevelDp {
   void record(RecordSink& sink, const Communicator& comm) const;
 
  private:
-  int slot(int client) const { return client - first_; }
+  int slot(int client) const { return placement_.slot(client); }
+  int clientAt(int i) const { return placement_.clients(rank_)[static_cast<std::size_t>(i)]; }
 
   const ExperimentConfig& cfg_;
   const std::vector<ClientData>& clients_;
-  int first_, count_;
+  const Placement& placement_;  // the experiment's
+  int rank_, count_;
   double z_;
   std::vector<RdpAccountant> accountants_;        // per local client
   std::vector<std::vector<double>> epsilon_;      // per local client: one value per round run

@@ -11,6 +11,7 @@
 #include "io/checksum.hpp"
 #include "io/durable.hpp"
 #include "io/h5_attributes.hpp"
+#include "io/h5_ranges.hpp"
 #include "io/storage_errors.hpp"
 
 namespace fedsilo {
@@ -70,28 +71,6 @@ std::int64_t readIntAttribute(hid_t obj, const std::string& file, const char* na
   if (std::optional<std::int64_t> v = h5::integerAttribute(obj, name)) return *v;
   throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' is not an integer scalar"));
 }
-
-// [start, start + count) ranges along the first dimension, merged when adjacent.
-struct Ranges {
-  std::vector<std::pair<hsize_t, hsize_t>> r;
-  void add(hsize_t start, hsize_t count) {
-    if (count == 0) return;
-    if (!r.empty() && r.back().first + r.back().second == start) r.back().second += count;
-    else r.emplace_back(start, count);
-  }
-  // Selects the ranges in `space` (rank 1, or rank 2 with full rows of `width`), or nothing.
-  void select(hid_t space, hsize_t width) const {
-    if (r.empty()) {
-      H5Sselect_none(space);
-      return;
-    }
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      hsize_t start[2] = {r[i].first, 0}, count[2] = {r[i].second, width};
-      h5::check(H5Sselect_hyperslab(space, i == 0 ? H5S_SELECT_SET : H5S_SELECT_OR, start, nullptr, count, nullptr),
-                "select checkpoint rows");
-    }
-  }
-};
 
 }  // namespace
 
@@ -335,7 +314,7 @@ struct LocalClients {
   std::uint64_t count = 0;  // values they hold together
 
   LocalClients(const ClientLayout& layout, const Placement& placement, int rank) {
-    for (int k = placement.first(rank); k < placement.end(rank); ++k) {
+    for (int k : placement.clients(rank)) {
       const auto ku = static_cast<std::size_t>(k);
       if (layout.length[ku] < 0) continue;
       ids.push_back(k);
@@ -360,7 +339,7 @@ void writeClientValues(Checkpoint::Impl& impl, const std::string& path, const Cl
   h5::Handle fs(H5Screate_simple(layout.dimensions(), dims.data(), nullptr), H5Sclose, "dataspace " + path);
   h5::Handle ds(H5Dcreate2(impl.fileId, path.c_str(), H5Type<T>::file(), fs, impl.lcpl, H5P_DEFAULT, H5P_DEFAULT),
                 H5Dclose, "create checkpoint " + path);
-  local.rows.select(fs, layout.rowWidth());
+  local.rows.selectRows(fs, layout.rowWidth());
   std::vector<T> packed;
   packed.reserve(local.count);
   for (int k : local.ids) {
@@ -384,7 +363,7 @@ bool readClientValues(Checkpoint::Impl& impl, const std::string& path, const Cli
   const std::vector<hsize_t> want = layout.dims();
   const bool ok = nd == layout.dimensions() && dims[0] == want[0] && (!layout.uniform || dims[1] == want[1]);
   if (!ok) throw RuntimeError(inconsistentShape);
-  local.rows.select(fs, layout.rowWidth());
+  local.rows.selectRows(fs, layout.rowWidth());
   std::vector<T> packed(local.count, T{});
   T dummy{};  // HDF5 wants a non-null buffer even for an empty selection
   h5::check(H5Dread(ds, H5Type<T>::mem(), local.memorySpace(), fs, impl.dxpl, packed.empty() ? &dummy : packed.data()),

@@ -7,6 +7,7 @@
 #include "core/types.hpp"
 #include "comm/h5_mpio.hpp"
 #include "io/durable.hpp"
+#include "io/h5_ranges.hpp"
 #include "io/storage_errors.hpp"
 
 namespace fedsilo {
@@ -183,15 +184,10 @@ void ResultsWriter::appendRoundClients(const std::string& name, const std::vecto
   h5::Handle fs(H5Dget_space(d), H5Sclose, "space");
   const hsize_t n = static_cast<hsize_t>(placement_.count(comm_.rank()));
   FEDSILO_ASSERT(local.size() == n, "round row for ", name, " has ", local.size(), " values, expected ", n);
-  hsize_t start[2] = {rows_, static_cast<hsize_t>(placement_.first(comm_.rank()))}, count[2] = {1, n};
   hsize_t mdim[1] = {std::max<hsize_t>(n, 1)};
   h5::Handle ms(H5Screate_simple(1, mdim, nullptr), H5Sclose, "space");
-  if (n > 0) {
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
-  } else {
-    H5Sselect_none(fs);
-    H5Sselect_none(ms);
-  }
+  Ranges::ofClients(placement_, comm_.rank()).selectColumns(fs, rows_);
+  if (n == 0) H5Sselect_none(ms);
   h5::check(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl_, local.data()), "write /rounds/" + name);
 }
 
@@ -290,11 +286,10 @@ void ResultsWriter::writeRows(const std::string& path, hid_t memType, hid_t file
   h5::Handle ds(H5Dcreate2(file_, path.c_str(), fileType, fs, lcpl_, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
                 "create " + path);
   const hsize_t n = static_cast<hsize_t>(placement_.count(comm_.rank()));
-  hsize_t start[2] = {static_cast<hsize_t>(placement_.first(comm_.rank())), 0}, count[2] = {n, width};
   hsize_t mdim[1] = {std::max<hsize_t>(n * width, 1)};
   h5::Handle ms(H5Screate_simple(1, mdim, nullptr), H5Sclose, "dataspace");
   if (n > 0 && width > 0) {
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    Ranges::ofClients(placement_, comm_.rank()).selectRows(fs, width);
   } else {
     H5Sselect_none(fs);
     H5Sselect_none(ms);

@@ -32,7 +32,7 @@ EvalConfig rules(EvalSelect select, SelectMetric metric = SelectMetric::Accuracy
 }
 
 TEST(ClientSelection, FinalKeepsTheLastCandidate) {
-  ClientSelection s(rules(EvalSelect::Final), 0, 1, false);
+  ClientSelection s(rules(EvalSelect::Final), {0}, false);
   EXPECT_EQ(s.selectedRound(0), -1);
   s.offer(0, 0, candidate(0.5, 0.9, 0.1), nullptr, 0);
   s.offer(0, 3, candidate(0.4, 0.1, 2.0), nullptr, 0);
@@ -41,7 +41,7 @@ TEST(ClientSelection, FinalKeepsTheLastCandidate) {
 }
 
 TEST(ClientSelection, BestValidationAccuracyEarliestOnTies) {
-  ClientSelection s(rules(EvalSelect::BestVal), 0, 1, false);
+  ClientSelection s(rules(EvalSelect::BestVal), {0}, false);
   const double val[] = {0.5, 0.7, 0.7, 0.6};
   for (int t = 0; t < 4; ++t) s.offer(0, t, candidate(0.1 * t, val[t], 1.0), nullptr, 0);
   EXPECT_EQ(s.selectedRound(0), 1);
@@ -51,7 +51,7 @@ TEST(ClientSelection, BestValidationAccuracyEarliestOnTies) {
 }
 
 TEST(ClientSelection, BestValidationLoss) {
-  ClientSelection s(rules(EvalSelect::BestVal, SelectMetric::Loss), 0, 1, false);
+  ClientSelection s(rules(EvalSelect::BestVal, SelectMetric::Loss), {0}, false);
   const double loss[] = {1.0, 0.8, 0.9, 0.8};
   for (int t = 0; t < 4; ++t) s.offer(0, t, candidate(0.1 * t, 0.99 - 0.1 * t, loss[t]), nullptr, 0);
   EXPECT_EQ(s.selectedRound(0), 1);  // the accuracy would have picked round 0
@@ -59,7 +59,7 @@ TEST(ClientSelection, BestValidationLoss) {
 }
 
 TEST(ClientSelection, MissingValidationScores) {
-  ClientSelection s(rules(EvalSelect::BestVal), 0, 3, false);
+  ClientSelection s(rules(EvalSelect::BestVal), {0, 1, 2}, false);
   // Client 0: a score arrives after none: it wins, and a later missing score does not replace it.
   s.offer(0, 0, candidate(0.1, kNaN, kNaN), nullptr, 0);
   s.offer(0, 1, candidate(0.2, 0.3, 1.0), nullptr, 0);
@@ -74,7 +74,7 @@ TEST(ClientSelection, MissingValidationScores) {
 }
 
 TEST(ClientSelection, KeepsTheParametersOfTheKeptCandidateOnlyWhenAsked) {
-  ClientSelection keeping(rules(EvalSelect::BestVal), 0, 1, true), plain(rules(EvalSelect::BestVal), 0, 1, false);
+  ClientSelection keeping(rules(EvalSelect::BestVal), {0}, true), plain(rules(EvalSelect::BestVal), {0}, false);
   const std::vector<float> r0{1, 2}, r1{3, 4}, r2{5, 6};
   for (ClientSelection* s : {&keeping, &plain}) {
     s->offer(0, 0, candidate(0.1, 0.2, 1.0), r0.data(), r0.size());
@@ -87,8 +87,8 @@ TEST(ClientSelection, KeepsTheParametersOfTheKeptCandidateOnlyWhenAsked) {
 }
 
 TEST(ClientSelection, CheckpointRestoresFiguresRoundsAndParametersByClientId) {
-  // Clients 4 and 5 of this rank; client 5 never offered anything.
-  ClientSelection saved(rules(EvalSelect::BestVal), 4, 2, true);
+  // Clients 4 and 7 of this rank (not adjacent: a placement by samples); client 7 never offered anything.
+  ClientSelection saved(rules(EvalSelect::BestVal), {4, 7}, true);
   const std::vector<float> p{7, 8, 9};
   saved.offer(0, 2, candidate(0.25, 0.5, 0.75), p.data(), p.size());
   test::MemoryArchive ar;
@@ -96,7 +96,7 @@ TEST(ClientSelection, CheckpointRestoresFiguresRoundsAndParametersByClientId) {
   EXPECT_EQ(ar.replicatedArrays(), 0u);  // the selection is per client: nothing replicated
   EXPECT_EQ(ar.clientFloatArrays(), 1u);
   ar.startLoading();
-  ClientSelection restored(rules(EvalSelect::BestVal), 4, 2, true);
+  ClientSelection restored(rules(EvalSelect::BestVal), {4, 7}, true);
   restored.checkpoint(ar);
   EXPECT_EQ(restored.selectedRound(0), 2);
   EXPECT_EQ(restored.selectedRound(1), -1);
@@ -114,7 +114,7 @@ TEST(ClientSelection, CheckpointRestoresFiguresRoundsAndParametersByClientId) {
 }
 
 TEST(ClientSelection, WithoutParametersTheCheckpointHoldsNone) {
-  ClientSelection saved(rules(EvalSelect::Final), 0, 1, false);
+  ClientSelection saved(rules(EvalSelect::Final), {0}, false);
   saved.offer(0, 0, candidate(0.5, 0.5, 0.5), nullptr, 0);
   test::MemoryArchive ar;
   saved.checkpoint(ar);

@@ -16,7 +16,8 @@
 # makes the test fail until it is given settings here or listed with its reason.
 # The protocol options that keep state across rounds are killed and resumed too: FedOpt's adam moments
 # (rank 0's state, broadcast into the checkpoint) with best-validation selection and its kept client
-# models, on fedavg, and the momentum optimizer with after-local evaluation on playerfl.
+# models, on fedavg, and the momentum optimizer with after-local evaluation on playerfl. Ditto on clients
+# of uneven sizes crosses two placements that are not contiguous ranges (checked), at 2 and 3 ranks.
 # fedavg also covers: SIGUSR1 to mpirun (forwarded), a hard kill (SIGKILL) after a periodic
 # checkpoint (the partial file is rebuilt from the checkpoint), a resume with a different
 # configuration (exit 2) and --resume without a checkpoint (starts over).
@@ -183,6 +184,8 @@ declare -A PROTOCOL=(
   [fedfa_adagrad_own_momentum]="--algorithm fedfa --fl.server_optimizer adagrad --fl.server_lr 0.05 --fedfa.server_momentum 0.5"
   [fedavg_adamw_keep_exponential]="--algorithm fedavg --train.optimizer adamw --train.lr 0.003 --train.weight_decay 0.01 --train.optimizer_state keep --train.lr_schedule exponential --train.lr_gamma 0.8"
   [fedbabu_nesterov_keep_step]="--algorithm fedbabu --fedbabu.head fc3 --train.momentum 0.9 --train.nesterov true --train.optimizer_state keep --train.lr_schedule step --train.lr_step_rounds 2 --train.lr_gamma 0.5 --eval.client_weighting samples"
+  # clients of uneven sizes: the placement by samples gives the ranks clients that are not adjacent
+  [ditto_uneven_clients]="--algorithm ditto --dataset synthetic --clients 9 --partition.samples_per_client 0 --eval.select best_val --output.client_models true"
 )
 for name in "${!PROTOCOL[@]}"; do
   d="$WORK/$name"
@@ -197,6 +200,17 @@ for name in "${!PROTOCOL[@]}"; do
   run_to "$d/res.log" 3 "${A[@]}" --output "$d/run.h5" --resume
   check_resumed "$d/run.h5" "$d/res.log" "$d/ref.h5" "$name (stopped before round $stopped at 2 ranks, resumed at 3)"
 done
+# The uneven clients' runs must have crossed placements that are not contiguous ranges, or the resume
+# above proves nothing about them.
+"$PY" - "$WORK/ditto_uneven_clients/ref.h5" "$WORK/ditto_uneven_clients/run.h5" <<'PYEOF' ||
+import sys, h5py, numpy as np
+for p in sys.argv[1:]:
+    r = h5py.File(p, "r")["clients/rank"][:]
+    print(p.split("/")[-1], "clients/rank:", list(r))
+    if np.all(np.diff(r) >= 0):
+        sys.exit(1)
+PYEOF
+  fail "ditto_uneven_clients: the placement by samples gave contiguous ranges at 2 or 3 ranks"
 
 # ---- fedavg: the other ways in and out ------------------------------------------------------------
 d="$WORK/fedavg"

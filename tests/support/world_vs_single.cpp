@@ -67,14 +67,18 @@ class GatheringSink : public RecordSink {
     out_.strings[path + "@" + name] = {value};
   }
 
-  // Collective: the client rows of every rank, in client order (placement gives each rank a contiguous
-  // range, in rank order). Every rank holds the same paths, so the maps are walked in the same order.
-  RunRecords gatherInto(const Communicator& comm) {
-    for (const auto& [path, local] : clientRows_) out_.datasets[path] = comm.allgatherv(local);
+  // Collective: the client rows of every rank, gathered rank by rank and put in client order. Every
+  // rank holds the same paths, so the maps are walked in the same order.
+  RunRecords gatherInto(const Communicator& comm, const Placement& placement) {
+    const auto inClientOrder = [&](const std::vector<double>& local) {
+      const std::vector<double> all = comm.allgatherv(local);
+      return placement.toClientOrder(all, all.size() / static_cast<std::size_t>(placement.numClients()));
+    };
+    for (const auto& [path, local] : clientRows_) out_.datasets[path] = inClientOrder(local);
     dropWallTimes(out_.roundScalars);
     dropWallTimes(out_.datasets);
     for (const auto& [name, rounds] : roundRows_)
-      for (const auto& local : rounds) out_.roundClients[name].push_back(comm.allgatherv(local));
+      for (const auto& local : rounds) out_.roundClients[name].push_back(inClientOrder(local));
     return out_;
   }
 
@@ -132,7 +136,7 @@ RunRecords runAndGather(const ExperimentConfig& cfg, const Communicator& comm, c
   GatheringSink sink;
   exp.run(sink);
   exp.writeFinal(sink);
-  RunRecords out = sink.gatherInto(comm);
+  RunRecords out = sink.gatherInto(comm, exp.placement());
   out.global = exp.global();
   out.lastClientAccuracy = comm.allgatherv(exp.lastClientAccuracy());
   if (inspect) inspect(exp, out);

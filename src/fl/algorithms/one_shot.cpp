@@ -321,7 +321,7 @@ void OneShot::record(const FlContext& ctx, RecordSink& sink) const {
   sink.writeScalar("/gems/accuracy_before", accBefore_);
   sink.writeScalar("/gems/accuracy_after", accAfter_);
   std::vector<double> rows;
-  for (int k = ctx.placement.first(ctx.rank); k < ctx.placement.end(ctx.rank); ++k) {
+  for (int k : ctx.placement.clients(ctx.rank)) {
     auto it = clientAcc_.find(k);
     rows.push_back(it == clientAcc_.end() ? kNaN : it->second);
   }
