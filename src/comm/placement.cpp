@@ -53,7 +53,7 @@ std::vector<int> balancedRanges(const Weights& w, int P) {
 // depth-first search over the same order for an assignment with a lighter heaviest rank. The search
 // stops at the lower bound (the larger of the mean and the heaviest client) or after a fixed amount
 // of work, so it ends quickly and deterministically for any K and P; small federations (tens of
-// clients) are searched to the optimum.
+// clients) are searched to the optimum, federations of thousands keep the first assignment.
 class FreeAssignment {
  public:
   FreeAssignment(const Weights& w, int P) : w_(w), P_(P), K_(static_cast<int>(w.size())) {
@@ -72,12 +72,15 @@ class FreeAssignment {
     bestLoad_ = heaviestRank(best_, w_, P_);
     std::fill(load_.begin(), load_.end(), 0);
     std::fill(count_.begin(), count_.end(), 0);
-    search(0);
+    if (K_ <= kSearchClients) search(0);
     return best_;
   }
 
  private:
   static constexpr std::int64_t kWorkLimit = std::int64_t{1} << 22;  // rank candidates examined
+  // The search recurses once per client; beyond this many clients it is not run (the heaviest-first
+  // assignment is then within one client's weight of the mean, and that client is a small share).
+  static constexpr int kSearchClients = 4096;
 
   std::vector<int> largestFirst() {
     std::vector<int> owner(static_cast<std::size_t>(K_));
