@@ -69,7 +69,7 @@ class FreeAssignment {
 
   std::vector<int> solve() {
     best_ = largestFirst();
-    bestLoad_ = heaviestRank(best_, w_, P_);
+    bestLoad_ = *std::max_element(load_.begin(), load_.end());
     std::fill(load_.begin(), load_.end(), 0);
     std::fill(count_.begin(), count_.end(), 0);
     if (K_ <= kSearchClients) search(0);

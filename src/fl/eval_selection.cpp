@@ -55,19 +55,20 @@ void ClientSelection::checkpoint(StateArchive& ar) {
   std::unordered_map<int, std::vector<float>> kept;
   if (ar.saving())
     for (int i = 0; i < n; ++i) {
+      const int k = clients_[static_cast<std::size_t>(i)];
       const ClientEvaluation& e = figures_[static_cast<std::size_t>(i)];
-      rows[clients_[static_cast<std::size_t>(i)]] = {static_cast<double>(rounds_[static_cast<std::size_t>(i)]), e.testAccuracy, e.testF1,
-                          e.testLoss, e.valAccuracy, e.valLoss};
-      if (keepParams_) kept[clients_[static_cast<std::size_t>(i)]] = params_.count(i) ? params_.at(i) : std::vector<float>{};
+      rows[k] = {static_cast<double>(rounds_[static_cast<std::size_t>(i)]), e.testAccuracy, e.testF1,
+                 e.testLoss, e.valAccuracy, e.valLoss};
+      if (keepParams_) kept[k] = params_.count(i) ? params_.at(i) : std::vector<float>{};
     }
   ar.clientDoubles("selection/figures", rows);
   if (keepParams_) ar.clientFloats("selection/params", kept);
   if (ar.saving()) return;
   params_.clear();
   for (int i = 0; i < n; ++i) {
-    const auto row = rows.find(clients_[static_cast<std::size_t>(i)]);
-    FEDSILO_ASSERT(row != rows.end() && row->second.size() == kFigures, "checkpoint lacks the selection of client ",
-                   clients_[static_cast<std::size_t>(i)]);
+    const int k = clients_[static_cast<std::size_t>(i)];
+    const auto row = rows.find(k);
+    FEDSILO_ASSERT(row != rows.end() && row->second.size() == kFigures, "checkpoint lacks the selection of client ", k);
     const std::vector<double>& r = row->second;
     rounds_[static_cast<std::size_t>(i)] = static_cast<int>(r[0]);
     ClientEvaluation& e = figures_[static_cast<std::size_t>(i)];
@@ -76,7 +77,7 @@ void ClientSelection::checkpoint(StateArchive& ar) {
     e.testLoss = r[3];
     e.valAccuracy = r[4];
     e.valLoss = r[5];
-    if (keepParams_ && !kept[clients_[static_cast<std::size_t>(i)]].empty()) params_[i] = std::move(kept[clients_[static_cast<std::size_t>(i)]]);
+    if (keepParams_ && !kept[k].empty()) params_[i] = std::move(kept[k]);
   }
 }
 

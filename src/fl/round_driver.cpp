@@ -270,7 +270,6 @@ std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const Reducti
   return blockWeightSum;
 }
 
-// What the server step sees: the reduced sums, and the gathered rows split into client ids and values.
 namespace {
 
 // The offsets of gathered rows of `width` values that each start with a client id, in client order:
@@ -284,6 +283,7 @@ std::vector<std::size_t> rowsByClient(const std::vector<double>& rows, std::size
 
 }  // namespace
 
+// What the server step sees: the reduced sums, and the gathered rows split into client ids and values.
 ServerInput RoundDriver::serverInput(int round, const ReductionLayout& layout, const std::vector<double>& payloads,
                                      const std::vector<double>& sensitivity) const {
   const int L = layout.numBlocks, G = layout.payloadSize;

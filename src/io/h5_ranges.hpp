@@ -25,7 +25,6 @@ struct Ranges {
     for (int k : placement.clients(rank)) ranges.add(static_cast<hsize_t>(k), 1);
     return ranges;
   }
-  bool empty() const { return r.empty(); }
 
   // Selects the ranges as rows of `space` (rank 1, or rank 2 with full rows of `width`), or nothing.
   void selectRows(hid_t space, hsize_t width) const {
