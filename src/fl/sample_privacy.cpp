@@ -56,11 +56,10 @@ SampleLevelDp::SampleLevelDp(const ExperimentConfig& cfg, const std::vector<Clie
       clients_(clients),
       placement_(placement),
       rank_(rank),
-      count_(placement.count(rank)),
       z_(sampleLevelNoiseMultiplier(cfg, clients)),
-      accountants_(static_cast<std::size_t>(count_)),
-      epsilon_(static_cast<std::size_t>(count_)),
-      steps_(static_cast<std::size_t>(count_), 0.0) {}
+      accountants_(placement.clients(rank).size()),
+      epsilon_(placement.clients(rank).size()),
+      steps_(placement.clients(rank).size(), 0.0) {}
 
 void SampleLevelDp::beforeClient(int client, int round, LocalTrainer& trainer) {
   current_ = PrivateSgd{};
@@ -80,7 +79,7 @@ void SampleLevelDp::afterClient(LocalTrainer& trainer) {
 
 double SampleLevelDp::endRound() {
   double largest = kNaN;
-  for (int i = 0; i < count_; ++i) {
+  for (int i = 0; i < count(); ++i) {
     const double eps = accountants_[static_cast<std::size_t>(i)].spent(cfg_.privacy.delta).epsilon;
     epsilon_[static_cast<std::size_t>(i)].push_back(eps);
     largest = std::isnan(largest) ? eps : std::max(largest, eps);
@@ -92,7 +91,7 @@ double SampleLevelDp::endRound() {
 void SampleLevelDp::checkpoint(StateArchive& ar) {
   std::unordered_map<int, std::vector<double>> perClient;
   if (ar.saving())
-    for (int i = 0; i < count_; ++i) {
+    for (int i = 0; i < count(); ++i) {
       std::vector<double>& row = perClient[clientAt(i)];
       const auto& eps = epsilon_[static_cast<std::size_t>(i)];
       row = {steps_[static_cast<std::size_t>(i)], static_cast<double>(eps.size())};
@@ -102,7 +101,7 @@ void SampleLevelDp::checkpoint(StateArchive& ar) {
     }
   ar.clientDoubles("privacy/sample_level", perClient);
   if (ar.saving()) return;
-  for (int i = 0; i < count_; ++i) {
+  for (int i = 0; i < count(); ++i) {
     const auto it = perClient.find(clientAt(i));
     FEDSILO_ASSERT(it != perClient.end() && it->second.size() >= 2, "checkpoint lacks the privacy state of client ",
                    clientAt(i));

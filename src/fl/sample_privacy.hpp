@@ -45,11 +45,12 @@ class SampleLevelDp {
  private:
   int slot(int client) const { return placement_.slot(client); }
   int clientAt(int i) const { return placement_.clients(rank_)[static_cast<std::size_t>(i)]; }
+  int count() const { return placement_.count(rank_); }  // this rank's clients
 
   const ExperimentConfig& cfg_;
   const std::vector<ClientData>& clients_;
   const Placement& placement_;  // the experiment's
-  int rank_, count_;
+  int rank_;
   double z_;
   std::vector<RdpAccountant> accountants_;        // per local client
   std::vector<std::vector<double>> epsilon_;      // per local client: one value per round run

@@ -7,7 +7,6 @@
 #include "core/types.hpp"
 #include "comm/h5_mpio.hpp"
 #include "io/durable.hpp"
-#include "io/h5_ranges.hpp"
 #include "io/storage_errors.hpp"
 
 namespace fedsilo {
@@ -45,7 +44,11 @@ std::string writeVariableStrings(hid_t f, const std::string& path, const std::ve
 }  // namespace
 
 ResultsWriter::ResultsWriter(const std::string& path, const Communicator& comm, const Placement& placement, bool reopen)
-    : comm_(comm), placement_(placement), path_(path), partial_(path + ".partial") {
+    : comm_(comm),
+      placement_(placement),
+      myRows_(Ranges::ofClients(placement, comm.rank())),
+      path_(path),
+      partial_(path + ".partial") {
   h5::Handle fapl = h5::parallelFileAccess(comm);
   // The directory must exist: say so clearly rather than failing inside MPI-IO.
   const std::filesystem::path parent = std::filesystem::path(partial_).parent_path();
@@ -186,7 +189,7 @@ void ResultsWriter::appendRoundClients(const std::string& name, const std::vecto
   FEDSILO_ASSERT(local.size() == n, "round row for ", name, " has ", local.size(), " values, expected ", n);
   hsize_t mdim[1] = {std::max<hsize_t>(n, 1)};
   h5::Handle ms(H5Screate_simple(1, mdim, nullptr), H5Sclose, "space");
-  Ranges::ofClients(placement_, comm_.rank()).selectColumns(fs, rows_);
+  myRows_.selectColumns(fs, rows_);
   if (n == 0) H5Sselect_none(ms);
   h5::check(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl_, local.data()), "write /rounds/" + name);
 }
@@ -289,7 +292,7 @@ void ResultsWriter::writeRows(const std::string& path, hid_t memType, hid_t file
   hsize_t mdim[1] = {std::max<hsize_t>(n * width, 1)};
   h5::Handle ms(H5Screate_simple(1, mdim, nullptr), H5Sclose, "dataspace");
   if (n > 0 && width > 0) {
-    Ranges::ofClients(placement_, comm_.rank()).selectRows(fs, width);
+    myRows_.selectRows(fs, width);
   } else {
     H5Sselect_none(fs);
     H5Sselect_none(ms);

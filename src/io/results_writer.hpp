@@ -13,6 +13,7 @@
 #include "comm/placement.hpp"
 #include "core/record_sink.hpp"
 #include "core/h5_handle.hpp"
+#include "io/h5_ranges.hpp"
 
 namespace fedsilo {
 
@@ -71,6 +72,7 @@ class ResultsWriter : public RecordSink {
   h5::QuietErrors quietErrors_;
   const Communicator& comm_;
   Placement placement_;
+  Ranges myRows_;  // the rows (client ids) of this rank's clients, for every per-client selection
   std::string path_, partial_;
   h5::Handle file_, dxpl_, lcpl_;
   std::map<std::string, h5::Handle> rounds_;
