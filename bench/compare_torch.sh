@@ -28,8 +28,9 @@
 # column gives CPU seconds per round (user + system of all processes over the whole run, set-up
 # included, divided by the rounds): on a loaded machine wall times measure the other jobs too, CPU
 # seconds much less so. With two or more repetitions it also lists each repetition's samples/s (of its
-# median round) and share of the peak, and compares the fedsilo variants repetition by repetition
-# (each pair ran back to back), so that one repetition the host slowed is seen as such.
+# median round), share of the peak and CPU seconds (of the rank or process that used the most), and
+# compares the fedsilo variants repetition by repetition (each pair ran back to back), so that one
+# repetition the host slowed is seen as such: fewer samples/s for more CPU seconds of the same work.
 # PyTorch settings:
 #   as installed: every OPENBLAS_* variable dropped (OpenBLAS picks its kernels for the CPU itself),
 #                 W1 --threads 1 (torch's default on a 2-vCPU guest), W2 --threads 2;

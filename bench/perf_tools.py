@@ -117,7 +117,7 @@ def compare(path, peak_path=None):
                 continue
             key = r["label"]
             if key not in rows:
-                rows[key] = dict(round_s=[], train_s=[], acc=[], rss=[], cpu=[], rep_sps=[], reps=0,
+                rows[key] = dict(round_s=[], train_s=[], acc=[], rss=[], cpu=[], rep_sps=[], rep_cpu=[], reps=0,
                                  program=r["program"], cores=int(r.get("cores", 1)),
                                  samples=float(r.get("samples", 60000)))
                 order.append(key)
@@ -125,6 +125,7 @@ def compare(path, peak_path=None):
             d["round_s"] += r["round_s"]
             d["train_s"] += r["train_s"]
             d["rep_sps"].append(d["samples"] / med(r["train_s"]))
+            d["rep_cpu"].append(max(r["cpu_s"]) if r.get("cpu_s") else None)
             d["acc"].append(r["final_acc"])
             d["rss"].append(max(r["rss_mb"]) if isinstance(r["rss_mb"], list) else r["rss_mb"])
             d["rss_per_rank"] = r["rss_mb"]
@@ -170,18 +171,25 @@ def compare(path, peak_path=None):
 
 
 def print_repetitions(rows, order, flops, peaks):
-    """Each repetition's training samples/s (of its median round) and share of the peak. The medians
-    above pool all rounds; a repetition that another tenant of the host slowed shows up here as one
-    low entry where the pooled median only drifts, so a reader can tell the machine from the code."""
+    """Each repetition's training samples/s (of its median round), share of the peak and CPU seconds
+    (user + system, of the rank or process that used the most). The medians above pool all
+    rounds; a repetition that another tenant of the host slowed shows up here as one low entry where the
+    pooled median only drifts, and, since these guests report no steal time, as more CPU seconds for the
+    same work, so a reader can tell the machine from the code."""
     if max(rows[k]["reps"] for k in order) < 2:
         return
-    print("  per repetition (samples/s of its median round" + (", % of peak)" if peaks else ")"))
+    print("  per repetition (samples/s of its median round" + (", % of peak" if peaks else "")
+          + ", CPU s of the rank or process that used the most)")
     for key in order:
         d = rows[key]
         cells = []
-        for sps in d["rep_sps"]:
-            share = 100.0 * sps * flops / 1e9 / peak_for(peaks, d["cores"]) if peaks else None
-            cells.append(f"{sps:,.0f}" + (f" ({share:.0f}%)" if share is not None else ""))
+        for sps, cpu in zip(d["rep_sps"], d["rep_cpu"]):
+            notes = []
+            if peaks:
+                notes.append(f"{100.0 * sps * flops / 1e9 / peak_for(peaks, d['cores']):.0f}%")
+            if cpu is not None:
+                notes.append(f"{cpu:.2f} CPU s")
+            cells.append(f"{sps:,.0f}" + (f" ({', '.join(notes)})" if notes else ""))
         print(f"    {key}: " + ", ".join(cells))
 
 
