@@ -39,7 +39,8 @@
 #                 W2 --threads 2 --blas-threads 1.
 # Both programs read the same partition, data/partitions/fmnist_c10_dirichlet0.5_seed0.npy.
 # Prerequisites beyond jobs/setup.sh: Debian's python3-torch (installed here with apt-get when missing
-# and running as root) and gcc with OpenMP (build-essential); a built fedsilo.
+# and running as root; not needed with --no-torch) and gcc with OpenMP (build-essential); a built
+# fedsilo.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bench/lib.sh
@@ -95,7 +96,7 @@ for also in "${ALSO[@]}"; do
   VARIANTS+=("${also%%=*}|$(cd "${also#*=}" && pwd)/fedsilo|")
   for p in "${PRECISIONS[@]}"; do VARIANTS+=("${also%%=*}, $p|$(cd "${also#*=}" && pwd)/fedsilo||$p"); done
 done
-bench_torch_workloads
+bench_torch_workloads $([ "$TORCH_RUNS" = 1 ] || echo --no-torch)
 command -v gcc >/dev/null || bench_usage_error "gcc is missing (apt-get install build-essential)"
 bench_out_dir compare
 RUNS=$OUT/runs.jsonl

@@ -42,13 +42,16 @@ use_build() {
   [ -x "$EXE" ] || { echo "no fedsilo executable at $EXE (build first, or pass --build DIR)" >&2; exit 2; }
 }
 
-# bench_torch_workloads: what the fedsilo-against-PyTorch benchmarks share: Debian's python3-torch
-# (installed when missing and running as root), the reference program TORCH, and the W1 workload's
-# configuration CONFIG and stored partition PART, which every workload starts from.
+# bench_torch_workloads [--no-torch]: what the fedsilo-against-PyTorch benchmarks share: Debian's
+# python3-torch (installed when missing and running as root; not with --no-torch, where PyTorch does
+# not run), the reference program TORCH, and the W1 workload's configuration CONFIG and stored
+# partition PART, which every workload starts from.
 bench_torch_workloads() {
-  # shellcheck source=jobs/packages.sh
-  source "$ROOT/jobs/packages.sh"
-  fedsilo_install_missing "$BENCH_NAME" python3-torch || exit 2
+  if [ "${1:-}" != --no-torch ]; then
+    # shellcheck source=jobs/packages.sh
+    source "$ROOT/jobs/packages.sh"
+    fedsilo_install_missing "$BENCH_NAME" python3-torch || exit 2
+  fi
   TORCH=$ROOT/bench/torch_reference.py
   PART=$ROOT/data/partitions/fmnist_c10_dirichlet0.5_seed0.npy
   CONFIG=$ROOT/configs/w1_fedavg_fmnist.ini
