@@ -31,6 +31,9 @@
 # median round), share of the peak and CPU seconds (of the rank or process that used the most), and
 # compares the fedsilo variants repetition by repetition (each pair ran back to back), so that one
 # repetition the host slowed is seen as such: fewer samples/s for more CPU seconds of the same work.
+# When the build has its benchmarks (bench/fedsilo_bench), the W1 training step is also timed on each
+# vCPU the ranks use, before and after the runs, and a spread over 5% between the vCPUs is pointed
+# out: a host can slow one vCPU at the dense kernels while its FMA loop, and so the peak, read the same.
 # PyTorch settings:
 #   as installed: every OPENBLAS_* variable dropped (OpenBLAS picks its kernels for the CPU itself),
 #                 W1 --threads 1 (torch's default on a 2-vCPU guest), W2 --threads 2;
@@ -109,6 +112,21 @@ gcc -O3 -march=native -fopenmp "$ROOT/bench/fma_peak.c" -o "$OUT/fma_peak"
 measure_peak() { # thread counts the programs use: fedsilo's ranks, PyTorch's 1 and 2 threads
   "$OUT/fma_peak" $(printf '%s\n' 1 2 "$RANKS" | sort -un) | tee -a "$PEAKS" | sed 's/^/  /'
 }
+# The W1 training step (bench/step_bench.cpp) on each vCPU the ranks run on (rank r on vCPU r, Open
+# MPI's default mapping), when the build has its benchmarks: a host can slow one vCPU at the dense
+# kernels and leave the register-only FMA loop above unchanged, and every round waits for its slowest
+# rank.
+STEP_BENCH=$BUILD/bench/fedsilo_bench
+measure_vcpus() { # WHEN (before, after)
+  [ -x "$STEP_BENCH" ] && command -v taskset >/dev/null || return 0
+  local cpu us
+  for cpu in $(seq 0 $((RANKS < $(nproc) ? RANKS - 1 : $(nproc) - 1))); do
+    us=$(taskset -c "$cpu" "$STEP_BENCH" --benchmark_filter='^Step/model:0/batch:32/fused:1/sgd:1$' \
+      --benchmark_min_time=0.2 --benchmark_time_unit=us --benchmark_format=csv 2>/dev/null |
+      awk -F, 'END { print $4 }') || true
+    [ -n "$us" ] && echo "vcpu_step when=$1 cpu=$cpu us=$us" | tee -a "$PEAKS" | sed 's/^/  /'
+  done
+}
 plural() { [ "$1" = 1 ] && echo "$1 $2" || echo "$1 ${2}s"; }
 echo "# fedsilo $EXE at $(plural "$RANKS" rank) vs bench/torch_reference.py; $(plural "$REPS" repetition);" \
   "W1 $(plural "$W1_ROUNDS" round), W2 $(plural "$W2_ROUNDS" round), PFL $(plural "$PFL_ROUNDS" round) of" \
@@ -117,6 +135,7 @@ echo "# $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo |
   "$(cut -d' ' -f1-3 /proc/loadavg); raw output in $OUT"
 echo "FMA peak before the runs:"
 measure_peak
+measure_vcpus before
 
 # PyTorch with a controlled OpenBLAS environment: the caller's OPENBLAS_* settings are dropped.
 torch_env() {
@@ -180,5 +199,6 @@ done
 
 echo "FMA peak after the runs:"
 measure_peak
+measure_vcpus after
 $PY "$ROOT/bench/perf_tools.py" compare "$RUNS" "$PEAKS" | tee "$OUT/summary.txt"
 bench_load_average_at_end

@@ -92,6 +92,35 @@ def fma_peaks(path):
     return {t: g for (is512, t), g in best.items() if is512 == wide}
 
 
+def vcpu_steps(path):
+    """{when: {cpu: µs}} from compare_torch.sh's 'vcpu_step when=W cpu=C us=U' lines (the W1 training
+    step timed on each vCPU the ranks use, before and after the runs)."""
+    steps = {}
+    for line in open(path):
+        f = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+        if line.startswith("vcpu_step ") and {"when", "cpu", "us"} <= f.keys():
+            steps.setdefault(f["when"], {})[int(f["cpu"])] = float(f["us"])
+    return steps
+
+
+# Two vCPUs running the same step further apart than this are not the same machine for the run.
+VCPU_SPREAD_NOTED = 1.05
+
+
+def print_vcpu_steps(steps):
+    """One line per measurement (before, after): the step's time on each vCPU, and a note when they
+    differ by more than VCPU_SPREAD_NOTED."""
+    if not steps:
+        return
+    print("W1 training step per vCPU (bench/step_bench.cpp, CPU time): " + "; ".join(
+        f"{when} the runs " + ", ".join(f"vCPU {c} {us:.1f} µs" for c, us in sorted(by_cpu.items()))
+        for when, by_cpu in steps.items()))
+    spread = max((max(v.values()) / min(v.values()) for v in steps.values() if v), default=1.0)
+    if spread > VCPU_SPREAD_NOTED:
+        print(f"  the vCPUs ran the same step up to x{spread:.2f} apart: the host slowed one of them (the FMA loop, "
+              "and so the peak, does not show it), and every round of a run waits for its slowest rank")
+
+
 def peak_for(peaks, cores):
     """Peak of `cores` cores: measured, else cores x the 1-thread figure; NaN without a measurement."""
     if cores in peaks:
@@ -104,6 +133,8 @@ def compare(path, peak_path=None):
     if peaks:
         print("\nFP32 FMA peak (best of the measurements before and after the runs): "
               + ", ".join(f"{t} core(s) {g:.1f} GFLOP/s" for t, g in sorted(peaks.items())))
+    if peak_path:
+        print_vcpu_steps(vcpu_steps(peak_path))
     runs = [json.loads(line) for line in open(path) if line.strip()]
     workloads = []
     for r in runs:

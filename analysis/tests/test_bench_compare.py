@@ -53,3 +53,26 @@ def test_one_repetition_prints_no_repetition_list(tmp_path):
     out = compare(tmp_path, [fedsilo_row("fp32", [0.2])], ["fma_peak isa=avx512 threads=2 gflops=400"])
     assert "per repetition" not in out
     assert "300000" in out
+
+
+def test_the_step_on_each_vcpu_is_listed_and_a_spread_is_pointed_out(tmp_path):
+    peak = "fma_peak isa=avx512 threads=2 gflops=400"
+    steps = ["vcpu_step when=before cpu=0 us=147.2", "vcpu_step when=before cpu=1 us=169.0",
+             "vcpu_step when=after cpu=0 us=146.1", "vcpu_step when=after cpu=1 us=151.3"]
+    out = compare(tmp_path, [fedsilo_row("fp32", [0.2])], [peak] + steps)
+    assert ("W1 training step per vCPU (bench/step_bench.cpp, CPU time): before the runs vCPU 0 147.2 µs, "
+            "vCPU 1 169.0 µs; after the runs vCPU 0 146.1 µs, vCPU 1 151.3 µs") in out
+    # 169.0 / 147.2 = 1.148: the larger of the two measurements' spreads.
+    assert "the vCPUs ran the same step up to x1.15 apart" in out
+
+
+def test_vcpus_within_five_percent_get_no_note(tmp_path):
+    steps = ["vcpu_step when=before cpu=0 us=147.0", "vcpu_step when=before cpu=1 us=154.0"]
+    out = compare(tmp_path, [fedsilo_row("fp32", [0.2])], ["fma_peak isa=avx512 threads=2 gflops=400"] + steps)
+    assert "before the runs vCPU 0 147.0 µs, vCPU 1 154.0 µs" in out
+    assert "apart" not in out
+
+
+def test_without_step_lines_nothing_about_vcpus_is_printed(tmp_path):
+    out = compare(tmp_path, [fedsilo_row("fp32", [0.2])], ["fma_peak isa=avx512 threads=2 gflops=400"])
+    assert "per vCPU" not in out
