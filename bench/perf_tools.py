@@ -78,16 +78,25 @@ def med(v):
     return float(np.median(v)) if len(v) else float("nan")
 
 
+def tagged_lines(path, tag, keys):
+    """The key=value fields of each line of `path` that starts with `tag` and has every one of `keys`
+    (the measurement lines compare_torch.sh collects in one file: 'fma_peak ...', 'vcpu_step ...')."""
+    for line in open(path):
+        if not line.startswith(tag + " "):
+            continue
+        f = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+        if set(keys) <= f.keys():
+            yield f
+
+
 def fma_peaks(path):
     """{threads: GFLOP/s} from fma_peak's 'fma_peak isa=I threads=T gflops=G' lines: the widest
     instruction set measured, the best of the measurements (the peak is the machine's, and a lower
     reading only means other work was running)."""
     best = {}
-    for line in open(path):
-        f = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
-        if line.startswith("fma_peak ") and {"isa", "threads", "gflops"} <= f.keys():
-            key = (f["isa"] == "avx512", int(f["threads"]))
-            best[key] = max(best.get(key, 0.0), float(f["gflops"]))
+    for f in tagged_lines(path, "fma_peak", ("isa", "threads", "gflops")):
+        key = (f["isa"] == "avx512", int(f["threads"]))
+        best[key] = max(best.get(key, 0.0), float(f["gflops"]))
     wide = any(k[0] for k in best)
     return {t: g for (is512, t), g in best.items() if is512 == wide}
 
@@ -96,10 +105,8 @@ def vcpu_steps(path):
     """{when: {cpu: µs}} from compare_torch.sh's 'vcpu_step when=W cpu=C us=U' lines (the W1 training
     step timed on each vCPU the ranks use, before and after the runs)."""
     steps = {}
-    for line in open(path):
-        f = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
-        if line.startswith("vcpu_step ") and {"when", "cpu", "us"} <= f.keys():
-            steps.setdefault(f["when"], {})[int(f["cpu"])] = float(f["us"])
+    for f in tagged_lines(path, "vcpu_step", ("when", "cpu", "us")):
+        steps.setdefault(f["when"], {})[int(f["cpu"])] = float(f["us"])
     return steps
 
 
@@ -115,7 +122,7 @@ def print_vcpu_steps(steps):
     print("W1 training step per vCPU (bench/step_bench.cpp, CPU time): " + "; ".join(
         f"{when} the runs " + ", ".join(f"vCPU {c} {us:.1f} µs" for c, us in sorted(by_cpu.items()))
         for when, by_cpu in steps.items()))
-    spread = max((max(v.values()) / min(v.values()) for v in steps.values() if v), default=1.0)
+    spread = max(max(by_cpu.values()) / min(by_cpu.values()) for by_cpu in steps.values())
     if spread > VCPU_SPREAD_NOTED:
         print(f"  the vCPUs ran the same step up to x{spread:.2f} apart: the host slowed one of them (the FMA loop, "
               "and so the peak, does not show it), and every round of a run waits for its slowest rank")
