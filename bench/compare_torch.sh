@@ -124,7 +124,7 @@ measure_vcpus() { # WHEN (before, after)
     us=$(taskset -c "$cpu" "$STEP_BENCH" --benchmark_filter='^Step/model:0/batch:32/fused:1/sgd:1$' \
       --benchmark_min_time=0.2 --benchmark_time_unit=us --benchmark_format=csv 2>/dev/null |
       awk -F, 'END { print $4 }') || true
-    [ -n "$us" ] && echo "vcpu_step when=$1 cpu=$cpu us=$us" | tee -a "$PEAKS" | sed 's/^/  /'
+    if [ -n "$us" ]; then echo "vcpu_step when=$1 cpu=$cpu us=$us" | tee -a "$PEAKS" | sed 's/^/  /'; fi
   done
 }
 plural() { [ "$1" = 1 ] && echo "$1 $2" || echo "$1 ${2}s"; }

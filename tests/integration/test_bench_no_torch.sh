@@ -43,4 +43,20 @@ row=$(grep -E '^fedsilo this build \(2 ranks\) +1 ' <<<"$w1" || true)
 [ -n "$row" ] || fail "--no-torch: no W1 row for this build in the summary: $(head -5 "$SUM" 2>/dev/null)"
 ! grep -q '^torch' <<<"$w1" || fail "--no-torch: PyTorch rows in the W1 table: $(grep '^torch' <<<"$w1")"
 [ "$FAILURES" = 0 ] && log "--no-torch: W1 ran without python3-torch and without apt-get: $(tr -s ' ' <<<"$row")"
+
+# A build whose step benchmark gives no figure (a machine where it cannot run) still gets its runs and
+# summary: the per-vCPU step times are left out, not the bench ended.
+mkdir -p "$WORK/build/bench"
+ln -s "$FEDSILO_BINARY_DIR/fedsilo" "$WORK/build/fedsilo"
+printf '#!/bin/sh\necho "stand-in step benchmark: cannot run here" >&2\nexit 1\n' >"$WORK/build/bench/fedsilo_bench"
+chmod +x "$WORK/build/bench/fedsilo_bench"
+rc=0
+PATH=$WORK/bin:$PATH bash "$FEDSILO_SOURCE_DIR/bench/compare_torch.sh" --build "$WORK/build" --only w1 --reps 1 \
+  --w1-rounds 1 --no-torch --out "$WORK/nostep" >"$WORK/nostep.log" 2>&1 || rc=$?
+[ "$rc" = 0 ] || fail "a step benchmark without a figure: exit $rc: $(tail -3 "$WORK/nostep.log")"
+grep -qE '^fedsilo this build \(2 ranks\) +1 ' "$WORK/nostep/summary.txt" 2>/dev/null ||
+  fail "a step benchmark without a figure: no W1 row in the summary"
+! grep -q '^vcpu_step' "$WORK/nostep/fma_peak.txt" 2>/dev/null ||
+  fail "a step benchmark without a figure: vcpu_step lines $(grep -c '^vcpu_step' "$WORK/nostep/fma_peak.txt")"
+[ "$FAILURES" = 0 ] && log "a step benchmark without a figure: the W1 runs and summary, no per-vCPU line"
 finish
