@@ -7,10 +7,11 @@
 // (x[b*K + k]); y, dy column-major N x B (y[b*N + o]); dx column-major K x B.
 //
 // Every output element is one chain of multiply-adds with one rounding each, in a fixed order:
-// forward over k, the weight gradient over the batch, the input gradient over the outputs. Tiles at
-// the edges (rows or samples beyond N or B) compute with a clamped (valid, repeated) pointer and drop
-// the result, so an element's chain does not depend on where it sits in the tile grid, on the batch
-// size or on the set's vector width: every set gives the same bits. The one exception is a forward
+// forward over k, the weight gradient over the batch, the input gradient over the outputs. The
+// forward's last tile of outputs has exactly the rows left; other tiles at the edges (rows or samples
+// beyond N or B) compute with a clamped (valid, repeated) pointer and drop the result. Either way an
+// element's chain does not depend on where it sits in the tile grid, on the batch size or on the
+// set's vector width: every set gives the same bits. The one exception is a forward
 // chunk of fewer than 4 samples (a batch of 1-3, or the last 1-3 samples of a batch of 32k + 1..3):
 // it takes a dot-product path along k (16 partial sums, then a fixed tree), which rounds
 // differently, but again identically in every set.
@@ -76,18 +77,18 @@ struct DenseImpl {
   }
 
   // A tile of kR outputs x 2 vectors of samples (columns j0.. of the chunk at c0, nj of them valid),
-  // over k in order; then bias (and ReLU) on a transposed store into y.
-  template <bool Relu>
+  // over k in order; then bias (and ReLU) on a transposed store into y. The last tile of a layer
+  // whose outputs are not a multiple of the full height has exactly its nO = kR rows.
+  template <bool Relu, int kR>
   static void forwardTile(const float* w, const float* xt, const float* bias, float* y, int K, int N, int o0, int nO,
                           int c0, int j0, int nj) {
-    constexpr int kR = S::kDenseRows;
     static_assert(kR <= L, "the transposed store holds at most L rows");
     V acc[2 * kR];
 #pragma GCC unroll 24
     for (int a = 0; a < 2 * kR; ++a) acc[a] = S::zero();
     const float* wr[kR];
 #pragma GCC unroll 12
-    for (int r = 0; r < kR; ++r) wr[r] = w + static_cast<Index>(o0 + imin(r, nO - 1)) * K;
+    for (int r = 0; r < kR; ++r) wr[r] = w + static_cast<Index>(o0 + r) * K;
     const float* xk = xt + j0;
     for (int k = 0; k < K; ++k, xk += kFwdChunk) {
       const V x0 = S::pin(S::load(xk)), x1 = S::pin(S::load(xk + L));
@@ -161,8 +162,10 @@ struct DenseImpl {
       }
       transposeChunk(x, K, c0, nb, xt);
       for (int o0 = 0; o0 < N; o0 += kR)  // the tile's W rows stay in L1 over the chunk's sample tiles
-        for (int j0 = 0; j0 < nb; j0 += 2 * L)
-          forwardTile<Relu>(w, xt, bias, y, K, N, o0, imin(kR, N - o0), c0, j0, imin(2 * L, nb - j0));
+        withCount<kR>(imin(kR, N - o0), [&](auto rows) {
+          for (int j0 = 0; j0 < nb; j0 += 2 * L)
+            forwardTile<Relu, decltype(rows)::value>(w, xt, bias, y, K, N, o0, rows, c0, j0, imin(2 * L, nb - j0));
+        });
     }
   }
 
@@ -222,27 +225,30 @@ struct DenseImpl {
   // Tiles run down the rows of one strip of inputs, then the next strip; the tile kWgradAhead on
   // (further down the strip, or at the top of the next one) is requested while one runs.
   static constexpr int kWgradAhead = 4;
-  // The first row of the tile kWgradAhead after the one at (o0, strip at k0), or null past the last.
-  static const float* wgradAhead(const float* out, int K, int N, int o0, int k0) {
-    constexpr int kR = S::kWgradRows, kStrip = S::kWgradVecs * L;
+  // The first row of the tile kWgradAhead after the one at (o0, strip of nv vectors at k0), or null
+  // past the last.
+  static const float* wgradAhead(const float* out, int K, int N, int o0, int k0, int nv) {
+    constexpr int kR = S::kWgradRows;
     const int ahead = o0 + kWgradAhead * kR;
     if (ahead + kR <= N) return out + static_cast<Index>(ahead) * K + k0;
     const int wrapped = ahead - N;  // a row of the next strip
-    if (wrapped < 0 || wrapped + kR > N || k0 + kStrip >= K) return nullptr;
-    return out + static_cast<Index>(wrapped) * K + k0 + kStrip;
+    if (wrapped < 0 || wrapped + kR > N || k0 + nv * L >= K) return nullptr;
+    return out + static_cast<Index>(wrapped) * K + k0 + nv * L;
   }
 
   template <bool Sgd>
   static void wgradImpl(const float* dz, const float* x, float* out, int K, int N, int B, float lr) {
-    constexpr int kV = S::kWgradVecs, kR = S::kWgradRows;
+    constexpr int kV = S::kWgradVecs, kR = S::kWgradRows, kMax = S::kWgradVecsMax;
     const int vecs = (K + L - 1) / L;
-    for (int v0 = 0; v0 < vecs; v0 += kV) {
-      const int nv = imin(kV, vecs - v0);
+    for (int v0 = 0, nv = 0; v0 < vecs; v0 += nv) {
+      // A remainder that fits the widest tile joins the last strip: a narrow strip keeps few
+      // accumulators and loads almost once per FMA.
+      nv = vecs - v0 <= kMax ? vecs - v0 : kV;
       const int k0 = v0 * L;
       const M last = S::mask(K - (k0 + L * (nv - 1)));
       for (int o0 = 0; o0 < N; o0 += kR) {
-        const float* next = wgradAhead(out, K, N, o0, k0);
-        withCount<kV>(nv, [&](auto v) {
+        const float* next = wgradAhead(out, K, N, o0, k0, nv);
+        withCount<kMax>(nv, [&](auto v) {
           wgradTile<decltype(v)::value, Sgd>(dz, x, out, K, N, B, o0, imin(kR, N - o0), k0, last, lr, next);
         });
       }

@@ -17,6 +17,7 @@ struct Avx2 {
   static constexpr int kDenseRows = 6;
   static constexpr int kWgradRows = 4;    // dense weight gradient: output rows x kWgradVecs vectors of inputs
   static constexpr int kWgradVecs = 3;
+  static constexpr int kWgradVecsMax = 3;
   static constexpr int kDgradVecs = 2;
   static constexpr int kDgradSamples = 6;
   static constexpr int kConvVecs = 2;

@@ -19,6 +19,7 @@ struct Avx512 {
   static constexpr int kWgradRows = 4;    // dense weight gradient: output rows x kWgradVecs vectors of inputs (6 x 4
                                          // measured 5-15% slower: dW is written to memory, 6 row streams)
   static constexpr int kWgradVecs = 4;
+  static constexpr int kWgradVecsMax = 5;
   static constexpr int kDgradVecs = 3;     // dense input gradient: this many vectors x kDgradSamples
   static constexpr int kDgradSamples = 8;
   static constexpr int kConvVecs = 4;      // convolution: channel vectors x kConvRows positions (or taps)

@@ -16,6 +16,7 @@ struct Scalar {
   static constexpr int kDenseRows = 1;  // the transposed store needs rows <= lanes
   static constexpr int kWgradRows = 4;    // dense weight gradient: output rows x kWgradVecs vectors of inputs
   static constexpr int kWgradVecs = 4;
+  static constexpr int kWgradVecsMax = 4;
   static constexpr int kDgradVecs = 4;
   static constexpr int kDgradSamples = 4;
   static constexpr int kConvVecs = 4;
