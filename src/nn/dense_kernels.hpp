@@ -77,11 +77,11 @@ struct DenseImpl {
   }
 
   // A tile of kR outputs x 2 vectors of samples (columns j0.. of the chunk at c0, nj of them valid),
-  // over k in order; then bias (and ReLU) on a transposed store into y. The last tile of a layer
-  // whose outputs are not a multiple of the full height has exactly its nO = kR rows.
+  // over k in order; then bias (and ReLU) on a transposed store into y. kR is the full height
+  // (S::kDenseRows) but in a layer's last tile, which has exactly the rows left.
   template <bool Relu, int kR>
-  static void forwardTile(const float* w, const float* xt, const float* bias, float* y, int K, int N, int o0, int nO,
-                          int c0, int j0, int nj) {
+  static void forwardTile(const float* w, const float* xt, const float* bias, float* y, int K, int N, int o0, int c0,
+                          int j0, int nj) {
     static_assert(kR <= L, "the transposed store holds at most L rows");
     V acc[2 * kR];
 #pragma GCC unroll 24
@@ -99,7 +99,7 @@ struct DenseImpl {
         acc[2 * r + 1] = S::fma(d, x1, acc[2 * r + 1]);
       }
     }
-    const M om = S::mask(nO);
+    const M om = S::mask(kR);
     const V b = S::load(om, bias + o0);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -164,7 +164,7 @@ struct DenseImpl {
       for (int o0 = 0; o0 < N; o0 += kR)  // the tile's W rows stay in L1 over the chunk's sample tiles
         withCount<kR>(imin(kR, N - o0), [&](auto rows) {
           for (int j0 = 0; j0 < nb; j0 += 2 * L)
-            forwardTile<Relu, decltype(rows)::value>(w, xt, bias, y, K, N, o0, rows, c0, j0, imin(2 * L, nb - j0));
+            forwardTile<Relu, decltype(rows)::value>(w, xt, bias, y, K, N, o0, c0, j0, imin(2 * L, nb - j0));
         });
     }
   }
