@@ -30,7 +30,7 @@ BENCHMARK(BM_Sgd)->Name("Sgd/step")->ArgNames({"params", "momentum"})->Args({199
 #ifdef FEDSILO_BENCH_OPTIMIZER
 OptimizerSettings adamSettings() {
   OptimizerSettings s;
-  s.kind = OptimizerKind::Adam;
+  s.optimizer = OptimizerKind::Adam;
   s.lr = 1e-3;
   s.weightDecay = 1e-4;
   s.amsgrad = true;

@@ -159,17 +159,22 @@ std::ostream& operator<<(std::ostream& os, GlobalEvaluation value);
 std::ostream& operator<<(std::ostream& os, PrivacyLevel value);
 std::ostream& operator<<(std::ostream& os, NoisePlacement value);
 
-struct TrainConfig {
-  int epochs = 1;
-  int batch = 32;
-  double lr = 0.05;
-  double momentum = 0.0;
-  double weightDecay = 0.0;  // L2 in the gradient (sgd, adam) or decoupled (adamw), as in torch.optim
-  // The client optimizer (PyTorch 1.13 semantics, optim/optimizer.hpp).
+// The client optimizer and its coefficients (train.optimizer, train.lr, ...; PyTorch 1.13 semantics,
+// optim/optimizer.hpp). TrainConfig is one, and the trainer takes its settings from it by one
+// assignment (TrainOptions::from), so that a new coefficient is declared here once.
+struct OptimizerSettings {
   OptimizerKind optimizer = OptimizerKind::Sgd;
+  double lr = 0.05;
+  double momentum = 0.0;                          // sgd
+  double weightDecay = 0.0;  // L2 in the gradient (sgd, adam) or decoupled (adamw), as in torch.optim
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam, adamw
   bool amsgrad = false;                           // adam, adamw
   bool nesterov = false;                          // sgd, needs momentum > 0
+};
+
+struct TrainConfig : OptimizerSettings {
+  int epochs = 1;
+  int batch = 32;
   OptimizerStateMode optimizerState = OptimizerStateMode::Reset;
   // The learning rate over rounds (optim/lr_schedule.hpp): lr is round 0's.
   LrSchedule lrSchedule = LrSchedule::Constant;

@@ -51,7 +51,7 @@ TrainOptions TrainOptions::from(const TrainConfig& t) {
   TrainOptions o;
   o.epochs = t.epochs;
   o.batch = t.batch;
-  o.optimizer = OptimizerSettings::from(t);
+  o.optimizer = t;  // the OptimizerSettings part of train.*
   return o;
 }
 
@@ -163,7 +163,7 @@ TrainStats LocalTrainer::train(Model& model, const IndexList& indices, const Tra
   // the update is fused into the Dense weight-gradient kernel, with the same rounding as the optimizer's
   // plain SGD step. Without a hook every tensor trains, so the optimizer's segments are the whole model.
   const OptimizerSettings& settings = opt.optimizer;
-  const bool fusedSgd = settings.kind == OptimizerKind::Sgd && !dp && !private_ && !hook && settings.momentum == 0.0 &&
+  const bool fusedSgd = settings.optimizer == OptimizerKind::Sgd && !dp && !private_ && !hook && settings.momentum == 0.0 &&
                         settings.weightDecay == 0.0;
   for (int e = 0; e < opt.epochs; ++e) {
     // A fresh permutation of the client's samples each epoch, restarting from the sorted list so

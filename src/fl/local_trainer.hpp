@@ -61,8 +61,7 @@ struct TrainOptions {
   int epochs = 1;
   int batch = 32;
   int maxSteps = 0;  // > 0: stop after this many optimizer steps (pFedMe/q-FedSGD style)
-  // The client optimizer and its coefficients (train.optimizer, train.lr, ... as OptimizerSettings::from
-  // reads them).
+  // The client optimizer and its coefficients (train.optimizer, train.lr, ...).
   OptimizerSettings optimizer;
   // The optimizer's moments: a client's persistent state (train.optimizer_state = keep), continued
   // and updated; nullptr: fresh moments for this run (the trainer's own buffer, cleared first).

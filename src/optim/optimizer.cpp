@@ -8,20 +8,6 @@
 
 namespace fedsilo {
 
-OptimizerSettings OptimizerSettings::from(const TrainConfig& t) {
-  OptimizerSettings s;
-  s.kind = t.optimizer;
-  s.lr = t.lr;
-  s.momentum = t.momentum;
-  s.weightDecay = t.weightDecay;
-  s.beta1 = t.beta1;
-  s.beta2 = t.beta2;
-  s.eps = t.eps;
-  s.amsgrad = t.amsgrad;
-  s.nesterov = t.nesterov;
-  return s;
-}
-
 void OptimizerState::clear() {
   std::fill(first.begin(), first.end(), 0.0f);
   std::fill(second.begin(), second.end(), 0.0f);
@@ -41,7 +27,7 @@ void Optimizer::prepare(OptimizerState& state, std::size_t n, std::size_t tensor
 
 void Optimizer::step(float* params, const float* grads, const std::vector<ParamSegment>& segments,
                      OptimizerState& state) const {
-  if (s_.kind == OptimizerKind::Sgd) {
+  if (s_.optimizer == OptimizerKind::Sgd) {
     // No per-tensor state: runs of adjacent tensors are one loop (the same arithmetic per element).
     float* buf = state.first.empty() ? nullptr : state.first.data();
     for (std::size_t i = 0; i < segments.size();) {
@@ -96,7 +82,7 @@ void Optimizer::adamStep(float* p, const float* g, float* m, float* v, float* vm
   const auto size = static_cast<Eigen::Index>(n);
   Array P(p, size), M(m, size), V(v, size);
   const Eigen::Map<const Eigen::ArrayXf> G(g, size);
-  const bool decoupled = s_.kind == OptimizerKind::AdamW;
+  const bool decoupled = s_.optimizer == OptimizerKind::AdamW;
   const float b1 = static_cast<float>(s_.beta1), oneMinusB1 = static_cast<float>(1.0 - s_.beta1);
   const float b2 = static_cast<float>(s_.beta2), oneMinusB2 = static_cast<float>(1.0 - s_.beta2);
   const double steps = static_cast<double>(t);

@@ -23,18 +23,6 @@
 
 namespace fedsilo {
 
-struct OptimizerSettings {
-  OptimizerKind kind = OptimizerKind::Sgd;
-  double lr = 0.05;
-  double momentum = 0.0;     // sgd
-  double weightDecay = 0.0;  // sgd, adam: L2 in the gradient; adamw: decoupled
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  bool amsgrad = false;
-  bool nesterov = false;     // sgd, with momentum > 0
-  // The one mapping from train.* to the optimizer (TrainOptions::from takes its settings from here).
-  static OptimizerSettings from(const TrainConfig& t);
-};
-
 // The moments of one model's parameters (sized by Optimizer::prepare).
 struct OptimizerState {
   std::vector<float> first;         // sgd: momentum buffer; adam(w): exp_avg
@@ -67,8 +55,8 @@ class Optimizer {
  private:
   void sgdStep(float* p, const float* g, float* buf, std::size_t n) const;
   void adamStep(float* p, const float* g, float* m, float* v, float* vmax, std::size_t n, std::int64_t t) const;
-  bool usesFirst() const { return s_.kind != OptimizerKind::Sgd || s_.momentum != 0.0; }
-  bool usesSecond() const { return s_.kind != OptimizerKind::Sgd; }
+  bool usesFirst() const { return s_.optimizer != OptimizerKind::Sgd || s_.momentum != 0.0; }
+  bool usesSecond() const { return s_.optimizer != OptimizerKind::Sgd; }
 
   OptimizerSettings s_;
 };

@@ -87,7 +87,7 @@ IndexList allOf(const Dataset& ds) {
 std::vector<float> trainDataParallel(int ranks, int shard, double dropout, const Dataset& ds, bool augment = false) {
   TrainOptions opt = options();
   if (augment) {
-    opt.optimizer.kind = OptimizerKind::Adam;
+    opt.optimizer.optimizer = OptimizerKind::Adam;
     opt.optimizer.amsgrad = true;
     opt.optimizer.lr = 0.01;
   }

@@ -54,7 +54,7 @@ TrainOptions adamW() {
   o.epochs = 2;
   o.batch = 8;
   o.optimizer.lr = 0.01;
-  o.optimizer.kind = OptimizerKind::AdamW;
+  o.optimizer.optimizer = OptimizerKind::AdamW;
   o.optimizer.weightDecay = 0.1;
   return o;
 }
@@ -82,7 +82,7 @@ TEST(TrainerProtocol, FrozenRangeHoldsUnderEveryOptimizer) {
   const GradientHook freeze = freezeOutsideHook(0, headBegin, 0.1);
   for (OptimizerKind kind : {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW}) {
     TrainOptions o = adamW();
-    o.optimizer.kind = kind;
+    o.optimizer.optimizer = kind;
     OptimizerState state;
     o.state = &state;
     const std::vector<float> p = trainOnce(ds, o, &freeze);
@@ -100,7 +100,7 @@ TEST(TrainerProtocol, FrozenRangeHoldsUnderEveryOptimizer) {
 TEST(TrainerProtocol, PersistentStateContinuesFreshStateRestarts) {
   const Dataset ds = imageData();
   TrainOptions o = adamW();
-  o.optimizer.kind = OptimizerKind::Adam;
+  o.optimizer.optimizer = OptimizerKind::Adam;
   o.optimizer.weightDecay = 0.0;
   EXPECT_EQ(trainOnce(ds, o), trainOnce(ds, o));  // nullptr: each run starts from zero moments
   const TrainOptions fresh = o;

@@ -260,7 +260,7 @@ TEST(NoAllocation, TrainingRunWithAdamAndAugmentation) {
   TrainOptions opt;
   opt.batch = 32;
   opt.epochs = 2;
-  opt.optimizer.kind = OptimizerKind::Adam;
+  opt.optimizer.optimizer = OptimizerKind::Adam;
   opt.optimizer.amsgrad = true;
   opt.optimizer.lr = 1e-3;
   OptimizerState state;

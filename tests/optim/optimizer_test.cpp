@@ -24,7 +24,7 @@ const std::vector<std::vector<float>> kGrads{
 
 OptimizerSettings settings(OptimizerKind kind, double lr) {
   OptimizerSettings s;
-  s.kind = kind;
+  s.optimizer = kind;
   s.lr = lr;
   return s;
 }

@@ -21,12 +21,12 @@ constexpr float kTol = 2e-6f;
 class Sgd {
  public:
   Sgd(double lr, double momentum, double weightDecay) {
-    s_.kind = OptimizerKind::Sgd;
+    s_.optimizer = OptimizerKind::Sgd;
     s_.lr = lr;
     s_.momentum = momentum;
     s_.weightDecay = weightDecay;
   }
-  explicit Sgd(const TrainConfig& t) : s_(OptimizerSettings::from(t)) {}
+  explicit Sgd(const TrainConfig& t) : s_(t) {}
   void step(float* p, const float* g, std::size_t n) {
     const Optimizer optimizer(s_);
     optimizer.prepare(state_, n, 1);

@@ -242,7 +242,7 @@ void OneShot::fineTuneLastBlock(const FlContext& ctx, Model& model, LocalTrainer
   TrainOptions t = TrainOptions::from(cfg.train);
   t.epochs = opt_.finetuneEpochs;
   if (opt_.finetuneLr > 0.0) t.optimizer.lr = opt_.finetuneLr;
-  if (opt_.finetuneOptimizer) t.optimizer.kind = *opt_.finetuneOptimizer;
+  if (opt_.finetuneOptimizer) t.optimizer.optimizer = *opt_.finetuneOptimizer;
   // Every parameter before the last block is frozen exactly.
   const auto frozen = static_cast<std::size_t>(model.blocks().back().offset);
   const GradientHook freeze =
