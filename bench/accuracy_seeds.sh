@@ -71,6 +71,7 @@ run_variant() { # workload seed variant args...
   IFS='|' read -r label exe precision <<<"$3"
   shift 3
   local tag=$OUT/${wl}_${label//[^A-Za-z0-9]/_}_s$seed
+  rm -f "$tag.h5"  # a rerun into the same --out measures anew (fedsilo refuses to replace a finished file)
   mpirun -n "$RANKS" "$exe" "$@" --seed "$seed" --rounds "$ROUNDS" --train.precision "$precision" \
     --output "$tag.h5" >"$tag.log" 2>&1 || bench_failed fedsilo "$tag.log"
   $PY "$ROOT/bench/perf_tools.py" accuracy-run "$tag.h5" "$wl" "$label" "$seed" | tee -a "$RUNS" | sed 's/^/  /'

@@ -148,6 +148,7 @@ run_fedsilo() { # workload variant rep args...
   label="fedsilo $label ($(plural "$RANKS" rank))"
   shift 3
   local tag=$OUT/${wl}_fedsilo_${label//[^A-Za-z0-9]/_}_$rep
+  rm -f "$tag.h5"  # a rerun into the same --out measures anew (fedsilo refuses to replace a finished file)
   # every rank under /usr/bin/time: per-rank peak RSS and CPU seconds
   env ${isa:+FEDSILO_ISA=$isa} mpirun -n "$RANKS" \
     sh -c 'exec /usr/bin/time -f "%M %U %S %e" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$tag.usage" "$exe" --config "$CONFIG" --partition.file "$PART" --output "$tag.h5" ${precision:+--train.precision "$precision"} "$@" >"$tag.log" 2>&1 ||

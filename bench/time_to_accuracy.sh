@@ -75,6 +75,7 @@ wall_of() { tail -1 "$1"; } # /usr/bin/time -f %e writes the seconds on the last
 run_pair() { # workload target cap "fedsilo args" "torch args"
   local wl=$1 target=$2 cap=$3 fed_args=$4 torch_args=$5
   local tag=$OUT/$wl
+  rm -f "$tag.h5"  # a rerun into the same --out measures anew (fedsilo refuses to replace a finished file)
   # shellcheck disable=SC2086 # the argument lists are word lists
   /usr/bin/time -f "%e" -o "$tag.fedsilo.wall" mpirun -n "$RANKS" "$EXE" --config "$CONFIG" \
     --partition.file "$PART" --output "$tag.h5" --rounds "$cap" $fed_args >"$tag.fedsilo.log" 2>&1 ||

@@ -122,6 +122,8 @@ build_plan() {
 build_plan
 
 # check_plan: fedsilo --dry-run on every distinct planned command (the seed does not change what parses).
+# --overwrite: the planned runs write files of their own; a finished file at the configuration's own
+# output (an earlier run of it) is no reason to reject the plan.
 check_plan() {
   local exe=${FEDSILO_EXE:-$ROOT/build/fedsilo} seen="" line cfg alg seed extra key bad=0 n=0 err
   [ -x "$exe" ] || { echo "reproduce.sh: no fedsilo binary at $exe (bash jobs/setup.sh, or set FEDSILO_EXE)" >&2; return 2; }
@@ -132,7 +134,7 @@ check_plan() {
     seen+="|$key|"
     n=$((n + 1))
     # shellcheck disable=SC2086
-    if ! err=$(cd "$ROOT" && "$exe" --config "$cfg" --algorithm "$alg" --seed "$seed" $extra --dry-run 2>&1 >/dev/null); then
+    if ! err=$(cd "$ROOT" && "$exe" --config "$cfg" --algorithm "$alg" --seed "$seed" $extra --overwrite --dry-run 2>&1 >/dev/null); then
       echo "reproduce.sh: rejected: $line: $err" >&2
       bad=1
     fi

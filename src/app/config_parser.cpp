@@ -69,13 +69,17 @@ struct OptionSet {
   OptionSet() {
     generic.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
         "config,c", po::value<std::string>(), "INI configuration file")(
-        "resume", "continue from <output>.ckpt if it exists")(
+        "resume", "continue from <output>.ckpt if it exists; when <output> is a finished run's results file and "
+                  "no checkpoint is left, say so and exit 0, changing nothing")(
+        "overwrite", "replace <output> when it holds a finished run's results (without it such a run stops at "
+                     "start-up, exit 2); the old file stays until the new one is complete")(
         "quiet,q", "print nothing but errors: no start-up line, round lines, progress, decisions or warnings; the "
                    "error line of a failed run still goes to standard error")(
         "dry-run", "print the configuration fully resolved, then make the run's start-up checks without training "
                    "or writing anything (data, partition file, alpha_fedavg.reference and, with --resume, the "
-                   "checkpoint read and checked; the output folder writable; no other run holding the output) and "
-                   "exit with the code the run would (0 when it can start)");
+                   "checkpoint read and checked; the output folder writable; no other run holding the output; no "
+                   "finished results file replaced without --overwrite) and exit with the code the run would (0 when "
+                   "it can start)");
     for (const auto& o : experimentOptions()) add(experiment, o.key, o.def, o.help);
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
     for (const auto& o : privacyOptions()) add(privacy, o.key, o.defaultValue, o.help);
@@ -212,6 +216,7 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   checkOtherScopes(options, file, commandLine, algorithm);
   out.config.checkpoint.resume = vm.count("resume") != 0;
   out.config.output.quiet = vm.count("quiet") != 0;
+  out.config.output.overwrite = vm.count("overwrite") != 0;
   out.config.resolvedIni = resolvedIni(values);
   if (vm.count("dry-run")) {
     out.action = ParseOutcome::Action::DryRun;

@@ -8,6 +8,7 @@
 #include "app/config_parser.hpp"
 #include "app/console.hpp"
 #include "app/fault_injection.hpp"
+#include "app/finished_results.hpp"
 #include "app/jsonl_stream.hpp"
 #include "app/kernel_choice.hpp"
 #include "app/output_paths.hpp"
@@ -114,8 +115,8 @@ class RunControl {
   void closeCheckpoint() { from_.reset(); }
 
  private:
-  void startUp(FolderMode folders);
-  void findCheckpoint();
+  bool startUp(FolderMode folders);
+  bool findCheckpoint();
   void openCheckpoint();
   void restoreFromCheckpoint();
   void releaseKeptPartial();
@@ -157,23 +158,25 @@ class RunControl {
 // The start-up checks, in an order that touches nothing of the output before its lock is held:
 // names and folder (the lock file lives there), the lock, then the checkpoint (checked before any
 // data is loaded, so a mismatch fails fast), the experiment (data, partition, model, algorithm) and
-// the restore from the checkpoint (which verifies its checksums).
-void RunControl::startUp(FolderMode folders) {
+// the restore from the checkpoint (which verifies its checksums). Returns false when --resume finds
+// the run finished: nothing is to be done.
+bool RunControl::startUp(FolderMode folders) {
   prepareOutputFolder(cfg_.output.path, comm_, folders);
   lock_ = lockOutput(cfg_.output.path, comm_, folders);
   if (!lock_.warning().empty()) console_.warning(lock_.warning());  // a file system without locks
   ownsOutput_ = true;
-  findCheckpoint();
+  if (!findCheckpoint()) return false;
   if (resume_) openCheckpoint();  // before loading any data: a mismatch fails fast
   agreeKernelSet(comm_);
   agreePrecision(comm_, cfg_.train.precision);
   exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_, console_);
   recorder_ = std::make_unique<RoundRecorder>(comm_, exp_->placement());
   if (from_) restoreFromCheckpoint();
+  return true;
 }
 
 int RunControl::run() {
-  startUp(FolderMode::Create);
+  if (!startUp(FolderMode::Create)) return 0;
   releaseKeptPartial();
   openResults();
   openJsonl();
@@ -190,22 +193,40 @@ int RunControl::run() {
 // The real run's start-up without its side effects: missing folders are not created, the lock is
 // released at once, and nothing is trained or written.
 int RunControl::dryRun() {
-  startUp(FolderMode::CheckOnly);
+  const bool willRun = startUp(FolderMode::CheckOnly);
   lock_.release();
+  if (!willRun) return 0;
   console_.say(fmt("# dry run: start-up checks passed: ", cfg_.output.path, " can be written by this run alone; data, "
                    "partition and model (", counted(exp_->context().numParams, "parameter"), ") set up for ",
                    counted(cfg_.clients, "client"), resume_ ? fmt("; checkpoint ", ckptPath_, " verified") : ""));
   return 0;
 }
 
-void RunControl::findCheckpoint() {
+// Finds the checkpoint and decides what becomes of a finished results file at the output (a
+// ConfigError when this run may not replace it). Returns false when the run is finished already.
+bool RunControl::findCheckpoint() {
   const bool haveCkpt = existsOnRoot(ckptPath_, comm_);
+  const bool haveResults = existsOnRoot(files_.results, comm_);
+  OutputStart start = OutputStart::Run;
+  coordinated(comm_, [&] {
+    start = checkFinishedResults(files_.results, ckptPath_, haveResults, haveCkpt, cfg_.checkpoint.resume,
+                                 cfg_.output.overwrite);
+  });
+  if (start == OutputStart::Finished) {
+    console_.say(finishedRunNote(files_.results, ckptPath_));
+    return false;
+  }
+  if (haveResults)
+    console_.say(fmt("note: ", files_.results, " holds a finished run's results; this run replaces them when it ",
+                     "completes (", cfg_.checkpoint.resume ? "resuming a run started with --overwrite" : "--overwrite",
+                     "); until then the file stays as it is"));
   resume_ = cfg_.checkpoint.resume && haveCkpt;
   if (cfg_.checkpoint.resume && !haveCkpt)
     console_.say(fmt("--resume: no checkpoint ", ckptPath_, ", starting from round 0"));
   if (!cfg_.checkpoint.resume && haveCkpt)
     console_.say(fmt("note: ", ckptPath_, " exists but --resume was not given: starting from round 0 (the run "
                      "replaces it)"));
+  return true;
 }
 
 void RunControl::openCheckpoint() {

@@ -274,6 +274,7 @@ struct OutputConfig {
   bool jsonl = false;                // also write <path>.jsonl, one JSON object per round
   double progressSeconds = 10.0;     // least time between two progress lines within a round (0 = none)
   bool quiet = false;                // --quiet: nothing on standard output (command line only, not in the INI)
+  bool overwrite = false;            // --overwrite: may replace a finished run's results file (command line only)
 };
 
 struct CheckpointConfig {
