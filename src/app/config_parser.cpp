@@ -10,6 +10,7 @@
 #include "app/environment_help.hpp"
 #include "app/experiment_options.hpp"
 #include "app/option_sources.hpp"
+#include "app/option_suggestion.hpp"
 #include "app/privacy_options.hpp"
 #include "app/raw_values.hpp"
 #include "core/error.hpp"
@@ -199,6 +200,8 @@ ParseOutcome parseCommandLine(int argc, const char* const* argv) {
   try {
     storeCommandLine(argc, argv, options.all, vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    throw ConfigError(fmt("command line: ", unrecognisedOption(e.get_option_name(), optionNames(options.all))));
   } catch (const po::error& e) {
     throw ConfigError(fmt("command line/config: ", e.what()));
   }

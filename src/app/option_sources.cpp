@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "app/config_file.hpp"
+#include "app/option_suggestion.hpp"
 #include "core/strings.hpp"
 #include "fl/algorithm.hpp"
 
@@ -45,11 +46,41 @@ std::string splitScopedSections(const std::string& text, std::vector<ScopedText>
   return plain;
 }
 
-// The keys of INI `text` as text, checked by Boost against `inFile` (unknown or repeated keys throw po::error).
-OptionTexts parseIni(const std::string& text, const po::options_description& inFile) {
+// The line of INI `text` (1 = its first) that sets `key` as Boost reads it (a "name = value" line, the
+// name prefixed by the section it is under), or 0.
+std::size_t lineOfKey(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  std::string line, section;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    const std::string content = iniContent(line);
+    if (content.size() >= 2 && content.front() == '[' && content.back() == ']') {
+      section = content.substr(1, content.size() - 2);
+      continue;
+    }
+    const std::size_t equals = content.find('=');
+    if (equals == std::string::npos) continue;
+    const std::string name = trim(content.substr(0, equals));
+    if ((section.empty() ? name : section + "." + name) == key) return number;
+  }
+  return 0;
+}
+
+// The keys of INI `text` as text, checked by Boost against `inFile` (repeated keys or a broken line
+// throw po::error). An unknown key is a ConfigError "<path>:<line>: unrecognised option 'KEY'" with
+// the nearest known key; `firstLine` is the file's line of the text's first, `scope` the header of the
+// scoped section the text is ("" for the plain part), named after the line as "[train @ pfedme]: ".
+OptionTexts parseIni(const std::string& text, const po::options_description& inFile, const std::string& path,
+                     std::size_t firstLine, const std::string& scope = "") {
   std::istringstream in(text);
   po::variables_map vm;
-  po::store(po::parse_config_file(in, inFile, false), vm);
+  try {
+    po::store(po::parse_config_file(in, inFile, false), vm);
+  } catch (const po::unknown_option& e) {
+    const std::size_t line = lineOfKey(text, e.get_option_name());
+    throw ConfigError(fmt(path, line > 0 ? fmt(":", firstLine + line - 1) : std::string(), ": ",
+                          scope.empty() ? std::string() : fmt("[", printableExcerpt(scope, 80), "]: "),
+                          unrecognisedOption(e.get_option_name(), optionNames(inFile))));
+  }
   OptionTexts values;
   for (const auto& [key, value] : vm)
     if (!value.defaulted()) values[key] = value.as<std::string>();
@@ -92,7 +123,7 @@ ScopedSection readScopedSection(const std::string& path, const ScopedText& text,
   const std::string where = fmt("config = ", path, ": [", printableExcerpt(s.header, 80), "] (line ", s.line, "): ");
   readScopedHeader(where, scopableSections, s);
   try {
-    s.values = parseIni("[" + s.section + "]\n" + text.body, inFile);
+    s.values = parseIni("[" + s.section + "]\n" + text.body, inFile, path, s.line, s.header);
   } catch (const po::error& e) {
     throw ConfigError(where + printableExcerpt(e.what(), 160));
   }
@@ -113,6 +144,12 @@ void requireDistinctScopes(const std::string& path, const std::vector<ScopedSect
 }
 
 }  // namespace
+
+std::vector<std::string> optionNames(const po::options_description& options) {
+  std::vector<std::string> names;
+  for (const auto& option : options.options()) names.push_back(option->long_name());
+  return names;
+}
 
 OptionTexts ConfigFileValues::forAlgorithm(const std::string& algorithm) const {
   OptionTexts values = plain;
@@ -149,7 +186,7 @@ ConfigFileValues readConfigFile(const std::string& path, const po::options_descr
   // Boost's messages quote the offending line: they are cut and made printable before they reach the
   // one error line.
   try {
-    file.plain = parseIni(plain, inFile);
+    file.plain = parseIni(plain, inFile, path, 1);
   } catch (const po::error& e) {
     throw ConfigError(fmt("config = ", path, ": ", printableExcerpt(e.what(), 160)));
   }

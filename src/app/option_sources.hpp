@@ -54,6 +54,9 @@ ConfigError scopedError(const ConfigFileValues& file, const ScopedSection& s, co
 ConfigFileValues readConfigFile(const std::string& path, const boost::program_options::options_description& inFile,
                                 const std::set<std::string>& scopableSections);
 
+// The long names of `options`, in their order (what an unrecognised option is compared with).
+std::vector<std::string> optionNames(const boost::program_options::options_description& options);
+
 // Stores the command line into `vm`. A later occurrence of an option overrides an earlier one
 // (scripts append overrides); in the INI file a duplicated key stays an error.
 void storeCommandLine(int argc, const char* const* argv, const boost::program_options::options_description& all,

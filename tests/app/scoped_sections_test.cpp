@@ -108,12 +108,12 @@ TEST(ScopedSections, SectionsOfOtherAlgorithmsAreChecked) {
   const auto error = [](const std::string& text) {
     const std::string ini = writeIni(text);
     const std::string message = test::parseError({"--config", ini, "--algorithm", "fedavg"});
-    EXPECT_TRUE(contains(message, "config = " + ini)) << message;
+    EXPECT_TRUE(contains(message, "config = " + ini) || contains(message, ini + ":")) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
     return message;
   };
   std::string m = error("[train]\nlr = 0.1\n[train @ pfedme]\nlrr = 0.1\n");
-  EXPECT_TRUE(contains(m, "[train @ pfedme] (line 3)") && contains(m, "train.lrr")) << m;
+  EXPECT_TRUE(contains(m, ":4: [train @ pfedme]: unrecognised option 'train.lrr'")) << m;
   m = error("[train @ pfedme]\noptimizer = sgdd\n");
   EXPECT_TRUE(contains(m, "[train @ pfedme]") && contains(m, "train.optimizer = sgdd")) << m;
   m = error("[train @ pfedme]\nlr = -1\n");

@@ -90,7 +90,7 @@ check_case config_dev_zero 2 "config = /dev/zero: byte 0x00 at offset 0 (line 1)
 printf 'clients = 4\n\001\002\003binary\n' >"$TMP/binary.ini"
 check_case config_binary 2 "binary.ini: byte 0x01 at offset 12 (line 2): not a text INI file" --config "$TMP/binary.ini"
 printf 'seed = 1\n\377\376 = 1\n' >"$TMP/high.ini"
-check_case config_high_bytes 2 "high.ini: unrecognised option '\\xff\\xfe'" --config "$TMP/high.ini"
+check_case config_high_bytes 2 "high.ini:2: unrecognised option '\\xff\\xfe'" --config "$TMP/high.ini"
 check_case bad_max_classes 2 "data.max_classes = 1" --data.max_classes 1
 # A CSV whose labels reach 4: with data.max_classes = 3 the label is a data error before anything is sized by it.
 "$PY" -c "

@@ -137,7 +137,7 @@ expect config-is-directory 2 "a-directory.ini" --config "$WORK/a-directory.ini" 
 : >"$WORK/zero-bytes.ini"
 expect config-zero-bytes 2 "zero-bytes.ini" --config "$WORK/zero-bytes.ini" --rounds 1 --clients 2 \
   --partition.samples_per_client 20 --model.hidden 4
-expect cli-unknown 2 "unrecognised option '--bogus'" --config "$WORK/clients-zero.ini" --bogus 1
+expect cli-unknown 2 "unrecognised option 'bogus'" --config "$WORK/clients-zero.ini" --bogus 1
 expect cli-missing-value 2 "'--clients' is missing" --no-output --clients
 
 # ---- data (exit 3) ----------------------------------------------------------------------------------

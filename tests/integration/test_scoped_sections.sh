@@ -84,7 +84,7 @@ fi
 printf '%s\n%s\nmomentun = 0.9\n' "$PLAIN" "$SCOPED" >"$WORK/bad.ini"
 run_to "$WORK/bad.log" 2 --config "$WORK/bad.ini" "${BASE[@]}" --algorithm fedavg --output "$WORK/bad.h5"
 lines=$(grep -c '^fedsilo: error' "$WORK/bad.log" || true)
-if [ "$RC" = 2 ] && [ "$lines" = 1 ] && grep -q "bad.ini: \[train @ pfedme\] (line [0-9]*): .*train.momentun" \
+if [ "$RC" = 2 ] && [ "$lines" = 1 ] && grep -q "bad.ini:[0-9]*: \[train @ pfedme\]: unrecognised option 'train.momentun'; did you mean 'train.momentum'?" \
   "$WORK/bad.log" && [ ! -e "$WORK/bad.h5" ] && [ ! -e "$WORK/bad.h5.partial" ]; then
   log "bad key in pfedme's section while running fedavg: $(grep '^fedsilo: error' "$WORK/bad.log")"
 else
