@@ -13,6 +13,9 @@ std::string environmentHelp() {
          "                                   (checked in SLURM jobs not started by mpirun; docs/hpc.md).\n"
          "  FEDSILO_FAULT=KIND:rank=R,...    test-only fault injection (docs/hpc.md, Fault injection); never set it\n"
          "                                   for a real run.\n"
+         "  SLURM_NTASKS                     read, never set: in a SLURM job that Open MPI's mpirun did not start\n"
+         "                                   (no OMPI_COMM_WORLD_SIZE), a rank count other than SLURM_NTASKS is\n"
+         "                                   exit 2 unless FEDSILO_IGNORE_SLURM_NTASKS=1.\n"
          "The job scripts in jobs/ read their own variables (FEDSILO_EXE, FEDSILO_RANKS, FEDSILO_OUT, ...;\n"
          "docs/hpc.md).\n";
 }
