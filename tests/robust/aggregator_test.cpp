@@ -1,6 +1,7 @@
 // The robust aggregators against hand-computed small cases, and the reductions to the mean.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -46,6 +47,39 @@ TEST(Aggregator, MedianPerCoordinateOddAndEven) {
   const AggregateResult even = run(AggregatorKind::Median, matrix({{1, 7}, {9, 3}, {4, 100}, {2, -1}}), {1, 1, 1, 1});
   EXPECT_DOUBLE_EQ(even.aggregate[0], 3.0);  // (2 + 4) / 2
   EXPECT_DOUBLE_EQ(even.aggregate[1], 5.0);  // (3 + 7) / 2
+}
+
+// Random columns with ties, against a sort of each column: the sorting network's median and trimmed
+// mean are exact, and the trimmed mean's weights (tied rows sharing the kept positions) sum to 1.
+TEST(Aggregator, MedianAndTrimmedMeanMatchASortOfEachColumn) {
+  for (int K : {1, 2, 3, 5, 8, 37, 100}) {
+    const std::size_t n = 150;  // more than two tiles of columns
+    UpdateMatrix u(K, n);
+    unsigned state = 12345u + static_cast<unsigned>(K);
+    for (float& x : u.values) {
+      state = state * 1664525u + 1013904223u;
+      x = static_cast<float>(static_cast<int>(state >> 24) % 7) - 3.0f;  // few values: many ties
+    }
+    AggregatorConfig cfg;
+    cfg.trimFraction = 0.2;
+    const std::vector<double> w(static_cast<std::size_t>(K), 1.0);
+    const AggregateResult med = run(AggregatorKind::Median, u, w);
+    const AggregateResult trim = run(AggregatorKind::TrimmedMean, u, w, cfg);
+    const int b = trimmedCount(0.2, K);
+    for (std::size_t c = 0; c < n; ++c) {
+      std::vector<double> col;
+      for (int k = 0; k < K; ++k) col.push_back(u.row(k)[c]);
+      std::sort(col.begin(), col.end());
+      const auto h = static_cast<std::size_t>(K / 2);
+      EXPECT_EQ(med.aggregate[c], K % 2 ? col[h] : 0.5 * (col[h - 1] + col[h])) << "K " << K << " column " << c;
+      double sum = 0.0;
+      for (int p = b; p < K - b; ++p) sum += col[static_cast<std::size_t>(p)];
+      EXPECT_NEAR(trim.aggregate[c], sum / (K - 2 * b), 1e-12) << "K " << K << " column " << c;
+    }
+    double total = 0.0;
+    for (double x : trim.weight) total += x;
+    EXPECT_NEAR(total, 1.0, 1e-12) << "K " << K;
+  }
 }
 
 TEST(Aggregator, MedianOfIdenticalUpdatesIsThatUpdate) {
