@@ -61,7 +61,9 @@ int main(int argc, char** argv) {
     cfg.kind = e.kind;
     cfg.byzantine = 10;
     volatile double sink = 0.0;
-    const double s = medianSeconds(reps, [&] { sink = sink + aggregate(cfg, AggregateInput{u, weights, center}).aggregate[0]; });
+    const double s = medianSeconds(reps, [&] {
+      sink = sink + aggregate(cfg, AggregateInput{u, weights, center}).aggregate[0];
+    });
     std::printf("%-16s %12.4f %9.1f%%\n", nameOf(e.kind), s, 100.0 * s / roundSeconds);
   }
   return 0;

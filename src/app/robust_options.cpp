@@ -70,8 +70,8 @@ AttackConfig readAttack(const RawValues& raw, int clients) {
   t.epsilon = raw.number("attack.epsilon", 0.0, 1e12, true);
   t.startRound = raw.smallInteger("attack.start_round", 0, 100000000);
   if (t.clients > 0 && !t.clientIds.empty())
-    throw ConfigError(fmt("attack.clients = ", t.clients, " and attack.client_ids = ", ids,
-                          ": give one of them, not both"));
+    throw ConfigError(
+        fmt("attack.clients = ", t.clients, " and attack.client_ids = ", ids, ": give one of them, not both"));
   if (t.any() && t.clients == 0 && t.clientIds.empty())
     throw ConfigError(fmt("attack.kind = ", t.kind, ": no malicious silos (set attack.clients or attack.client_ids)"));
   if (!t.any() && (t.clients > 0 || !t.clientIds.empty()))
@@ -83,14 +83,15 @@ AttackConfig readAttack(const RawValues& raw, int clients) {
 // DP's guarantee covers the noised sum, not a robust statistic of unnoised updates.
 void checkCombinations(const RobustConfig& r, const ExperimentConfig& cfg) {
   if (!r.gathersUpdates()) return;
-  const std::string what = r.aggregator.kind != AggregatorKind::Mean
-                               ? fmt("fl.aggregator = ", r.aggregator.kind)
-                               : fmt("attack.kind = ", r.attack.kind);
+  const std::string what = r.aggregator.kind != AggregatorKind::Mean ? fmt("fl.aggregator = ", r.aggregator.kind)
+                                                                     : fmt("attack.kind = ", r.attack.kind);
   if (cfg.privacy.secureAggregation)
-    throw ConfigError(what + ": needs the individual updates, which privacy.secure_aggregation hides (use one or the other)");
+    throw ConfigError(what +
+                      ": needs the individual updates, which privacy.secure_aggregation hides (use one or the other)");
   if (cfg.privacy.clientLevel())
-    throw ConfigError(what + ": not with privacy.level = client, whose guarantee covers the noised sum only "
-                             "(docs/robustness.md; privacy.level = sample works)");
+    throw ConfigError(what +
+                      ": not with privacy.level = client, whose guarantee covers the noised sum only "
+                      "(docs/robustness.md; privacy.level = sample works)");
   if (!makeAlgorithm(cfg)->acceptsRobustAggregation())
     throw ConfigError(fmt(what, ": algorithm = ", cfg.algorithm,
                           " does not set the global model to a mean of the clients' updates; robust aggregation and "
@@ -109,8 +110,8 @@ RobustConfig readRobust(const std::map<std::string, std::string>& values, const 
   const int needed = 2 * r.aggregator.byzantine + 3;
   const bool krum = r.aggregator.kind == AggregatorKind::Krum || r.aggregator.kind == AggregatorKind::MultiKrum;
   if (krum && perRound < needed)
-    throw ConfigError(fmt("fl.byzantine = ", r.aggregator.byzantine, ": ", r.aggregator.kind, " needs at least 2f + 3 = ",
-                          needed, " clients a round, the run has ", perRound));
+    throw ConfigError(fmt("fl.byzantine = ", r.aggregator.byzantine, ": ", r.aggregator.kind,
+                          " needs at least 2f + 3 = ", needed, " clients a round, the run has ", perRound));
   if (r.aggregator.kind == AggregatorKind::MultiKrum && r.aggregator.krumM > perRound)
     throw ConfigError(fmt("fl.krum_m = ", r.aggregator.krumM, ": more than the ", perRound, " clients a round"));
   return r;

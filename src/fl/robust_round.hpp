@@ -38,7 +38,7 @@ class RobustRound {
 
   // --- one client (its rank) ---
   void beforeClient(int client, int round, LocalTrainer& trainer) const;  // label_flip on
-  void afterClient(LocalTrainer& trainer) const;                           // label_flip off
+  void afterClient(LocalTrainer& trainer) const;                          // label_flip off
   // Keeps the client's update (`sent` minus the global parameters, over the reduced blocks) for the
   // gather, when the server needs it.
   void keepUpdate(int client, const std::vector<char>& reduced, const std::vector<double>& blockWeight,
@@ -68,8 +68,8 @@ class RobustRound {
   std::vector<int> ids_;
   std::vector<double> weights_;
   std::vector<float> rows_;
-  std::vector<double> center_;    // rank 0: the last aggregate (centered clipping's starting point)
-  ExactSum mean_;                 // rank 0: global + aggregate at the accumulator's offsets
+  std::vector<double> center_;             // rank 0: the last aggregate (centered clipping's starting point)
+  ExactSum mean_;                          // rank 0: global + aggregate at the accumulator's offsets
   std::vector<double> selected_, weight_;  // per client, this round (replicated after endRound)
 };
 

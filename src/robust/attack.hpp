@@ -60,7 +60,6 @@ double normalQuantile(double p);
 
 // The unweighted per-coordinate mean (and, with `stddev`, the population standard deviation) of the
 // honest rows (all rows when none is honest).
-void honestMoments(const AttackRound& r, const UpdateMatrix& u, std::vector<double>& mean,
-                   std::vector<double>* stddev);
+void honestMoments(const AttackRound& r, const UpdateMatrix& u, std::vector<double>& mean, std::vector<double>* stddev);
 
 }  // namespace fedsilo

@@ -15,7 +15,8 @@ std::vector<char> chooseMalicious(const AttackConfig& cfg, int numClients, std::
   for (int k = 0; k < numClients; ++k) ids[static_cast<std::size_t>(k)] = k;
   Rng rng(seed, -1, -1, Purpose::AttackClients);
   rng.shuffle(ids);
-  for (int i = 0; i < cfg.clients && i < numClients; ++i) flags[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)])] = 1;
+  for (int i = 0; i < cfg.clients && i < numClients; ++i)
+    flags[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)])] = 1;
   return flags;
 }
 

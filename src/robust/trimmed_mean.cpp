@@ -13,9 +13,7 @@
 
 namespace fedsilo {
 
-int trimmedCount(double beta, int rows) {
-  return std::min(static_cast<int>(beta * rows), (rows - 1) / 2);
-}
+int trimmedCount(double beta, int rows) { return std::min(static_cast<int>(beta * rows), (rows - 1) / 2); }
 
 namespace {
 

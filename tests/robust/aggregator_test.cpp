@@ -20,8 +20,8 @@ UpdateMatrix matrix(const std::vector<std::vector<float>>& rows) {
   return u;
 }
 
-AggregateResult run(AggregatorKind kind, const UpdateMatrix& u, const std::vector<double>& w,
-                    AggregatorConfig cfg = {}, std::vector<double> center = {}) {
+AggregateResult run(AggregatorKind kind, const UpdateMatrix& u, const std::vector<double>& w, AggregatorConfig cfg = {},
+                    std::vector<double> center = {}) {
   cfg.kind = kind;
   return aggregate(cfg, AggregateInput{u, w, center});
 }
@@ -194,8 +194,7 @@ TEST(Aggregator, CenteredClipOneStepFromTheCentre) {
   EXPECT_DOUBLE_EQ(r.weight[0], 0.2);
   EXPECT_DOUBLE_EQ(r.weight[1], 1.0);
   // From another centre the clipping is about that centre: (3, 4) is within tau of (3, 3.5).
-  const AggregateResult moved =
-      run(AggregatorKind::CenteredClip, matrix({{3, 4}, {3, 3}}), {1, 1}, cfg, {3.0, 3.5});
+  const AggregateResult moved = run(AggregatorKind::CenteredClip, matrix({{3, 4}, {3, 3}}), {1, 1}, cfg, {3.0, 3.5});
   EXPECT_DOUBLE_EQ(moved.aggregate[1], 3.5);
 }
 

@@ -93,7 +93,7 @@ TEST(Attack, AlieSendsMeanMinusZStdOfTheHonestRows) {
   c.z = 1.5;
   applyAttack(c, roundOf({0, 0, 1}), u);
   EXPECT_FLOAT_EQ(u.row(2)[0], static_cast<float>(2.0 - 1.5 * 1.0));  // honest mean 2, std 1
-  EXPECT_FLOAT_EQ(u.row(2)[1], 10.0f);                                  // std 0
+  EXPECT_FLOAT_EQ(u.row(2)[1], 10.0f);                                // std 0
   EXPECT_EQ(u.row(0)[0], 1.0f);
 }
 
