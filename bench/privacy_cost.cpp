@@ -13,8 +13,6 @@
 //              add, and the server's unmasking (d of the n clients dropped)
 //
 //   build/bench/fedsilo_privacy_bench [repetitions]      (default 21)
-#include <time.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -29,15 +27,11 @@
 #include "privacy/gaussian_f32.hpp"
 #include "privacy/secure_aggregation.hpp"
 
+#include "thread_clock.hpp"
+
 using namespace fedsilo;
 
 namespace {
-
-double threadSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 // Median seconds per call of each function, the functions run alternately `reps` times (`inner`
 // calls each time).

@@ -18,8 +18,9 @@ declare -A ALLOWED=(
   [comm]="core comm"
   [io]="core comm io"
   [privacy]="core privacy"
-  [fl]="core nn optim data comm io privacy fl"
-  [app]="core nn optim data comm io privacy fl app"
+  [robust]="core robust"
+  [fl]="core nn optim data comm io privacy robust fl"
+  [app]="core nn optim data comm io privacy robust fl app"
 )
 
 violations=0

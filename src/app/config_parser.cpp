@@ -12,6 +12,7 @@
 #include "app/option_sources.hpp"
 #include "app/option_suggestion.hpp"
 #include "app/privacy_options.hpp"
+#include "app/robust_options.hpp"
 #include "app/raw_values.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -64,6 +65,7 @@ struct OptionSet {
   po::options_description experiment{"Experiment options (INI: top-level keys, or key = value under [section])"};
   po::options_description algorithm{"Algorithm options"};
   po::options_description privacy{"Privacy options (docs/privacy.md)"};
+  po::options_description robust{"Robustness options (docs/robustness.md)"};
   po::options_description all, inFile;
   std::vector<std::pair<std::string, std::string>> defaults;
 
@@ -84,8 +86,9 @@ struct OptionSet {
     for (const auto& o : experimentOptions()) add(experiment, o.key, o.def, o.help);
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
     for (const auto& o : privacyOptions()) add(privacy, o.key, o.defaultValue, o.help);
-    all.add(generic).add(experiment).add(algorithm).add(privacy);
-    inFile.add(experiment).add(algorithm).add(privacy);
+    for (const auto& o : robustOptions()) add(robust, o.key, o.defaultValue, o.help);
+    all.add(generic).add(experiment).add(algorithm).add(privacy).add(robust);
+    inFile.add(experiment).add(algorithm).add(privacy).add(robust);
   }
 
  private:

@@ -158,6 +158,35 @@ const std::vector<EnumName<NoisePlacement>>& enumNames<NoisePlacement>() {
 }
 
 template <>
+const std::vector<EnumName<AggregatorKind>>& enumNames<AggregatorKind>() {
+  static const std::vector<EnumName<AggregatorKind>> names = {
+      {AggregatorKind::Mean, "mean", "weighted mean (FedAvg)"},
+      {AggregatorKind::Median, "median", "coordinate-wise median"},
+      {AggregatorKind::TrimmedMean, "trimmed_mean", "coordinate-wise mean without the fl.trim_fraction extremes"},
+      {AggregatorKind::Krum, "krum", "the update closest to its n - f - 2 neighbours"},
+      {AggregatorKind::MultiKrum, "multi_krum", "mean of the fl.krum_m best Krum scores"},
+      {AggregatorKind::Geomed, "geomed", "geometric median (Weiszfeld, RFA)"},
+      {AggregatorKind::CenteredClip, "centered_clip", "centered clipping around the last aggregate"},
+      {AggregatorKind::NormClip, "norm_clip", "mean of updates clipped to fl.clip_norm"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<AttackKind>>& enumNames<AttackKind>() {
+  static const std::vector<EnumName<AttackKind>> names = {
+      {AttackKind::None, "none", "no attack"},
+      {AttackKind::LabelFlip, "label_flip", "train on labels c -> C-1-c"},
+      {AttackKind::SignFlip, "sign_flip", "send -s Delta"},
+      {AttackKind::Scale, "scale", "send s Delta"},
+      {AttackKind::Gaussian, "gaussian", "send Gaussian noise of the update's norm"},
+      {AttackKind::Alie, "alie", "mean - z std of the honest updates"},
+      {AttackKind::Ipm, "ipm", "-epsilon x mean of the honest updates"},
+  };
+  return names;
+}
+
+template <>
 const std::vector<EnumName<EvalSelect>>& enumNames<EvalSelect>() {
   static const std::vector<EnumName<EvalSelect>> names = {
       {EvalSelect::Final, "final", "the last evaluation"},
@@ -225,6 +254,8 @@ FEDSILO_ENUM_FUNCTIONS(ClientWeighting)
 FEDSILO_ENUM_FUNCTIONS(GlobalEvaluation)
 FEDSILO_ENUM_FUNCTIONS(PrivacyLevel)
 FEDSILO_ENUM_FUNCTIONS(NoisePlacement)
+FEDSILO_ENUM_FUNCTIONS(AggregatorKind)
+FEDSILO_ENUM_FUNCTIONS(AttackKind)
 #undef FEDSILO_ENUM_FUNCTIONS
 
 const std::string& OptionValues::raw(const std::string& key) const {

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/privacy_config.hpp"
+#include "core/robust_config.hpp"
 
 namespace fedsilo {
 
@@ -100,6 +101,10 @@ template <>
 const std::vector<EnumName<PrivacyLevel>>& enumNames<PrivacyLevel>();
 template <>
 const std::vector<EnumName<NoisePlacement>>& enumNames<NoisePlacement>();
+template <>
+const std::vector<EnumName<AggregatorKind>>& enumNames<AggregatorKind>();
+template <>
+const std::vector<EnumName<AttackKind>>& enumNames<AttackKind>();
 
 // The name of a value ("dirichlet").
 template <typename E>
@@ -158,6 +163,8 @@ std::ostream& operator<<(std::ostream& os, ClientWeighting value);
 std::ostream& operator<<(std::ostream& os, GlobalEvaluation value);
 std::ostream& operator<<(std::ostream& os, PrivacyLevel value);
 std::ostream& operator<<(std::ostream& os, NoisePlacement value);
+std::ostream& operator<<(std::ostream& os, AggregatorKind value);
+std::ostream& operator<<(std::ostream& os, AttackKind value);
 
 // The client optimizer and its coefficients (train.optimizer, train.lr, ...; PyTorch 1.13 semantics,
 // optim/optimizer.hpp). TrainConfig is one, and the trainer takes its settings from it by one
@@ -325,6 +332,7 @@ struct ExperimentConfig {
   OutputConfig output;
   CheckpointConfig checkpoint;
   PrivacyConfig privacy;      // privacy.* (core/privacy_config.hpp)
+  RobustConfig robust;        // fl.aggregator and its parameters, attack.* (core/robust_config.hpp)
   OptionValues algo;          // every declared algorithm option, defaults filled in
   std::string resolvedIni;    // the fully resolved configuration as INI text
 };

@@ -35,6 +35,9 @@ enum class Purpose : std::uint64_t {
   SecAggSelfMask = 44,  // secure aggregation self masks, per (client, round)
   DpBatch = 45,        // DP-SGD's Poisson batch, per (client, round, extra = step)
   DpSgdNoise = 46,     // DP-SGD's gradient noise, per (client, round, extra = step)
+  // Byzantine attacks (src/robust), numbered from 60.
+  AttackClients = 60,  // which silos are malicious (client = round = -1)
+  AttackNoise = 61,    // the gaussian attack's payload, per (client, round)
   Misc = 99,
 };
 

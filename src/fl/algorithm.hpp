@@ -159,6 +159,11 @@ class Algorithm {
   // through the aggregation helpers, so that fl.server_optimizer can apply to it. The configuration
   // parser refuses a server optimizer for an algorithm that says no.
   virtual bool acceptsServerOptimizer() const { return false; }
+  // Whether the server step sets the reduced blocks to the weighted mean of the clients' vectors, each
+  // a model whose difference from the global one is the client's update, every reduced block sent with
+  // the client's one weight: robust aggregators (fl.aggregator) and model-poisoning attacks then replace
+  // that mean (fl/robust_round.hpp). The configuration parser refuses them for an algorithm that says no.
+  virtual bool acceptsRobustAggregation() const { return false; }
   // Server state replicated on every rank after each round (broadcast from rank 0).
   virtual std::vector<double> serverState() const { return {}; }
   virtual void setServerState(const std::vector<double>& state) { (void)state; }

@@ -195,6 +195,7 @@ void Experiment::writeFinal(RecordSink& sink) {
   if (!data_.vocabulary.empty()) sink.writeStrings("/data/vocabulary", data_.vocabulary);
   alg_->record(*ctx_, sink);
   driver_->recordPrivacy(sink);
+  driver_->recordRobust(sink);
 }
 
 // The selected client figures (eval.select) and their summary (replicated: computed on root,

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "robust/attack.hpp"
 
 namespace fedsilo {
 
@@ -108,6 +109,8 @@ void LocalTrainer::prefetchNextBatch(std::size_t next, std::size_t n, int batch)
 
 const std::int32_t* LocalTrainer::gatherLabels(const Dataset& data, const Index* idx, int count) {
   for (int i = 0; i < count; ++i) y_[i] = data.labels[static_cast<std::size_t>(idx[i])];
+  if (flipClasses_ > 0)
+    for (int i = 0; i < count; ++i) y_[i] = flipLabel(y_[i], flipClasses_);
   return y_.data();
 }
 

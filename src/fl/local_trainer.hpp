@@ -117,6 +117,9 @@ class LocalTrainer {
   // DP-SGD (fl/dp_sgd.hpp) for every train() call until reset with nullptr: Poisson batches and
   // clipped, noised gradients instead of the epoch's shuffled batches. `p` must outlive its use.
   void setPrivateSgd(PrivateSgd* p) { private_ = p; }
+  // Label flipping (attack.kind = label_flip, docs/robustness.md): until reset with 0, every label this
+  // trainer gathers is mapped c -> numClasses - 1 - c, the malicious silo's poisoned view of its data.
+  void setLabelFlip(int numClasses) { flipClasses_ = numClasses; }
 
  private:
   const Dataset& train_;
@@ -132,6 +135,7 @@ class LocalTrainer {
   std::unique_ptr<Augmenter> augmenter_;
   std::uint64_t augmentSeed_ = 0;
   PrivateSgd* private_ = nullptr;        // DP-SGD settings of the client being trained (nullptr: off)
+  int flipClasses_ = 0;                  // label_flip: the class count C of c -> C - 1 - c (0: off)
   IndexList privateBatch_;               // DP-SGD: the step's Poisson sample
   AlignedVector<float> privateSum_;      // DP-SGD: the clipped sum over chunks of a large Poisson batch
 

@@ -51,6 +51,7 @@ RoundDriver::RoundDriver(const RoundParts& parts)
   if (parts.cfg.fl.serverOptimizer.kind != ServerOptimizerKind::None)
     serverOptimizer_ = std::make_unique<ServerOptimizer>(parts.cfg.fl.serverOptimizer, parts.model.numParams());
   privacy_ = RoundPrivacy::make(p_.cfg, p_.comm, p_.placement, p_.clients, p_.ctx.blocks);
+  robust_ = RobustRound::make(p_.cfg, p_.comm, p_.placement, p_.ctx.blocks, p_.data.train.numClasses);
 }
 
 RoundDriver::~RoundDriver() = default;
@@ -146,7 +147,9 @@ void RoundDriver::trainClient(int client, int round, const ReductionLayout& layo
   ClientContext clientContext = clientContextFor(client, round);
   ClientUpdate update;
   if (privacy_) privacy_->beforeClient(client, round, p_.trainer);
+  if (robust_) robust_->beforeClient(client, round, p_.trainer);
   const bool sent = updateUnlessDiverged(clientContext, layout, update);
+  if (robust_) robust_->afterClient(p_.trainer);
   if (privacy_) privacy_->afterClient(p_.trainer);
   if (!sent) {
     local.participated[slot] = -1.0;  // recorded as diverged
@@ -208,6 +211,9 @@ void RoundDriver::checkFinite(const ClientUpdate& update, int client, int round,
 // Into the round's accumulator, through the privacy step when there is one (client-level DP's
 // clipping and noise share, secure aggregation's masks).
 void RoundDriver::sendUpdate(int client, int round, const ReductionLayout& layout, ClientUpdate& update) {
+  if (robust_)
+    robust_->keepUpdate(client, layout.reduced, update.blockWeight, update.vector ? update.vector : p_.model.params(),
+                        p_.global);
   if (!privacy_) return accumulate(update, layout, acc_);
   privacy_->privatize(client, round, layout.reduced, p_.global, update);
   accumulate(update, layout, privacy_->uploadTarget(acc_));
@@ -247,6 +253,7 @@ std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const Reducti
   const Communicator& comm = p_.comm;
   comm.reduceExact(acc_, 0);
   if (privacy_) privacy_->afterReduction(acc_, layout.privacySumsAt());
+  if (robust_) robust_->gather();
   const std::vector<double> payloads = comm.gatherv(local.payloadRows, 0);
   const bool sensitivityRound = isFirst(round) || isLast(round);
   const std::vector<double> sensitivity =
@@ -258,6 +265,7 @@ std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const Reducti
     ServerInput in = serverInput(round, layout, payloads, sensitivity);
     blockWeightSum = in.blockWeightSum;
     if (privacy_) privacy_->serverInput(round, acc_, p_.global, in);
+    if (robust_) robust_->serverInput(round, p_.global, in);
     p_.alg.serverUpdate(p_.ctx, in, p_.global);
     for (float v : p_.global)
       if (!std::isfinite(v)) throw NumericError(fmt("round ", round, ": the aggregated global model contains ", v));
@@ -267,6 +275,7 @@ std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const Reducti
   comm.bcast(blockWeightSum.data(), blockWeightSum.size(), 0);
   comm.bcast(state, 0);
   if (!comm.isRoot()) p_.alg.setServerState(state);
+  if (robust_) robust_->endRound();
   return blockWeightSum;
 }
 
@@ -347,6 +356,7 @@ void RoundDriver::recordRound(RecordSink& sink, const RoundSummary& summary, con
   sink.appendRoundClients("participated", local.participated);
   sink.appendRoundScalar("seconds", summary.seconds);
   sink.appendRoundScalar("train_seconds", summary.trainSeconds);
+  if (robust_) robust_->recordRound(sink);
   sink.endRound();
 }
 
@@ -381,8 +391,13 @@ void RoundDriver::recordPrivacy(RecordSink& sink) const {
   if (privacy_) privacy_->record(sink);
 }
 
+void RoundDriver::recordRobust(RecordSink& sink) const {
+  if (robust_) robust_->record(sink);
+}
+
 void RoundDriver::checkpointProtocolState(StateArchive& ar) {
   selection_.checkpoint(ar);
+  if (robust_) robust_->checkpoint(ar);
   if (!serverOptimizer_) return;
   std::vector<double> state = ar.saving() ? serverOptimizer_->state() : std::vector<double>{};
   if (ar.saving()) p_.comm.bcast(state, 0);  // the state lives on rank 0; the archive stores replicated arrays

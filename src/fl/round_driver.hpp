@@ -10,6 +10,9 @@
 //                          (every evaluated round, or the last only: eval.global)
 //   recordRound            one /rounds row
 //
+// Privacy (fl/round_privacy.hpp) and robustness (fl/robust_round.hpp: attacks, robust aggregators)
+// join at named points inside these steps.
+//
 // The driver names no algorithm: everything algorithm-specific goes through the Algorithm interface
 // (fl/algorithm.hpp). Experiment (fl/experiment.hpp) builds the pieces a round works on and owns them.
 #pragma once
@@ -30,6 +33,7 @@
 #include "fl/eval_selection.hpp"
 #include "fl/local_trainer.hpp"
 #include "fl/server_optimizer.hpp"
+#include "fl/robust_round.hpp"
 #include "fl/round_privacy.hpp"
 
 namespace fedsilo {
@@ -119,6 +123,8 @@ class RoundDriver {
   void checkpoint(StateArchive& ar);
   // The privacy records (/privacy/*; collective; nothing when privacy is off), and the banner line.
   void recordPrivacy(RecordSink& sink) const;
+  // The robustness records (/clients/malicious; collective; nothing when robustness is off).
+  void recordRobust(RecordSink& sink) const;
   std::string privacyDescription() const { return privacy_ ? privacy_->describe() : ""; }
 
   int nextRound() const { return nextRound_; }
@@ -198,6 +204,7 @@ class RoundDriver {
 
   RoundParts p_;
   std::unique_ptr<RoundPrivacy> privacy_;  // nullptr: privacy off (fl/round_privacy.hpp)
+  std::unique_ptr<RobustRound> robust_;    // nullptr: robustness off (fl/robust_round.hpp)
   ExactSum acc_;
   int nextRound_ = 0;
   ClientFigures lastFigures_;                   // the local clients' last evaluation

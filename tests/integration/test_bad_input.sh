@@ -112,6 +112,20 @@ check_case unknown_fedbabu_head 2 "no layer block 'fc9'" --algorithm fedbabu --f
 check_case fedbabu_head_not_last 2 "the head must be the model's last blocks" --algorithm fedbabu --fedbabu.head fc1
 touch "$TMP/a_file"
 check_case output_parent_is_a_file 2 "a_file exists and is not a folder" --output "$TMP/a_file/sub/r.h5"
+# Robust aggregation and attacks (docs/robustness.md).
+check_case bad_aggregator 2 "fl.aggregator = mode" --fl.aggregator mode
+check_case bad_trim_fraction 2 "fl.trim_fraction = 0.5" --fl.aggregator trimmed_mean --fl.trim_fraction 0.5
+check_case krum_too_few_clients 2 "fl.byzantine = 1" --fl.aggregator krum --fl.byzantine 1
+check_case attack_without_silos 2 "attack.kind = sign_flip" --attack.kind sign_flip
+check_case attack_ids_out_of_range 2 "attack.client_ids = 0,9" --attack.kind alie --attack.client_ids 0,9
+check_case attack_silos_without_kind 2 "attack.kind = none" --attack.clients 2
+check_case robust_with_secure_aggregation 2 "privacy.secure_aggregation" --fl.aggregator median \
+  --privacy.secure_aggregation true
+check_case robust_with_client_dp 2 "privacy.level = client" --attack.kind ipm --attack.clients 1 \
+  --privacy.level client --privacy.noise_multiplier 1
+check_case robust_algorithm_refused 2 "algorithm = qffl" --algorithm qffl --fl.aggregator geomed
+check_case robust_memory_refused 2 "fl.aggregator_memory_mb = 0.001" --fl.aggregator median \
+  --fl.aggregator_memory_mb 0.001
 
 # The other side of the same check: missing parent folders of --output are created.
 if "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" --rounds 1 --output "$TMP/new/nested/r.h5" >"$TMP/nested.log" 2>&1 \

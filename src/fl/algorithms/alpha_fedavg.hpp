@@ -57,6 +57,8 @@ class AlphaFedAvg : public FedAvg {
   int payloadSize() const override { return 1; }  // the reported accuracy
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
   void serverUpdate(const FlContext& ctx, const ServerInput& in, std::vector<float>& global) override;
+  // The server step searches alpha against an efficiency target, not one mean of the updates.
+  bool acceptsRobustAggregation() const override { return false; }
   std::vector<double> serverState() const override { return state_; }
   void setServerState(const std::vector<double>& s) override { applyState(s, true); }
   void checkpoint(StateArchive& ar) override;

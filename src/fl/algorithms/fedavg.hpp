@@ -12,6 +12,8 @@ class FedAvg : public Algorithm {
   // FedAvg and the algorithms built on it (FedProx, FedLP, FedBABU, Ditto, alpha-FedAvg) average
   // through applyWeightedMean.
   bool acceptsServerOptimizer() const override { return true; }
+  // FedAvg, FedProx, Ditto (its global model) and FedBABU; FedLP and alpha-FedAvg say no.
+  bool acceptsRobustAggregation() const override { return true; }
 
  protected:
   // Trains c.model from the global parameters with the shared loop and an optional objective hook,

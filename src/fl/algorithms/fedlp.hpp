@@ -17,6 +17,8 @@ class FedLp : public FedAvg {
   explicit FedLp(double keepProb) : keepProb_(keepProb) {}
   std::string name() const override { return "fedlp"; }
   void clientUpdate(ClientContext& c, ClientUpdate& out) override;
+  // A client sends only the layers its Bernoulli draw keeps: the clients' rows do not share the blocks.
+  bool acceptsRobustAggregation() const override { return false; }
 
  private:
   double keepProb_;

@@ -1,0 +1,63 @@
+// The clients' updates of one round, one row per client in ascending client order (K x n floats):
+// what robust aggregators and model-poisoning attacks work on. No MPI here: the round driver gathers
+// the rows (fl/robust_round.hpp).
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+namespace fedsilo {
+
+struct UpdateMatrix {
+  int rows = 0;
+  std::size_t cols = 0;
+  std::vector<float> values;  // row-major
+
+  UpdateMatrix() = default;
+  UpdateMatrix(int numRows, std::size_t numCols)
+      : rows(numRows), cols(numCols), values(static_cast<std::size_t>(numRows) * numCols, 0.0f) {}
+  float* row(int k) { return values.data() + static_cast<std::size_t>(k) * cols; }
+  const float* row(int k) const { return values.data() + static_cast<std::size_t>(k) * cols; }
+};
+
+// Sum of squares of a float vector in double precision, with a fixed accumulation order (four partial
+// sums), so the result does not depend on the thread, rank or compiler's vectorisation choices.
+inline double squaredNorm(const float* x, std::size_t n) {
+  double s[4] = {0.0, 0.0, 0.0, 0.0};
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (std::size_t j = 0; j < 4; ++j) s[j] += static_cast<double>(x[i + j]) * static_cast<double>(x[i + j]);
+  for (; i < n; ++i) s[0] += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// ||x - y||^2 in double precision, fixed accumulation order as squaredNorm; y is a float row or a
+// double centre.
+template <class T>
+double squaredDistance(const float* x, const T* y, std::size_t n) {
+  double s[4] = {0.0, 0.0, 0.0, 0.0};
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (std::size_t j = 0; j < 4; ++j) {
+      const double d = static_cast<double>(x[i + j]) - static_cast<double>(y[i + j]);
+      s[j] += d * d;
+    }
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - static_cast<double>(y[i]);
+    s[0] += d * d;
+  }
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// sum_k c_k x_k over the rows with c_k != 0, into `out` (n doubles), rows in order.
+inline void combineRows(const UpdateMatrix& u, const std::vector<double>& coeff, std::vector<double>& out) {
+  out.assign(u.cols, 0.0);
+  for (int k = 0; k < u.rows; ++k) {
+    const double c = coeff[static_cast<std::size_t>(k)];
+    if (c == 0.0) continue;
+    const float* x = u.row(k);
+    for (std::size_t i = 0; i < u.cols; ++i) out[i] += c * static_cast<double>(x[i]);
+  }
+}
+
+}  // namespace fedsilo
