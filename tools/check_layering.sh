@@ -18,8 +18,9 @@ declare -A ALLOWED=(
   [comm]="core comm"
   [io]="core comm io"
   [privacy]="core privacy"
+  [compress]="core compress"
   [fl]="core nn optim data comm io privacy fl"
-  [app]="core nn optim data comm io privacy fl app"
+  [app]="core nn optim data comm io privacy compress fl app"
 )
 
 violations=0

@@ -35,6 +35,8 @@ enum class Purpose : std::uint64_t {
   SecAggSelfMask = 44,  // secure aggregation self masks, per (client, round)
   DpBatch = 45,        // DP-SGD's Poisson batch, per (client, round, extra = step)
   DpSgdNoise = 46,     // DP-SGD's gradient noise, per (client, round, extra = step)
+  // Update compression (src/compress), numbered from 60 for the same reason.
+  Compress = 60,  // stochastic rounding and random-k sets, per (client, round, extra = link direction)
   Misc = 99,
 };
 
