@@ -1,5 +1,7 @@
 #include "compress/sign_codec.hpp"
 
+#include <cstring>
+
 #include "compress/block_math.hpp"
 #include "compress/compress_config.hpp"
 #include "compress/wire.hpp"
@@ -27,7 +29,13 @@ void SignCodec::encodeBlock(const float* x, std::size_t m, Rng&, ByteWriter& w) 
 void SignCodec::decodeBlock(ByteReader& r, std::size_t m, Rng&, float* out) const {
   const float scale = r.f32();
   const std::uint8_t* bits = r.take(packedBytes(m, 1));
-  for (std::size_t i = 0; i < m; ++i) out[i] = (bits[i >> 3] >> (i & 7)) & 1u ? -scale : scale;
+  std::uint32_t scaleBits;
+  std::memcpy(&scaleBits, &scale, 4);
+  // The sign bit of each output set from its wire bit: a branch-free loop the compiler vectorises.
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::uint32_t v = scaleBits ^ (static_cast<std::uint32_t>((bits[i >> 3] >> (i & 7)) & 1u) << 31);
+    std::memcpy(out + i, &v, 4);
+  }
 }
 
 }  // namespace fedsilo

@@ -80,19 +80,24 @@ inline unsigned bitWidth(std::uint64_t maxValue) {
 class BitPacker {
  public:
   BitPacker(std::uint8_t* dst, unsigned width) : dst_(dst), width_(width) {}
+  // Whole 32-bit words go out as they fill (fill_ stays below 32, so a 32-bit code always fits).
   void put(std::uint32_t code) {
     acc_ |= static_cast<std::uint64_t>(code) << fill_;
     fill_ += width_;
-    while (fill_ >= 8) {
-      *dst_++ = static_cast<std::uint8_t>(acc_);
-      acc_ >>= 8;
-      fill_ -= 8;
+    if (fill_ >= 32) {
+      const auto word = static_cast<std::uint32_t>(acc_);
+      std::memcpy(dst_, &word, 4);
+      dst_ += 4;
+      acc_ >>= 32;
+      fill_ -= 32;
     }
   }
   void finish() {
-    if (fill_ > 0) *dst_++ = static_cast<std::uint8_t>(acc_);
+    for (; fill_ > 0; fill_ = fill_ > 8 ? fill_ - 8 : 0) {
+      *dst_++ = static_cast<std::uint8_t>(acc_);
+      acc_ >>= 8;
+    }
     acc_ = 0;
-    fill_ = 0;
   }
 
  private:
