@@ -37,8 +37,10 @@ void quantise(const float* x, const float* u, std::size_t n, float scale, std::u
     const float r = std::fabs(x[i]) * scale;
     const float low = std::floor(r);
     const float level = std::min(low + (u[i] < r - low ? 1.0f : 0.0f), top);
-    const auto l = static_cast<std::uint32_t>(level);
-    code[i] = l | (x[i] < 0.0f && l != 0 ? 1u << bits : 0u);
+    // Signed conversion and bitwise logic (no && or unsigned conversion) keep the loop vectorisable.
+    const auto l = static_cast<std::int32_t>(level);
+    const std::int32_t negative = static_cast<std::int32_t>(x[i] < 0.0f) & static_cast<std::int32_t>(l != 0);
+    code[i] = static_cast<std::uint32_t>(l | (negative << bits));
   }
 }
 
