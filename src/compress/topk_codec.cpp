@@ -14,21 +14,40 @@ namespace fedsilo {
 
 namespace {
 
-// The ascending indices of the k largest |x_i|. Each element's key is its magnitude's bits (ordered as
-// the magnitudes are, for non-negative floats) above its complemented index, so that one unsigned
-// comparison orders by magnitude and then by lower index: nth_element then selects a unique set.
+std::uint32_t magnitudeBits(float v) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits & 0x7FFFFFFFu;  // ordered as the magnitudes are, for every non-NaN float
+}
+
+// The ascending indices of the k largest |x_i|, ties in magnitude to the lower index (so the kept set
+// is a function of the values alone). nth_element over the magnitudes' bits finds the k-th largest, t;
+// one pass in index order then keeps every element above t and the first elements equal to t.
+// A histogram of the top bits (exponent and 3 mantissa bits) first narrows the nth_element to the
+// magnitudes at or above the bin that holds the k-th largest.
 void largestIndices(const float* x, std::size_t m, std::size_t k, std::vector<std::uint32_t>& idx) {
-  thread_local std::vector<std::uint64_t> key;
-  key.resize(m);
+  constexpr unsigned kShift = 20;
+  thread_local std::vector<std::uint32_t> hist, mag;
+  hist.assign((0x7FFFFFFFu >> kShift) + 1, 0);
+  for (std::size_t i = 0; i < m; ++i) ++hist[magnitudeBits(x[i]) >> kShift];
+  std::size_t bin = hist.size() - 1, count = hist[bin];
+  while (count < k) count += hist[--bin];
+  mag.clear();
+  for (std::size_t i = 0; i < m; ++i)
+    if ((magnitudeBits(x[i]) >> kShift) >= bin) mag.push_back(magnitudeBits(x[i]));
+  std::nth_element(mag.begin(), mag.begin() + static_cast<std::ptrdiff_t>(k - 1), mag.end(), std::greater<>());
+  const std::uint32_t t = mag[k - 1];
+  std::size_t above = 0;
+  for (std::size_t j = 0; j < k; ++j) above += mag[j] > t;
+  std::size_t ties = k - above;  // how many elements equal to t are kept
+  idx.clear();
   for (std::size_t i = 0; i < m; ++i) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &x[i], sizeof bits);
-    key[i] = (static_cast<std::uint64_t>(bits & 0x7FFFFFFFu) << 32) | (0xFFFFFFFFu - static_cast<std::uint32_t>(i));
+    const std::uint32_t b = magnitudeBits(x[i]);
+    if (b > t || (b == t && ties > 0)) {
+      if (b == t) --ties;
+      idx.push_back(static_cast<std::uint32_t>(i));
+    }
   }
-  std::nth_element(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(k - 1), key.end(), std::greater<>());
-  idx.resize(k);
-  for (std::size_t j = 0; j < k; ++j) idx[j] = 0xFFFFFFFFu - static_cast<std::uint32_t>(key[j]);
-  std::sort(idx.begin(), idx.end());
 }
 
 }  // namespace
