@@ -19,8 +19,9 @@ declare -A ALLOWED=(
   [io]="core comm io"
   [privacy]="core privacy"
   [robust]="core robust"
+  [compress]="core compress"
   [fl]="core nn optim data comm io privacy robust fl"
-  [app]="core nn optim data comm io privacy robust fl app"
+  [app]="core nn optim data comm io privacy robust compress fl app"
 )
 
 violations=0

@@ -38,6 +38,8 @@ enum class Purpose : std::uint64_t {
   // Byzantine attacks (src/robust), numbered from 60.
   AttackClients = 60,  // which silos are malicious (client = round = -1)
   AttackNoise = 61,    // the gaussian attack's payload, per (client, round)
+  // Update compression (src/compress), numbered from 70.
+  Compress = 70,  // stochastic rounding and random-k sets, per (client, round, extra = link direction)
   Misc = 99,
 };
 
