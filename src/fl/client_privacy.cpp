@@ -68,11 +68,16 @@ void ClientLevelDp::addSums(ExactSum& into, std::size_t at) const {
   if (adaptive_) into.add(at, lastBit_);
 }
 
-void ClientLevelDp::privatizeServerInput(int round, const ExactSum& acc, const std::vector<float>& global,
-                                         ServerInput& in) {
+double ClientLevelDp::serverNoiseStd(int shares, int roundClients) const {
+  if (cfg_.privacy.noisePlacement == NoisePlacement::Server) return updateNoiseStd();
+  return distributedTopUpStd(cfg_.privacy.noiseMultiplier, clip(), shares, roundClients);
+}
+
+void ClientLevelDp::privatizeServerInput(int round, const ExactSum& acc, const std::vector<float>& global, int shares,
+                                         int roundClients, ServerInput& in) {
   mean_.resize(acc.size());
   const double denominator = meanDenominator();
-  const bool central = cfg_.privacy.noisePlacement == NoisePlacement::Server;
+  const double serverStd = serverNoiseStd(shares, roundClients);
   Rng rng = centralNoiseRng(cfg_.seed, round);
   for (std::size_t b = 0; b < blocks_.size(); ++b) {
     in.blockWeightSum[b] = 0.0;
@@ -80,7 +85,7 @@ void ClientLevelDp::privatizeServerInput(int round, const ExactSum& acc, const s
     const auto at = static_cast<std::size_t>(in.accOffset[b]), n = static_cast<std::size_t>(blocks_[b].size);
     noised_.resize(n);
     for (std::size_t i = 0; i < n; ++i) noised_[i] = acc.value(at + i);
-    if (central) addGaussianNoise(noised_.data(), n, updateNoiseStd(), rng);
+    if (serverStd > 0.0) addGaussianNoise(noised_.data(), n, serverStd, rng);
     const float* g = global.data() + blocks_[b].offset;
     for (std::size_t i = 0; i < n; ++i)
       mean_.data()[at + i] = Fixed128::fromDouble(static_cast<double>(g[i]) + noised_[i] / denominator);
@@ -91,15 +96,11 @@ void ClientLevelDp::privatizeServerInput(int round, const ExactSum& acc, const s
   in.privateMean = true;
 }
 
-double ClientLevelDp::endRound(int round, double clippedCount, int survivors, int roundClients, bool discarded) {
+double ClientLevelDp::endRound(int round, double clippedCount, int survivors, bool discarded) {
   clipUsed_.push_back(clip());
-  // With the noise at the clients only the survivors' shares are in the sum (none at all when every
-  // sampled client dropped: the accountant then reports epsilon = inf). A round nobody was sampled in
-  // is charged z: a client that had been sampled would have added the whole noise itself; so is a
-  // round whose sum secure aggregation discarded (no client's data reaches the server step).
-  double z = cfg_.privacy.noiseMultiplier;
-  if (cfg_.privacy.noisePlacement == NoisePlacement::Clients && roundClients > 0 && !discarded)
-    z *= std::sqrt(static_cast<double>(survivors) / roundClients);
+  // The released sum carries N(0, z^2 C^2) in every round, whoever added it (privatizeServerInput), so
+  // every round is one sampled Gaussian step at z.
+  const double z = cfg_.privacy.noiseMultiplier;
   accountant_.compose(q_, z);
   charged_.push_back(z);
   if (adaptive_ && !discarded)

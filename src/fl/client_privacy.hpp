@@ -12,9 +12,9 @@
 //              denominator fixed (the expected number of senders of the block, pi_b its send
 //              probability) so that it reveals nothing about who was sampled; the algorithm's server
 //              step sees mean_b as the weighted mean (ServerInput::privateMean), before any server
-//              optimiser
-//   accountant one sampled Gaussian step (q, z) per round; with noise at the clients and dropouts,
-//              the multiplier actually in the sum, z sqrt(survivors / |U|)
+//              optimiser. With noise at the clients the server adds the shares that are not in the sum
+//              (nobody sampled, dropouts, a discarded sum), so the noise is N(0, z^2 C^2) in every round
+//   accountant one sampled Gaussian step (q, z) per round
 // Adaptive clipping (Andrew et al. 2021) adds each client's bit 1[||u_k|| <= C] to one exact sum; the
 // server noises the count and moves C, and the update noise is raised so that both releases together
 // cost one step at z.
@@ -52,13 +52,16 @@ class ClientLevelDp {
   void addSums(ExactSum& into, std::size_t at) const;
 
   // Rank 0, after the reduction: noise on the sum and the fixed-denominator mean, into `in` (whose
-  // acc then points into this object). `count` is the adaptive count's sum (ignored without it).
-  void privatizeServerInput(int round, const ExactSum& acc, const std::vector<float>& global, ServerInput& in);
+  // acc then points into this object). `shares`: how many of the round's `roundClients` noise shares
+  // `acc` holds (the survivors; 0 when secure aggregation discarded the sum); ignored with the noise
+  // at the server.
+  void privatizeServerInput(int round, const ExactSum& acc, const std::vector<float>& global, int shares,
+                            int roundClients, ServerInput& in);
 
   // Every rank, after the round (replicated arguments): charges the accountant one step and moves the
   // adaptive clip (not after a round whose sum secure aggregation discarded). Returns the run's
   // epsilon so far.
-  double endRound(int round, double clippedCount, int survivors, int roundClients, bool discarded = false);
+  double endRound(int round, double clippedCount, int survivors, bool discarded = false);
 
   double clip() const { return adaptive_ ? adaptive_->clip() : cfg_.privacy.clip; }
   double samplingRate() const { return q_; }
@@ -68,6 +71,8 @@ class ClientLevelDp {
 
  private:
   double updateNoiseStd() const;  // z_update C (z_update = z without adaptive clipping)
+  // What the server adds to the sum: the whole noise, or the shares missing from it.
+  double serverNoiseStd(int shares, int roundClients) const;
   double meanDenominator() const { return expected_ * sendProbability_; }
 
   const ExperimentConfig& cfg_;

@@ -77,7 +77,7 @@ void RoundPrivacy::afterReduction(ExactSum& acc, std::size_t sumsAt) {
 }
 
 void RoundPrivacy::serverInput(int round, const ExactSum& acc, const std::vector<float>& global, ServerInput& in) {
-  if (clientDp_) clientDp_->privatizeServerInput(round, acc, global, in);
+  if (clientDp_) clientDp_->privatizeServerInput(round, acc, global, discarded_ ? 0 : survivors_, roundClients_, in);
 }
 
 double RoundPrivacy::endRound(int round) {
@@ -85,7 +85,7 @@ double RoundPrivacy::endRound(int round) {
   comm_.bcast(facts.data(), facts.size(), 0);
   const int survivors = static_cast<int>(facts[1]);
   if (secure_) secure_->endRound(survivors, comm_.allreduceMax(secureSeconds_));
-  if (clientDp_) return clientDp_->endRound(round, facts[0], survivors, roundClients_, facts[2] != 0.0);
+  if (clientDp_) return clientDp_->endRound(round, facts[0], survivors, facts[2] != 0.0);
   if (sampleDp_) {
     const double local = sampleDp_->endRound();
     return comm_.allreduceMax(std::isnan(local) ? -1.0 : local);

@@ -55,6 +55,14 @@ double distributedNoiseStd(double noiseMultiplier, double clip, int clients) {
   return noiseMultiplier * clip / std::sqrt(static_cast<double>(clients));
 }
 
+double distributedTopUpStd(double noiseMultiplier, double clip, int shares, int clients) {
+  if (shares < 0 || shares > clients)
+    throw ConfigError(fmt("distributed noise: ", shares, " shares of ", clients, " clients: expected 0..clients"));
+  if (clients == 0) return noiseMultiplier * clip;
+  const double missing = static_cast<double>(clients - shares) / clients;
+  return noiseMultiplier * clip * std::sqrt(missing);
+}
+
 void addGaussianNoise(float* x, std::size_t n, double stddev, Rng& rng) { addScaledNormals(x, n, stddev, rng); }
 
 void addGaussianNoise(double* x, std::size_t n, double stddev, Rng& rng) { addScaledNormals(x, n, stddev, rng); }

@@ -37,6 +37,11 @@ Rng clientNoiseRng(std::uint64_t seed, std::int64_t client, std::int64_t round);
 // Per-client standard deviation such that the sum of `clients` independent shares has standard
 // deviation noiseMultiplier * clip: noiseMultiplier * clip / sqrt(clients).
 double distributedNoiseStd(double noiseMultiplier, double clip, int clients);
+// Standard deviation of the noise the server adds to a sum that holds `shares` of the `clients`
+// distributed shares (clients that dropped, or a sum secure aggregation discarded, leave theirs out),
+// so that the sum's noise has standard deviation noiseMultiplier * clip whatever reached it:
+// noiseMultiplier * clip * sqrt(1 - shares / clients), and the whole noise when clients == 0.
+double distributedTopUpStd(double noiseMultiplier, double clip, int shares, int clients);
 // x[i] += stddev * N(0, 1) in index order (addScaledNormals: a ziggurat on a generator seeded from `rng`).
 void addGaussianNoise(float* x, std::size_t n, double stddev, Rng& rng);
 void addGaussianNoise(double* x, std::size_t n, double stddev, Rng& rng);

@@ -91,12 +91,26 @@ class InlineBits {
   std::uint64_t s_[4];
 };
 
+// Exp(1) with an exact tail: -ln(1 - U), where 1 - U takes the values k 2^-53 (k = 1 .. 2^53); the
+// smallest stands for (0, 2^-53], where Exp(1) is 53 ln 2 plus a fresh Exp(1) (memorylessness), so no
+// value is out of reach (docs/privacy.md, "Tails of the samplers").
+template <typename Bits>
+double exponential(Bits& bits) {
+  constexpr double kTop = 1.0 - 0x1.0p-53;  // the largest uniform
+  double excess = 0.0;
+  for (;;) {
+    const double u = bits.uniform();
+    if (u < kTop) return excess - std::log1p(-u);
+    excess += 53.0 * 0.69314718055994530942;
+  }
+}
+
 // Beyond r: x = r + e1 / r with e1 ~ Exp(1), accepted when 2 e2 > (e1 / r)^2 (Marsaglia 1964).
 template <typename Bits>
 double tail(double r, Bits& bits) {
   for (;;) {
-    const double a = -std::log1p(-bits.uniform()) / r;
-    const double b = -std::log1p(-bits.uniform());
+    const double a = exponential(bits) / r;
+    const double b = exponential(bits);
     if (2.0 * b > a * a) return r + a;
   }
 }

@@ -9,7 +9,7 @@
 // Statist. 29(2)): from U1 in (0, 1] and an angle T uniform in [0, 2 pi), sqrt(-2 ln U1) (cos T, sin T) are
 // two independent N(0, 1) draws. Pair c of a key takes both uniforms from one 64-bit SplitMix64 output
 // (Steele, Lea and Flood 2014) of key + c * gamma: 24 bits for U1, 2 bits for the quadrant of T and 24
-// bits for T within it. Values are laid out in blocks of 32: pair l of block b gives value 32 b + l
+// bits for T within it; U1's smallest value takes more bits (tailMinusLog), so the tails are exact. Values are laid out in blocks of 32: pair l of block b gives value 32 b + l
 // (cosine) and value 32 b + 16 + l (sine), so that both stores are contiguous.
 #pragma once
 #include <cmath>
@@ -24,6 +24,7 @@ namespace {
 
 constexpr int kPairs = 16;          // pairs per block
 constexpr int kBlock = 2 * kPairs;  // values per block
+constexpr float kLn2 = 0.693147180559945f;
 
 inline std::uint64_t pairBits(std::uint64_t key, std::uint64_t pair) {
   std::uint64_t z = key + pair * 0x9e3779b97f4a7c15ULL;
@@ -54,17 +55,39 @@ inline float minusLogUnit(std::uint32_t k) {
   const float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
   const float series = 1.0f + s2 * (1.0f / 3 + s2 * (1.0f / 5 + s2 * (1.0f / 7 + s2 * (1.0f / 9))));
   const float lnM = 2.0f * s * series;
-  return static_cast<float>(24 - e) * 0.693147180559945f - lnM;
+  return static_cast<float>(24 - e) * kLn2 - lnM;
+}
+
+// The tail of U1 (exact tails: no radius is out of reach). The smallest 24-bit value, U1 = 2^-24,
+// stands for U1 in (0, 2^-24]; there U1 = 2^-24 U' with U' drawn as U1 was, from the pair's own tail
+// stream, again while U' is the smallest value. So -ln U1 = 24 ln 2 levels + (-ln U'), and
+// P(-ln U1 >= t) equals e^-t at every point t the sampler can return, however far out: the
+// truncation at sqrt(-2 ln 2^-24) = 5.77 of a plain 24-bit U1 is gone. One pair in 2^24 comes here.
+inline float tailMinusLog(std::uint64_t key, std::uint64_t pair) {
+  const std::uint64_t tailKey = pairBits(key ^ 0x5851f42d4c957f2dULL, pair);
+  for (std::uint64_t level = 1;; ++level) {
+    const std::uint32_t k = static_cast<std::uint32_t>(pairBits(tailKey, level) & 0xffffffu) + 1u;
+    if (k != 1u) return static_cast<float>(24 * level) * kLn2 + minusLogUnit(k);
+  }
 }
 
 // Block `block` of the key's stream: z[l] and z[16 + l] from pair 16 block + l.
 inline void normalBlock(std::uint64_t key, std::uint64_t block, float* z) {
   constexpr float kQuarterPi = 0.785398163397448f;
+  float minusLog[kPairs];
+  std::uint32_t unitBits[kPairs], angleBits[kPairs];
   for (int l = 0; l < kPairs; ++l) {
     const std::uint64_t h = pairBits(key, block * kPairs + static_cast<std::uint64_t>(l));
+    unitBits[l] = static_cast<std::uint32_t>(h & 0xffffffu);
+    angleBits[l] = static_cast<std::uint32_t>(h >> 32);
+    minusLog[l] = minusLogUnit(unitBits[l] + 1u);
+  }
+  for (int l = 0; l < kPairs; ++l)
+    if (unitBits[l] == 0u) minusLog[l] = tailMinusLog(key, block * kPairs + static_cast<std::uint64_t>(l));
+  for (int l = 0; l < kPairs; ++l) {
     // sqrt(-2 ln U1) / sqrt(2): the 1 / sqrt(2) of the rotation by pi / 4 below.
-    const float radius = std::sqrt(minusLogUnit(static_cast<std::uint32_t>(h & 0xffffffu) + 1u));
-    const std::uint32_t hi = static_cast<std::uint32_t>(h >> 32);
+    const float radius = std::sqrt(minusLog[l]);
+    const std::uint32_t hi = angleBits[l];
     // T = quadrant pi / 2 + pi / 4 + a, a uniform in [-pi / 4, pi / 4): Taylor series of sin a and cos a
     // to a^9 and a^8 (error below 4e-8 there).
     const float a = (static_cast<float>((hi >> 6) & 0xffffffu) * 0x1p-24f - 0.5f) * (2.0f * kQuarterPi);

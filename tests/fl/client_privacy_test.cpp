@@ -1,7 +1,7 @@
 // Client-level DP's round step (fl/client_privacy.hpp) against its formulas: the clipped update over
 // the blocks a client sends, the noise share, the fixed-denominator mean with central noise, the
-// accountant's charge (also with dropouts under distributed noise), adaptive clipping and the state
-// a checkpoint carries.
+// accountant's charge, the server's share of distributed noise (nobody sampled, dropouts), adaptive
+// clipping and the state a checkpoint carries.
 #include "fl/client_privacy.hpp"
 
 #include <gtest/gtest.h>
@@ -83,7 +83,7 @@ TEST(ClientLevelDp, TheServerSeesTheNoisedSumOverTheExpectedClients) {
   in.accOffset = {0, 3};
   in.blockWeightSum = {3.0, 2.0};  // what the clients' weights summed to: ignored
   in.sums = {42.0};
-  dp.privatizeServerInput(6, acc, global, in);
+  dp.privatizeServerInput(6, acc, global, 4, 4, in);
   std::vector<double> noise(5, 0.0);
   Rng rng = centralNoiseRng(3, 6);
   addGaussianNoise(noise.data(), 3, 1.5 * 0.5, rng);
@@ -104,29 +104,92 @@ TEST(ClientLevelDp, FedLpBlocksAreAveragedOverTheirExpectedSenders) {
   ServerInput in;
   in.accOffset = {0, 3};
   in.blockWeightSum = {1.0, 1.0};
-  dp.privatizeServerInput(0, acc, std::vector<float>(5, 0.0f), in);
+  dp.privatizeServerInput(0, acc, std::vector<float>(5, 0.0f), 5, 5, in);
   EXPECT_NEAR(in.acc->value(0), 1.0 / (5 * 0.5), 1e-6);
 }
 
-TEST(ClientLevelDp, ChargesOneStepPerRoundAndOnlyTheSurvivingShares) {
+TEST(ClientLevelDp, ChargesOneSampledGaussianStepAtZEveryRound) {
   const std::vector<LayerBlock> blocks = twoBlocks();
-  const ExperimentConfig centralConfig = config({});
-  ClientLevelDp central(centralConfig, blocks);
-  EXPECT_NEAR(central.endRound(0, 0, 3, 4), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
-  EXPECT_NEAR(central.endRound(1, 0, 4, 4), sgmEpsilon(0.25, 1.5, 2, 1e-5).epsilon, 1e-12);
-  // Noise at the clients: 3 of 4 shares in the sum; none when every sampled client dropped.
-  const ExperimentConfig distributedConfig = config({"--privacy.noise_placement", "clients"});
-  ClientLevelDp distributed(distributedConfig, blocks);
-  EXPECT_NEAR(distributed.endRound(0, 0, 3, 4), sgmEpsilon(0.25, 1.5 * std::sqrt(0.75), 1, 1e-5).epsilon, 1e-12);
-  EXPECT_TRUE(std::isinf(distributed.endRound(1, 0, 0, 4)));
-  // Nobody sampled: charged as a whole share.
-  const ExperimentConfig emptyConfig = config({"--privacy.noise_placement", "clients"});
-  ClientLevelDp empty(emptyConfig, blocks);
-  EXPECT_NEAR(empty.endRound(0, 0, 0, 0), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
-  // A round secure aggregation discarded: no client's data reached the server, charged as z.
-  const ExperimentConfig abortedConfig = config({"--privacy.noise_placement", "clients"});
-  ClientLevelDp aborted(abortedConfig, blocks);
-  EXPECT_NEAR(aborted.endRound(0, 0, 1, 4, true), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
+  for (const char* placement : {"server", "clients"}) {
+    const ExperimentConfig cfg = config({"--privacy.noise_placement", placement});
+    ClientLevelDp dp(cfg, blocks);
+    // 3 of 4 survivors, all 4, none (the server adds the missing shares), a discarded sum.
+    EXPECT_NEAR(dp.endRound(0, 0, 3), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12) << placement;
+    EXPECT_NEAR(dp.endRound(1, 0, 4), sgmEpsilon(0.25, 1.5, 2, 1e-5).epsilon, 1e-12) << placement;
+    EXPECT_NEAR(dp.endRound(2, 0, 0), sgmEpsilon(0.25, 1.5, 3, 1e-5).epsilon, 1e-12) << placement;
+    EXPECT_NEAR(dp.endRound(3, 0, 1, true), sgmEpsilon(0.25, 1.5, 4, 1e-5).epsilon, 1e-12) << placement;
+  }
+}
+
+// The noise on the server's sum, (mean - g) times the denominator, over a large block: its sample
+// standard deviation and mean.
+struct NoiseFigures {
+  double mean = 0.0, std = 0.0;
+};
+
+NoiseFigures serverNoise(ClientLevelDp& dp, int round, const ExactSum& acc, std::size_t n, int shares, int roundClients,
+                         double denominator) {
+  const std::vector<float> global(n, 0.5f);
+  ServerInput in;
+  in.accOffset.assign(1, 0);
+  in.blockWeightSum.assign(1, 0.0);
+  dp.privatizeServerInput(round, acc, global, shares, roundClients, in);
+  double sum = 0.0, sumSq = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double noise = (in.acc->value(i) - 0.5) * denominator;
+    sum += noise;
+    sumSq += noise * noise;
+  }
+  const double mean = sum / static_cast<double>(n);
+  return {mean, std::sqrt(sumSq / static_cast<double>(n) - mean * mean)};
+}
+
+// Distributed noise, nobody sampled: the released model still moves by N(0, z^2 C^2) / (q K) per
+// coordinate, drawn by the server from its keyed stream, and the round is charged as one step at z.
+TEST(ClientLevelDp, AnEmptyRoundUnderDistributedNoiseReleasesTheWholeNoise) {
+  const std::size_t n = 40000;
+  const std::vector<LayerBlock> blocks{LayerBlock{"w", 0, static_cast<int>(n), {}}};
+  const ExperimentConfig cfg = config({"--privacy.noise_placement", "clients", "--seed", "11"});
+  ClientLevelDp dp(cfg, blocks);
+  ExactSum acc(n + 1);  // nobody uploaded: the sum is zero
+  const NoiseFigures f = serverNoise(dp, 5, acc, n, 0, 0, 5.0);
+  // The sample standard deviation of 40000 normals is within 1% of sigma with probability > 1 - 1e-8
+  // (its relative standard error is 1 / sqrt(2n) = 0.35%).
+  EXPECT_NEAR(f.std, 1.5 * 0.5, 0.01 * 1.5 * 0.5);
+  EXPECT_NEAR(f.mean, 0.0, 6.0 * 1.5 * 0.5 / std::sqrt(static_cast<double>(n)));
+  // It is the server's stream (seed, -1, round): the same at every rank count, another in another round.
+  ClientLevelDp again(cfg, blocks);
+  EXPECT_EQ(serverNoise(again, 5, acc, n, 0, 0, 5.0).std, f.std);
+  EXPECT_NE(serverNoise(again, 6, acc, n, 0, 0, 5.0).std, f.std);
+  EXPECT_NEAR(dp.endRound(5, 0, 0), sgmEpsilon(0.25, 1.5, 1, 1e-5).epsilon, 1e-12);
+  // Every sampled client dropped (or secure aggregation discarded the sum): the same.
+  EXPECT_NEAR(serverNoise(dp, 7, acc, n, 0, 3, 5.0).std, 1.5 * 0.5, 0.01 * 1.5 * 0.5);
+}
+
+// Distributed noise with dropouts: the survivors' shares plus the server's top-up have standard
+// deviation z C on every coordinate, and with no dropout the server adds nothing.
+TEST(ClientLevelDp, SurvivingSharesPlusTheServersTopUpHaveTheWholeNoise) {
+  const std::size_t n = 40000;
+  const std::vector<LayerBlock> blocks{LayerBlock{"w", 0, static_cast<int>(n), {}}};
+  const ExperimentConfig cfg = config({"--privacy.noise_placement", "clients", "--seed", "12"});
+  const std::vector<float> global(n, 0.5f);
+  const int sampled = 4;
+  for (int survivors : {1, 3, 4}) {
+    ClientLevelDp dp(cfg, blocks);
+    ExactSum acc(n + 1);
+    for (int k = 0; k < survivors; ++k) {  // a client whose model is the global model: its share only
+      ClientUpdate u;
+      u.vector = global.data();
+      u.blockWeight.assign(1, 1.0);
+      dp.privatize(k, 2, sampled, {1}, global, u);
+      acc.addScaled(0, u.vector, n, 1.0);
+    }
+    const NoiseFigures f = serverNoise(dp, 2, acc, n, survivors, sampled, 5.0);
+    EXPECT_NEAR(f.std, 1.5 * 0.5, 0.01 * 1.5 * 0.5) << survivors << " of " << sampled;
+  }
+  EXPECT_EQ(distributedTopUpStd(1.5, 0.5, 4, 4), 0.0);
+  EXPECT_NEAR(distributedTopUpStd(1.5, 0.5, 1, 4), 1.5 * 0.5 * std::sqrt(0.75), 1e-15);
+  EXPECT_EQ(distributedTopUpStd(1.5, 0.5, 0, 0), 1.5 * 0.5);
 }
 
 TEST(ClientLevelDp, AdaptiveClippingMovesTheClipAsAndrewEtAl) {
@@ -136,7 +199,7 @@ TEST(ClientLevelDp, AdaptiveClippingMovesTheClipAsAndrewEtAl) {
   ClientLevelDp dp(cfg, blocks);
   EXPECT_EQ(dp.numSums(), 1);
   AdaptiveClip reference({0.5, 0.5, 0.2, 1.0});
-  dp.endRound(0, 3.0, 4, 4);  // 3 of 4 at or below C
+  dp.endRound(0, 3.0, 4);  // 3 of 4 at or below C
   reference.update(3, 4, 5.0, 3, 0);
   EXPECT_EQ(dp.clip(), reference.clip());
   EXPECT_NE(dp.clip(), 0.5);
@@ -156,14 +219,14 @@ TEST(ClientLevelDp, ACheckpointRestoresTheAccountantClipAndHistory) {
       config({"--privacy.adaptive_clip", "true", "--privacy.noise_multiplier", "0.5", "--privacy.clip_count_std", "1"});
   const std::vector<LayerBlock> blocks = twoBlocks();
   ClientLevelDp a(cfg, blocks), b(cfg, blocks);
-  a.endRound(0, 1.0, 4, 4);
-  a.endRound(1, 4.0, 4, 4);
+  a.endRound(0, 1.0, 4);
+  a.endRound(1, 4.0, 4);
   test::MemoryArchive ar;
   a.checkpoint(ar);
   ar.startLoading();
   b.checkpoint(ar);
   EXPECT_EQ(b.clip(), a.clip());
-  EXPECT_EQ(b.endRound(2, 2.0, 4, 4), a.endRound(2, 2.0, 4, 4));
+  EXPECT_EQ(b.endRound(2, 2.0, 4), a.endRound(2, 2.0, 4));
   EXPECT_EQ(b.clip(), a.clip());
 }
 

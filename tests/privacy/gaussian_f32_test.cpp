@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "privacy/normal_f32_block.hpp"
+#include "privacy/normal_f32_paths.hpp"
 
 using namespace fedsilo;
 
@@ -147,6 +149,46 @@ TEST(GaussianF32, EveryBuildGivesTheSameBits) {
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(x[i], generic[i]) << "build " << b << ", i = " << i;
   }
   if (best < 2) GTEST_LOG_(INFO) << "this CPU runs " << best + 1 << " of the 3 builds";
+}
+
+// Exact tails: U1's smallest 24-bit value (one pair in 2^24) takes further bits, so -ln U1 - 24 ln 2
+// there is Exp(1) (its mean 1, its median ln 2, its 99th percentile ln 100), not the constant 0 that
+// capped every draw at sqrt(-2 ln 2^-24) = 5.77.
+TEST(GaussianF32, TheTailBeyondTheSmallestUniformIsExponential) {
+  const int n = 200000;
+  std::vector<double> excess(n);
+  for (int i = 0; i < n; ++i)
+    excess[static_cast<std::size_t>(i)] = normal_f32::tailMinusLog(0x243f6a8885a308d3ULL, static_cast<std::uint64_t>(i)) -
+                                          24.0 * std::log(2.0);
+  double mean = 0.0;
+  for (double e : excess) mean += e / n;
+  EXPECT_NEAR(mean, 1.0, 5.0 / std::sqrt(static_cast<double>(n)));  // Exp(1): standard deviation 1
+  for (double t : {std::log(2.0), std::log(10.0), std::log(100.0)}) {
+    const double p = static_cast<double>(std::count_if(excess.begin(), excess.end(), [t](double e) { return e > t; })) / n;
+    EXPECT_NEAR(p, std::exp(-t), 5.0 * std::sqrt(std::exp(-t) / n)) << t;
+  }
+  EXPECT_GT(*std::min_element(excess.begin(), excess.end()), -1e-5);
+}
+
+// A block holding a pair whose 24 uniform bits are all zero: every build returns the same values there,
+// and that pair's radius, z_l^2 + z_(16+l)^2 = -2 ln U1, lies beyond the old cap 2 ln 2^24.
+TEST(GaussianF32, APairInTheTailGoesBeyondTheOldCapInEveryBuild) {
+  const std::uint64_t key = 0x13198a2e03707344ULL;
+  std::uint64_t pair = 0;
+  while ((normal_f32::pairBits(key, pair) & 0xffffffu) != 0u) ++pair;  // about 2^24 tries
+  const std::uint64_t block = pair / normal_f32::kPairs;
+  const int lane = static_cast<int>(pair % normal_f32::kPairs);
+  std::vector<float> generic(normal_f32::kBlock, 0.0f);
+  normal_f32::addScaledBlocksGeneric(generic.data(), key, block, 1, 1.0f, 1.0f);
+  const double radius2 = static_cast<double>(generic[lane]) * generic[lane] +
+                         static_cast<double>(generic[normal_f32::kPairs + lane]) * generic[normal_f32::kPairs + lane];
+  EXPECT_GT(radius2, 48.0 * std::log(2.0) * (1.0 + 1e-5));
+  const normal_f32::BlocksFn builds[] = {normal_f32::addScaledBlocksAvx2, normal_f32::addScaledBlocksAvx512};
+  for (int b = 1; b <= static_cast<int>(bestNormalF32Build()); ++b) {
+    std::vector<float> x(normal_f32::kBlock, 0.0f);
+    builds[b - 1](x.data(), key, block, 1, 1.0f, 1.0f);
+    EXPECT_EQ(x, generic) << "build " << b;
+  }
 }
 
 // The scale argument (DP-SGD's 1 / expected batch size) gives the two-pass result, and the stddev
