@@ -5,8 +5,8 @@
 # unquoted "cmake@3.18:" parses as a mapping), hdf5 with +mpi and boost with +program_options, mpi
 # provided by openmpi built for SLURM (schedulers=slurm, mpirun kept), SLURM itself never built, the
 # repository's own Spack repo (./spack) listed, and exactly what the project needs: every find_package()
-# in CMakeLists.txt and cmake/*.cmake maps to a spec (one found only under FEDSILO_ONEDNN: to the
-# recipe's +onednn variant instead), with a lower version bound at least CMake's
+# in CMakeLists.txt and cmake/*.cmake maps to a spec (one found only under FEDSILO_ONEDNN or FEDSILO_ZFP: to the
+# recipe's +onednn or +zfp variant instead), with a lower version bound at least CMake's
 # minimum; ninja (the generator of jobs/setup.sh); python and a py-<module> spec for every third-party
 # module that analysis/ imports (its tests included); and nothing else.
 TEST_NAME=test_spack_yaml
@@ -45,7 +45,8 @@ text = "\n".join(p.read_text() for p in [pathlib.Path(root, "CMakeLists.txt"),
 need = {"cmake": re.search(r"cmake_minimum_required\(VERSION ([0-9.]+)", text).group(1)}
 # Found only under an optional CMake option (FEDSILO_ONEDNN): not in the environment, which builds
 # the default; the recipe's variant must bring them (OpenMP comes with the compiler).
-optional = {"dnnl": 'depends_on("onednn", when="+onednn")', "OpenMP": None}
+optional = {"dnnl": 'depends_on("onednn", when="+onednn")', "OpenMP": None,
+            "zfp": 'depends_on("zfp@1.0:", when="+zfp")', "PkgConfig": 'depends_on("pkgconfig", type="build", when="+zfp")'}
 recipe = pathlib.Path(root, "spack", "packages", "fedsilo", "package.py").read_text()
 for pkg, ver in re.findall(r"find_package\((\w+)(?:\s+([0-9][0-9.]*))?", text):
     if pkg in optional:

@@ -27,6 +27,8 @@ class Fedsilo(CMakePackage):
     variant("man", default=True, description="Generate and install the man page from fedsilo --help")
     variant("onednn", default=False,
             description="Run the convolutions oneDNN was measured faster on through oneDNN (docs/performance.md)")
+    variant("zfp", default=False,
+            description="The zfp update compressor on the ZFP library (docs/compression.md)")
     variant("analysis", default=True,
             description="Run-time Python stack of fedsilo-analysis (h5py, numpy, scipy, matplotlib)")
 
@@ -41,6 +43,8 @@ class Fedsilo(CMakePackage):
     depends_on("blis", when="blas=blis")
     depends_on("blas", when="blas=generic")
     depends_on("onednn", when="+onednn")
+    depends_on("zfp@1.0:", when="+zfp")
+    depends_on("pkgconfig", type="build", when="+zfp")  # cmake/zfp.cmake's fallback when ZFP has no CMake package
     # The unit and integration tests (spack install --test=root): GoogleTest with GoogleMock.
     depends_on("googletest@1.12: +gmock", type="test")
     with when("+analysis"):
@@ -61,6 +65,7 @@ class Fedsilo(CMakePackage):
             self.define_from_variant("FEDSILO_BLAS", "blas"),
             self.define_from_variant("FEDSILO_MAN", "man"),
             self.define_from_variant("FEDSILO_ONEDNN", "onednn"),
+            self.define_from_variant("FEDSILO_ZFP", "zfp"),
             # Exactly the provider Spack chose, not whatever FindBLAS would find first.
             self.define("BLAS_LIBRARIES", self.spec[self.blas_package()].libs.joined(";")),
             self.define("FEDSILO_BUILD_TESTS", self.run_tests),

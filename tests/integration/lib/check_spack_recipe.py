@@ -120,7 +120,7 @@ V = directives["variant"]
 
 # ---- variants: the CMake options they set, the same values and defaults ----------------------------------
 expect_variants = {"native": "FEDSILO_NATIVE", "gemm": "FEDSILO_GEMM", "blas": "FEDSILO_BLAS", "man": "FEDSILO_MAN",
-                   "onednn": "FEDSILO_ONEDNN"}
+                   "onednn": "FEDSILO_ONEDNN", "zfp": "FEDSILO_ZFP"}
 for var, opt in expect_variants.items():
     if var not in V:
         bad.append(f"no variant {var!r} (CMake option {opt})")
@@ -132,6 +132,8 @@ if V.get("man", {}).get("default") is not True or defaults.get("FEDSILO_MAN") !=
     bad.append("variant man should default to True, as FEDSILO_MAN does")
 if V.get("onednn", {}).get("default") is not False or defaults.get("FEDSILO_ONEDNN") != "OFF":
     bad.append("variant onednn should default to False, as FEDSILO_ONEDNN does")
+if V.get("zfp", {}).get("default") is not False or defaults.get("FEDSILO_ZFP") != "OFF":
+    bad.append("variant zfp should default to False, as FEDSILO_ZFP does")
 if "analysis" not in V:
     bad.append("no variant 'analysis' (the Python stack of fedsilo-analysis)")
 
@@ -175,6 +177,10 @@ for pkg, ver in find_packages.items():
         pass  # bench/ is never built by the recipe (FEDSILO_BUILD_BENCH OFF, checked below)
     elif pkg == "dnnl":
         need("onednn", when="+onednn")
+    elif pkg == "zfp":
+        need("zfp", ver or None, when="+zfp")
+    elif pkg == "PkgConfig":
+        need("pkgconfig", types_=("build",), when="+zfp")  # cmake/zfp.cmake's fallback, under FEDSILO_ZFP only
     elif pkg == "OpenMP":
         pass  # the compiler's own runtime (with FEDSILO_ONEDNN only), not a Spack package
     else:
@@ -193,10 +199,11 @@ for native, gemm, blas, man, tests, onednn in itertools.product(V["native"]["val
                                                                  V["blas"]["values"], (True, False), (True, False),
                                                                  (True, False)):
     pkg = Pkg.__new__(Pkg)
+    zfp = onednn  # the two optional backends toggle together: each value of each is covered
     pkg.spec = FakeSpec({"native": native, "gemm": gemm, "blas": blas, "man": man, "analysis": True,
-                         "onednn": onednn})
+                         "onednn": onednn, "zfp": zfp})
     pkg.spec.deps = {d["spec"].split("@")[0].split()[0] for d in directives["depends_on"]
-                     if d["when"] in ("", f"blas={blas}", "+analysis") + (("+onednn",) if onednn else ())}
+                     if d["when"] in ("", f"blas={blas}", "+analysis") + (("+onednn", "+zfp") if onednn else ())}
     pkg.run_tests = tests
     args = {}
     for a in pkg.cmake_args():
@@ -211,6 +218,7 @@ for native, gemm, blas, man, tests, onednn in itertools.product(V["native"]["val
     expect = {"FEDSILO_NATIVE": "ON" if native else "OFF", "FEDSILO_GEMM": gemm, "FEDSILO_BLAS": blas,
               "FEDSILO_MAN": "ON" if man else "OFF", "FEDSILO_BUILD_TESTS": "ON" if tests else "OFF",
               "FEDSILO_BUILD_BENCH": "OFF", "FEDSILO_ONEDNN": "ON" if onednn else "OFF",
+              "FEDSILO_ZFP": "ON" if zfp else "OFF",
               "BLAS_LIBRARIES": Libs({"openblas": "openblas", "blis": "blis", "generic": "blas"}[blas]).joined(";")}
     for k, v in expect.items():
         if args.get(k) != v:
