@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
+# cost: 155
 # Bad input under mpirun -n 2: a one-line error naming the value, the documented exit code, both
 # ranks gone within 10 s, and no results file (nor .partial) left behind.
 source "$(dirname "$0")/lib/common.sh"

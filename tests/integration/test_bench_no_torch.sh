@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 300
+# cost: 21
 # bench/compare_torch.sh --no-torch runs the fedsilo workloads on a machine without Debian's
 # python3-torch and never tries to install it (PyTorch does not run); without --no-torch the same
 # machine is asked for the package. The machine without it is made with stand-ins first on PATH:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
+# cost: 138
 # --dry-run is the real run's start-up without training (docs/cli.md): for each kind of start-up
 # failure the dry run exits with the code the real run exits with, printing the same error line, and
 # creates nothing (no folder, no lock file, no .partial); a configuration that can run passes with

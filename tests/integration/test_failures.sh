@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
+# cost: 44
 # A failure on ONE rank must take every rank down promptly: under mpirun -n 2 and -n 4, each case
 # must exit with its documented code, print exactly one "fedsilo: error:" line (from the rank that saw
 # it), exit within 10 s of that line, and leave no results file (neither <output> nor

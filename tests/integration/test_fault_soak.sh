@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
+# cost: 32
 # Fault soak: many random stop / crash / resume cycles on one run, which must end in a results file
 # identical to the uninterrupted run. Each cycle starts `fedsilo --resume` at a random rank count
 # (1-4) and checkpoint.every (0-2), waits a random 0.1-1.6 s after its first round line and then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
+# cost: 63
 # The repository stands on its own: HEAD is cloned alone into an empty temporary folder (nothing
 # beside it, so no ../anything can be read), and README.md's commands run there as a new user types
 # them, shortened only in rounds:

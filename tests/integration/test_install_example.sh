@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
+# cost: 58
 # fedsilo as an installed package (docs/extending.md):
 #   1. `cmake --install` of the build under test into a temporary prefix: the tree holds the executable,
 #      the analysis wrapper, the nine static libraries, the CMake package, the public headers (every

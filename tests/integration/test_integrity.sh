@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
+# cost: 58
 # Checkpoints and the re-opened partial results file are verified by checksums (docs/hpc.md,
 # "Integrity checks"). A 2-rank run stopped by SIGTERM after round 1 leaves <output>.ckpt and
 # <output>.partial; then, each on a fresh copy:

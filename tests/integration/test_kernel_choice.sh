@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 240
+# cost: 37
 # All ranks of a run agree on one float kernel set, the lowest any rank asks for (app/kernel_choice):
 # a rank started with FEDSILO_ISA=generic (or avx2) brings the whole run down to it, whichever rank it
 # is; the set is printed and stored as the root attribute `kernels`; and since every set gives the same

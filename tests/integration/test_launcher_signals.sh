@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 420
+# cost: 85
 # Stop signals that reach Open MPI's mpirun itself, not only the ranks or the job script (docs/hpc.md,
 # Signals and Failure modes). mpirun does not forward SIGTERM, SIGINT or SIGHUP: it aborts the job
 # (SIGTERM to the ranks after odls_base_sigkill_timeout, SIGKILL after twice that) and exits 1,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
+# cost: 31
 # fedsilo across several "hosts": Linux network namespaces on this machine, each with its own network
 # stack and host name, joined by veth links to a bridge, with ranks launched by Open MPI's rsh
 # launcher through an agent that enters the host's namespaces (tests/integration/lib/netns.sh).

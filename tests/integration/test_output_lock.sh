@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
+# cost: 21
 # One writer per output (docs/hpc.md, "One writer per output"):
 #  * two concurrent 2-rank runs with the same --output: the first is paced (FEDSILO_FAULT=slow); the
 #    second, with another seed, exits 2 within seconds naming the first's pid (one of the first

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
+# cost: 26
 # Who takes part in a round, as recorded in /rounds/participated[T,K] and /rounds/weight[T,K]:
 #  * client dropout (fl.dropout = 0.5): dropped clients send nothing (participated 0, weight 0), the
 #    aggregation renormalises over the clients present (their weights sum to 1), and the drop pattern

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
+# cost: 105
 # Privacy in real runs (docs/privacy.md):
 #  * the /privacy/epsilon a client-level run records, round by round, is what `fedsilo epsilon` prints
 #    for the same q, z and rounds, and the progress line prints it;

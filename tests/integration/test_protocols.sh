@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 1200
+# cost: 112
 # The client training protocol end to end (PLayer-FL authors' style: Adam with AMSGrad and weight
 # decay, moments kept per client, cosine lr, Kaiming-normal weights with zero biases, inputs
 # normalised by the data's own statistics, augmented training images, the first N training images):

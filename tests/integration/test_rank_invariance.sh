@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
+# cost: 40
 # The same config at 1, 2 and 4 ranks gives identical per-client accuracies, identical weights and
 # a global model within 1e-5 (in fact bit-identical: every reduction is exact); so does the other
 # client placement (fl.placement = clients instead of samples), which must put clients elsewhere.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
+# cost: 61
 # Every registered algorithm runs for 2 rounds (a one-shot algorithm: the count its registry entry
 # declares for the configuration, read with tests/support/registry_rounds_main.cpp) at 2 ranks and
 # writes a complete results file: a new algorithm cannot land untested. Partial-federation algorithms

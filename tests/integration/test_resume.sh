@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 2400
+# cost: 273
 # Kill-and-resume for EVERY algorithm of the registry (parsed from --help, so algorithms added later
 # are covered without editing this file): an uninterrupted run at 2 ranks; the same run stopped by
 # SIGTERM sent to its ranks (exit 75, <output>.ckpt and <output>.partial left, no <output>); resumed

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 300
+# cost: 30
 # Kill-and-resume with eval.every > 1: /rounds holds one row per round, the rows of the rounds not
 # evaluated carry NaN evaluation entries, and a resumed run must still give a file identical to the
 # uninterrupted one, both when the partial file is re-opened (SIGTERM: closed cleanly at the

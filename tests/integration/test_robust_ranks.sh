@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
+# cost: 21
 # Byzantine silos and robust aggregation. Three (attack, aggregator) pairs covering both omniscient
 # attacks, a drawn malicious set, Krum's selection and centered clipping's state across rounds run at 1,
 # 2 and 4 ranks and give identical results files (every /rounds, /clients, /summary, /sensitivity

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
+# cost: 49
 # What a run shows while it runs, from the real executable under mpirun:
 #  * the start-up line counts in singular and plural ("1 client on 1 rank, 1 round");
 #  * each round line ends with the run's ETA; a progress line within a round (phase, clients done of

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
+# cost: 32
 # Algorithm-scoped INI sections end to end: one file trains fedavg with Adam (AMSGrad, weight decay,
 # moments kept per client) from [train] and pfedme with plain SGD from [train @ pfedme].
 #   * each run equals the run of the same file without the scoped section and the scoped keys on the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # label: slurm
 # timeout: 900
+# cost: 105
 # A private single-node SLURM cluster, started and stopped by this test (docs/hpc.md, "The SLURM test"):
 # slurm.conf generated from `hostname -s` and `slurmd -C` into a temporary directory (SLURM_CONF
 # points every daemon and command at it; nothing under /etc/slurm is used), its own munged with its
