@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # label: integration
-# timeout: 2400
-# cost: 273
-# Kill-and-resume for EVERY algorithm of the registry (parsed from --help, so algorithms added later
-# are covered without editing this file): an uninterrupted run at 2 ranks; the same run stopped by
-# SIGTERM sent to its ranks (exit 75, <output>.ckpt and <output>.partial left, no <output>); resumed
-# with --resume at 3 ranks; the finished file must equal the uninterrupted one in every dataset but
-# wall times and the rank placement (client accuracies per round, summary, final model, sensitivity,
-# the algorithm's own records). An algorithm with a fixed number of rounds >= 2 ("needs rounds = N")
-# runs that many; ALG_ARGS gives an algorithm the settings it needs to run more than one round (gems:
-# one hidden layer -> its neuron-wise 2-round protocol). The test FAILS unless fedavg, ditto and
-# playerfl (REQUIRED) and every other algorithm of the registry were killed, resumed and compared,
-# except those listed in ONE_SHOT with their reason; for them the reason is checked: fedsilo rejects
-# rounds = 6 with "needs rounds = 1", and a SIGTERM during their only round changes nothing (exit 0,
-# no checkpoint, a result identical to the uninterrupted run). A new algorithm that can be neither
-# makes the test fail until it is given settings here or listed with its reason.
-# The protocol options that keep state across rounds are killed and resumed too: FedOpt's adam moments
-# (rank 0's state, broadcast into the checkpoint) with best-validation selection and its kept client
-# models, on fedavg, and the momentum optimizer with after-local evaluation on playerfl. Ditto on clients
-# of uneven sizes crosses two placements that are not contiguous ranges (checked), at 2 and 3 ranks.
-# fedavg also covers: SIGUSR1 to mpirun (forwarded), a hard kill (SIGKILL) after a periodic
+# timeout: 1200
+# cost: 150
+# Kill-and-resume: an uninterrupted run at 2 ranks; the same run stopped by SIGTERM sent to its ranks
+# (exit 75, <output>.ckpt and <output>.partial left, no <output>); resumed with --resume at 3 ranks; the
+# finished file must equal the uninterrupted one in every dataset but wall times and the rank placement
+# (client accuracies per round, summary, final model, sensitivity, the algorithm's own records).
+# Which algorithms: RESUME_ALGORITHMS=core (this test, the default run) takes fedavg, ditto and playerfl
+# (REQUIRED), gems (a fixed number of rounds) and average (one-shot); RESUME_ALGORITHMS=registry
+# (test_resume_registry, label long) takes EVERY algorithm of the registry (parsed from --help, so
+# algorithms added later are covered without editing this file) and nothing else.
+# An algorithm with a fixed number of rounds >= 2 ("needs rounds = N") runs that many; ALG_ARGS gives
+# an algorithm the settings it needs to run more than one round (gems: one hidden layer -> its
+# neuron-wise 2-round protocol). The test FAILS unless every algorithm it takes was killed, resumed and
+# compared, except those listed in ONE_SHOT with their reason; for them the reason is checked: fedsilo
+# rejects rounds = 6 with "needs rounds = 1", and a SIGTERM during their only round changes nothing
+# (exit 0, no checkpoint, a result identical to the uninterrupted run). A new algorithm that can be
+# neither makes the registry test fail until it is given settings here or listed with its reason.
+# The core run also kills and resumes the protocol options that keep state across rounds: FedOpt's adam
+# moments (rank 0's state, broadcast into the checkpoint) with best-validation selection and its kept
+# client models, on fedavg, and the momentum optimizer with after-local evaluation on playerfl. Ditto on
+# clients of uneven sizes crosses two placements that are not contiguous ranges (checked), at 2 and 3
+# ranks. fedavg also covers: SIGUSR1 to mpirun (forwarded), a hard kill (SIGKILL) after a periodic
 # checkpoint (the partial file is rebuilt from the checkpoint), a resume with a different
 # configuration (exit 2) and --resume without a checkpoint (starts over).
-TEST_NAME=test_resume
+SCOPE=${RESUME_ALGORITHMS:-core}
+case $SCOPE in core | registry) ;; *) echo "RESUME_ALGORITHMS=$SCOPE: expected core or registry" >&2; exit 2 ;; esac
+TEST_NAME=test_resume_$SCOPE
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
 
@@ -104,11 +108,16 @@ declare -A ONE_SHOT=(
 )
 REQUIRED=(fedavg ditto playerfl)
 
-ALGS=$(algorithms)
-[ -n "$ALGS" ] || die "no algorithms parsed from '$FEDSILO_EXE --help'"
+REGISTRY=$(algorithms)
+[ -n "$REGISTRY" ] || die "no algorithms parsed from '$FEDSILO_EXE --help'"
+if [ "$SCOPE" = registry ]; then
+  ALGS=$REGISTRY
+else
+  ALGS=$(printf '%s\n' "${REQUIRED[@]}" gems average)
+fi
 log "algorithms: $(echo $ALGS)"
 for alg in "${REQUIRED[@]}" "${!ONE_SHOT[@]}" "${!ALG_ARGS[@]}"; do
-  grep -qx "$alg" <<<"$ALGS" || fail "$alg is named in this test but is not in the registry"
+  grep -qx "$alg" <<<"$REGISTRY" || fail "$alg is named in this test but is not in the registry"
 done
 declare -A RESULT=() # algorithm -> resumed | one-shot; absent = neither (a failure was reported)
 
@@ -174,6 +183,8 @@ for alg in $ALGS; do [ -n "${RESULT[$alg]:-}" ] || missing+=("$alg"); done
 log "killed, resumed, identical: $(for a in $ALGS; do [ "${RESULT[$a]:-}" = resumed ] && printf '%s ' "$a"; done)"
 log "one-shot, checked: $(for a in $ALGS; do [ "${RESULT[$a]:-}" = one-shot ] && printf '%s ' "$a"; done)"
 ((${#missing[@]} == 0)) || fail "neither resumed nor a checked one-shot: ${missing[*]}"
+# The registry-wide sweep is all the long test does; the rest is the core run's.
+[ "$SCOPE" = core ] || { finish; exit 0; }
 
 # ---- protocol state: server optimizer moments (with FedFa's own server momentum too), client optimizer --
 # ---- moments kept across rounds (AdamW, SGD with Nesterov momentum), schedules, best-validation -------
