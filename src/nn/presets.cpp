@@ -36,6 +36,15 @@ std::unique_ptr<ModelT<T>> buildMlp(const ModelConfig& cfg, const InputSpec& in)
   return m;
 }
 
+// PLayer-FL's heart-disease model (the authors' code/models.py, class Heart): fc 50, 20, 20 with ReLU,
+// then the classes; the input width is the data's (10 features, or FLamby's 13).
+template <typename T>
+std::unique_ptr<ModelT<T>> buildHeartMlp(const ModelConfig& cfg, const InputSpec& in) {
+  ModelConfig widths = cfg;
+  widths.hidden = {50, 20, 20};
+  return buildMlp<T>(widths, in);
+}
+
 // logreg and svm: one dense layer from the (flattened) input to the classes.
 template <typename T>
 std::unique_ptr<ModelT<T>> buildLinear(const ModelConfig& cfg, const InputSpec& in) {
@@ -134,6 +143,7 @@ std::unique_ptr<ModelT<T>> buildLayers(const ModelConfig& cfg, const InputSpec& 
     case ModelPreset::CnnMcMahan: return buildCnnMcMahan<T>(cfg, input);
     case ModelPreset::CnnPlayerFl: return buildCnnPlayerFl<T>(cfg, input);
     case ModelPreset::Lstm: return buildLstm<T>(cfg, input);
+    case ModelPreset::HeartMlp: return buildHeartMlp<T>(cfg, input);
   }
   throw RuntimeError(fmt("internal error: no builder for model enumerator ", static_cast<int>(cfg.name)));
 }

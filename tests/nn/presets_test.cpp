@@ -35,7 +35,7 @@ std::vector<Index> blockSizes(const ModelT<float>& m) {
 
 TEST(Presets, Names) {
   EXPECT_EQ(modelPresetNames(),
-            (std::vector<std::string>{"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm"}));
+            (std::vector<std::string>{"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm", "heart_mlp"}));
 }
 
 TEST(Presets, Mlp) {
@@ -106,6 +106,20 @@ TEST(Presets, CnnPlayerFl) {
   EXPECT_EQ(m->numParams(), 1052758);
   EXPECT_EQ(buildModel<float>(preset("cnn_playerfl"), kCifar)->numParams(), 1055958);
   EXPECT_EQ(buildModel<float>(preset("cnn_playerfl"), InputSpec{Shape{1, 28, 28}, 62, 0})->numParams(), 1058010);
+}
+
+TEST(Presets, HeartMlp) {
+  // The PLayer-FL authors' Heart model (code/models.py): Linear 10->50, 50->20, 20->20, 20->5 with
+  // ReLU between, no dropout. By hand: 10*50+50 + 50*20+20 + 20*20+20 + 20*5+5 = 550+1020+420+105 = 2,095.
+  auto m = buildModel<float>(preset("heart_mlp"), InputSpec{Shape{10, 1, 1}, 5, 0});
+  EXPECT_EQ(m->numParams(), 2095);
+  EXPECT_EQ(blockNames(*m), (std::vector<std::string>{"fc1", "fc2", "fc3", "fc4"}));
+  EXPECT_EQ(blockSizes(*m), (std::vector<Index>{550, 1020, 420, 105}));
+  std::vector<std::string> kinds;
+  for (std::size_t i = 0; i < m->numLayers(); ++i) kinds.push_back(m->layer(i).kind());
+  EXPECT_EQ(kinds, (std::vector<std::string>{"dense", "relu", "dense", "relu", "dense", "relu", "dense"}));
+  // FLamby's preprocessing: 13 features, 2 classes: 13*50+50 + 1020 + 420 + 20*2+2 = 2,182.
+  EXPECT_EQ(buildModel<float>(preset("heart_mlp"), InputSpec{Shape{13, 1, 1}, 2, 0})->numParams(), 2182);
 }
 
 TEST(Presets, Lstm) {
