@@ -49,6 +49,7 @@ const std::vector<EnumName<ModelPreset>>& enumNames<ModelPreset>() {
       {ModelPreset::CnnPlayerFl, "cnn_playerfl"},
       {ModelPreset::Lstm, "lstm"},
       {ModelPreset::HeartMlp, "heart_mlp"},
+      {ModelPreset::CnnPlayerFlCifar, "cnn_playerfl_cifar"},
   };
   return names;
 }

@@ -24,7 +24,7 @@ enum class DatasetKind { FashionMnist, Mnist, Emnist, Cifar10, Leaf, Synthetic, 
 // dataset = heart: the PLayer-FL authors' preprocessing (10 raw features, 5 classes) or FLamby's (13, binary).
 enum class HeartVariant { PlayerFl, Flamby };
 enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
-enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm, HeartMlp };
+enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm, HeartMlp, CnnPlayerFlCifar };
 enum class LossKind { CrossEntropy, Hinge, Focal };
 enum class PlacementBalance { Samples, Clients };
 // Client training protocol: optimizer, its state across rounds, the learning-rate schedule over rounds.
