@@ -8,6 +8,7 @@
 #   share/man/man1/fedsilo.1                the man page generated from --help
 #   share/fedsilo/python/analysis           the analysis package, without its tests
 #   share/fedsilo/examples/custom_algorithm an out-of-tree algorithm built against this installation
+#   share/fedsilo/data/heart_disease        the UCI heart-disease files (dataset = heart finds them here)
 include(CMakePackageConfigHelpers)
 set(FEDSILO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/fedsilo)
 set(FEDSILO_INCLUDE_DIR ${CMAKE_INSTALL_INCLUDEDIR}/fedsilo)
@@ -18,6 +19,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/analysis DESTINATION share/fedsilo/pytho
         PATTERN tests EXCLUDE PATTERN __pycache__ EXCLUDE PATTERN "*.pyc" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION share/fedsilo/examples
         PATTERN build EXCLUDE)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/heart_disease DESTINATION share/fedsilo/data)
 
 # Public headers, under include/fedsilo so that the include lines stay `#include "fl/algorithm.hpp"`
 # (fedsilo::options adds include/fedsilo to its users' include path). Public: what an algorithm of its

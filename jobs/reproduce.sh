@@ -48,11 +48,14 @@ PLAN=(
   "qffl_synthetic.ini|qffl fedavg alpha_fedavg fedfa|||0 1 2 3 4"
   "gems_fmnist_logreg.ini|gems average ensemble oneshot_local global public_only|||0 1 2 3 4"
   "gems_fmnist_mlp.ini|gems average ensemble oneshot_local global public_only|||0 1 2 3 4"
+  "playerfl_heart.ini|playerfl playerfl_random fedavg local fedbabu fedprox ditto pfedme fedlp|||$(seq -s ' ' 0 49)"
+  "playerfl_heart.ini|playerfl|--playerfl.split auto||$(seq -s ' ' 0 49)"
 )
 
 # config | grid spec (jobs/grid.py) | analysis select options | reduced overrides of the grid's runs
 GRIDS=(
   "playerfl_fmnist.ini|jobs/grids/playerfl_fmnist_lr.grid|--param train.lr --metric loss|--rounds 3"
+  "playerfl_heart.ini|jobs/grids/playerfl_heart_lr.grid|--param train.lr --metric loss|"
 )
 GRID_OUT=${OUT%/}_grid
 

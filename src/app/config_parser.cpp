@@ -29,7 +29,8 @@ namespace {
 std::string helpText(const std::string& key, const std::string& def, const std::string& help) {
   if (key == "data.dir")
     return help + " (default: the dataset's standard location: " + defaultDataDir(DatasetKind::FashionMnist) +
-           " for fashion_mnist; none for the other datasets, which need it)";
+           " for fashion_mnist; heart: the data/heart_disease shipped with fedsilo, found from the executable's path; "
+           "none for the other datasets, which need it)";
   if (!def.empty() || help.find("(default:") != std::string::npos) return help;
   return help + " (default: none)";
 }

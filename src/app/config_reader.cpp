@@ -7,6 +7,7 @@
 #include "app/robust_options.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "data/loaders.hpp"
 #include "fl/algorithm.hpp"
 #include "io/reference_reader.hpp"
 #include "optim/optimizer.hpp"
@@ -166,6 +167,8 @@ void readData(const RawValues& raw, DataConfig& d) {
   d.users = raw.smallInteger("data.users", 1, 1000000);
   d.labelColumn = raw.trimmed("data.label_column");
   d.clientColumn = raw.trimmed("data.client_column");
+  d.heartVariant = raw.choice<HeartVariant>("data.heart_variant");
+  onlyWith(raw, "data.heart_variant", d.dataset == DatasetKind::Heart, "dataset = heart");
   d.seqLength = raw.smallInteger("data.seq_length", 1, 100000);
   d.vocabSize = raw.smallInteger("data.vocab_size", 4, 10000000);
   d.samplesPerUser = raw.smallInteger("data.samples_per_user", 1, 10000000);
@@ -226,6 +229,18 @@ void readEvalRules(const RawValues& raw, const DataConfig& data, EvalConfig& e) 
                           "final)"));
 }
 
+// dataset = heart: the silos are the four hospitals of the UCI files (data/heart_disease/README.md).
+void requireHospitalSilos(const RawValues& raw, const ExperimentConfig& c) {
+  if (c.data.dataset != DatasetKind::Heart) return;
+  if (c.partition.scheme != PartitionScheme::Natural)
+    throw ConfigError(fmt("partition.scheme = ", raw.text("partition.scheme"),
+                          ": dataset = heart needs partition.scheme = natural (silo k is hospital k)"));
+  if (c.clients != kHeartHospitals)
+    throw ConfigError(fmt("clients = ", raw.text("clients"), ": dataset = heart has exactly ", kHeartHospitals,
+                          " silos (Cleveland, Hungary, Switzerland, Long Beach VA); expected clients = ",
+                          kHeartHospitals));
+}
+
 void readRun(const RawValues& raw, ExperimentConfig& c) {
   c.fl.clientsPerRound = raw.smallInteger("fl.clients_per_round", 0, 1000000);
   c.fl.dropout = raw.number("fl.dropout", 0.0, 1.0, false, true);
@@ -265,6 +280,7 @@ void readExperimentOptions(const RawValues& raw, ExperimentConfig& c) {
   readPartition(raw, c.partition);
   readData(raw, c.data);
   readModel(raw, c.model);
+  requireHospitalSilos(raw, c);
   readRun(raw, c);
 }
 

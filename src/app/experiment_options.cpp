@@ -66,6 +66,7 @@ std::vector<Opt> dataOptions() {
       {"data.users", "100", "synthetic/sequence: number of users"},
       {"data.label_column", "label", "csv: label column name"},
       {"data.client_column", "", "csv: optional client column (natural partition)"},
+      {"data.heart_variant", "playerfl", "heart: preprocessing: " + joinNames<HeartVariant>(" | ", true)},
       {"data.seq_length", "20", "sequence/leaf text: tokens per sample"},
       {"data.vocab_size", "50", "sequence: vocabulary size"},
       {"data.samples_per_user", "200", "sequence: samples per user"},

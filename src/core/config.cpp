@@ -15,7 +15,16 @@ const std::vector<EnumName<DatasetKind>>& enumNames<DatasetKind>() {
       {DatasetKind::Emnist, "emnist"},              {DatasetKind::Cifar10, "cifar10"},
       {DatasetKind::Leaf, "leaf"},                  {DatasetKind::Synthetic, "synthetic"},
       {DatasetKind::Csv, "csv"},                    {DatasetKind::Hdf5, "hdf5"},
-      {DatasetKind::Sequence, "sequence"},
+      {DatasetKind::Sequence, "sequence"},          {DatasetKind::Heart, "heart"},
+  };
+  return names;
+}
+
+template <>
+const std::vector<EnumName<HeartVariant>>& enumNames<HeartVariant>() {
+  static const std::vector<EnumName<HeartVariant>> names = {
+      {HeartVariant::PlayerFl, "playerfl", "10 raw features, 5 classes: the PLayer-FL authors' preprocessing"},
+      {HeartVariant::Flamby, "flamby", "13 features after one-hot coding, binary target: FLamby's"},
   };
   return names;
 }
@@ -39,6 +48,8 @@ const std::vector<EnumName<ModelPreset>>& enumNames<ModelPreset>() {
       {ModelPreset::CnnMcMahan, "cnn_mcmahan"},
       {ModelPreset::CnnPlayerFl, "cnn_playerfl"},
       {ModelPreset::Lstm, "lstm"},
+      {ModelPreset::HeartMlp, "heart_mlp"},
+      {ModelPreset::CnnPlayerFlCifar, "cnn_playerfl_cifar"},
   };
   return names;
 }
@@ -234,6 +245,7 @@ const std::vector<EnumName<GlobalEvaluation>>& enumNames<GlobalEvaluation>() {
 #define FEDSILO_ENUM_FUNCTIONS(E) \
   std::ostream& operator<<(std::ostream& os, E value) { return os << nameOf(value); }
 FEDSILO_ENUM_FUNCTIONS(DatasetKind)
+FEDSILO_ENUM_FUNCTIONS(HeartVariant)
 FEDSILO_ENUM_FUNCTIONS(PartitionScheme)
 FEDSILO_ENUM_FUNCTIONS(ModelPreset)
 FEDSILO_ENUM_FUNCTIONS(LossKind)

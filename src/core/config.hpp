@@ -20,9 +20,11 @@ namespace fedsilo {
 // Enumerated options (dataset, partition.scheme, model, model.loss, fl.placement), converted from their
 // names once, by the configuration parser. Algorithms' own enumerated options (gems.init, ...) use the
 // same pattern: an enumNames<E>() specialisation next to the algorithm, and parseEnum when parsing.
-enum class DatasetKind { FashionMnist, Mnist, Emnist, Cifar10, Leaf, Synthetic, Csv, Hdf5, Sequence };
+enum class DatasetKind { FashionMnist, Mnist, Emnist, Cifar10, Leaf, Synthetic, Csv, Hdf5, Sequence, Heart };
+// dataset = heart: the PLayer-FL authors' preprocessing (10 raw features, 5 classes) or FLamby's (13, binary).
+enum class HeartVariant { PlayerFl, Flamby };
 enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
-enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm };
+enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm, HeartMlp, CnnPlayerFlCifar };
 enum class LossKind { CrossEntropy, Hinge, Focal };
 enum class PlacementBalance { Samples, Clients };
 // Client training protocol: optimizer, its state across rounds, the learning-rate schedule over rounds.
@@ -61,6 +63,8 @@ template <typename E>
 const std::vector<EnumName<E>>& enumNames();
 template <>
 const std::vector<EnumName<DatasetKind>>& enumNames<DatasetKind>();
+template <>
+const std::vector<EnumName<HeartVariant>>& enumNames<HeartVariant>();
 template <>
 const std::vector<EnumName<PartitionScheme>>& enumNames<PartitionScheme>();
 template <>
@@ -143,6 +147,7 @@ E parseEnum(const std::string& key, const std::string& text) {
 
 // Messages print the names (fmt("model = ", cfg.model.name)).
 std::ostream& operator<<(std::ostream& os, DatasetKind value);
+std::ostream& operator<<(std::ostream& os, HeartVariant value);
 std::ostream& operator<<(std::ostream& os, PartitionScheme value);
 std::ostream& operator<<(std::ostream& os, ModelPreset value);
 std::ostream& operator<<(std::ostream& os, LossKind value);
@@ -212,6 +217,7 @@ struct DataConfig {
   // csv
   std::string labelColumn = "label";
   std::string clientColumn;
+  HeartVariant heartVariant = HeartVariant::PlayerFl;  // dataset = heart (data/heart_loader.cpp)
   // sequence (built-in text-like task)
   int seqLength = 20;
   int vocabSize = 50;

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "data/loader_util.hpp"
@@ -168,15 +170,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Finds "<prefix><base>" or "<prefix><base>.gz" in dir.
-std::string findIdx(const std::string& dir, const std::string& prefix, const std::string& base) {
-  for (const std::string& name : {prefix + base, prefix + base + ".gz"}) {
-    const std::string p = joinPath(dir, name);
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec)) return p;
-  }
-  throw DataError(fmt("missing IDX file: neither '", joinPath(dir, prefix + base), "' nor '",
-                      joinPath(dir, prefix + base + ".gz"), "' exists"));
+// Finds "<prefix><base>" or "<prefix><base>.gz" in dir, for the first of `bases` present.
+std::string findIdx(const std::string& dir, const std::string& prefix, const std::vector<std::string>& bases) {
+  std::string tried;
+  for (const std::string& base : bases)
+    for (const std::string& name : {prefix + base, prefix + base + ".gz"}) {
+      const std::string p = joinPath(dir, name);
+      std::error_code ec;
+      if (fs::is_regular_file(p, ec)) return p;
+      tried += (tried.empty() ? "'" : "' nor '") + p;
+    }
+  throw DataError(fmt("missing IDX file: neither ", tried, "' exists"));
 }
 
 // File-name prefix of the dataset in dir. The official MNIST / Fashion-MNIST files have none
@@ -265,10 +269,11 @@ DataBundle loadIdxFamily(const DataConfig& cfg) {
   const bool emnist = cfg.dataset == DatasetKind::Emnist;
   DataBundle b;
   b.name = name;
-  const std::string trImg = findIdx(dir, prefix, "train-images-idx3-ubyte");
-  const std::string trLab = findIdx(dir, prefix, "train-labels-idx1-ubyte");
-  const std::string teImg = findIdx(dir, prefix, "t10k-images-idx3-ubyte");
-  const std::string teLab = findIdx(dir, prefix, "t10k-labels-idx1-ubyte");
+  // The test files are "t10k-..." in MNIST and Fashion-MNIST, "<prefix>test-..." in EMNIST's archive.
+  const std::string trImg = findIdx(dir, prefix, {"train-images-idx3-ubyte"});
+  const std::string trLab = findIdx(dir, prefix, {"train-labels-idx1-ubyte"});
+  const std::string teImg = findIdx(dir, prefix, {"t10k-images-idx3-ubyte", "test-images-idx3-ubyte"});
+  const std::string teLab = findIdx(dir, prefix, {"t10k-labels-idx1-ubyte", "test-labels-idx1-ubyte"});
   b.train = loadIdxPair(trImg, trLab, emnist);
   b.test = loadIdxPair(teImg, teLab, emnist);
   if (!(b.train.shape == b.test.shape))

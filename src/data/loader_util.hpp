@@ -55,5 +55,6 @@ DataBundle loadCsv(const DataConfig& cfg, std::uint64_t seed);
 DataBundle loadHdf5(const DataConfig& cfg, std::uint64_t seed);
 DataBundle makeSynthetic(const DataConfig& cfg, std::uint64_t seed);
 DataBundle makeSequence(const DataConfig& cfg, std::uint64_t seed);
+DataBundle loadHeart(const DataConfig& cfg, std::uint64_t seed);
 
 }  // namespace fedsilo::detail

@@ -3,6 +3,7 @@
 #include "data/loaders.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <utility>
 
 #include "core/error.hpp"
@@ -11,6 +12,8 @@
 namespace fedsilo {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 DataBundle loadByKind(const DataConfig& cfg, std::uint64_t seed) {
   switch (cfg.dataset) {
@@ -23,6 +26,7 @@ DataBundle loadByKind(const DataConfig& cfg, std::uint64_t seed) {
     case DatasetKind::Csv: return detail::loadCsv(cfg, seed);
     case DatasetKind::Hdf5: return detail::loadHdf5(cfg, seed);
     case DatasetKind::Sequence: return detail::makeSequence(cfg, seed);
+    case DatasetKind::Heart: return detail::loadHeart(cfg, seed);
   }
   throw RuntimeError(fmt("internal error: no loader for dataset enumerator ", static_cast<int>(cfg.dataset)));
 }
@@ -69,12 +73,27 @@ void keepFirstTrainingSamples(DataBundle& b, long long limit) {
   if (!b.naturalClient.empty()) b.naturalClient.resize(n);
 }
 
+// The heart files ship with fedsilo (data/heart_disease, installed to share/fedsilo/data). Found from
+// the executable's path, so that a fresh clone's build/fedsilo and an installed bin/fedsilo both find
+// them from any working directory; the installed copy first. When neither exists, the source tree's
+// path, which the loader then reports as missing.
+std::string shippedHeartDir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path installed = exe.parent_path().parent_path() / "share" / "fedsilo" / "data" / "heart_disease";
+  const fs::path sourceTree = exe.parent_path().parent_path() / "data" / "heart_disease";
+  return (fs::is_directory(installed, ec) ? installed : sourceTree).lexically_normal().string();
+}
+
 }  // namespace
 
 std::string defaultDataDir(DatasetKind dataset) {
   // Debian's dataset-fashion-mnist package installs here. MNIST and EMNIST have no Debian package,
   // hence no default.
-  return dataset == DatasetKind::FashionMnist ? "/usr/share/datasets/fashion-mnist" : "";
+  if (dataset == DatasetKind::FashionMnist) return "/usr/share/datasets/fashion-mnist";
+  if (dataset == DatasetKind::Heart) return shippedHeartDir();
+  return "";
 }
 
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed) {

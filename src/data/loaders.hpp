@@ -19,8 +19,11 @@ struct IdxArray {
 };
 IdxArray readIdx(const std::string& path);
 
+// dataset = heart has one silo per hospital: Cleveland, Hungary, Switzerland, Long Beach VA.
+constexpr int kHeartHospitals = 4;
+
 // Loads the dataset cfg.dataset (fashion_mnist, mnist, emnist, cifar10, leaf, synthetic, csv, hdf5,
-// sequence). Throws DataError for bad files, ConfigError for settings that do not fit the data.
+// sequence, heart). Throws DataError for bad files, ConfigError for settings that do not fit the data.
 //  * fashion_mnist / mnist / emnist: IDX files in cfg.dir (fashion_mnist defaults to
 //    /usr/share/datasets/fashion-mnist), "[<prefix>-]{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]";
 //    cfg.file may name the prefix (EMNIST split, e.g. "emnist-balanced"). uint8, shape {1,28,28}.
@@ -32,6 +35,9 @@ IdxArray readIdx(const std::string& path);
 //    (floor(n/5)) of a seeded shuffle of the rows, keyed (seed, Purpose::Split), is held out as the
 //    test set; both parts keep file order. CSV features are standardised with the TRAIN rows' mean/std.
 //  * synthetic: Synthetic(cfg.alpha, cfg.beta), cfg.users users, 60 features, per-user 90/10 split.
+//  * heart: the four UCI Heart Disease files in cfg.dir (default: the repository's data/heart_disease,
+//    defaultDataDir), checked against their SHA-256; one natural client per hospital, each with its own
+//    held-out test patients (heart_loader.cpp; cfg.heartVariant picks the preprocessing).
 //  * sequence: built-in token-sequence classification task (cfg.users, cfg.samplesPerUser train
 //    samples per user plus samplesPerUser/5 test samples, cfg.seqLength, cfg.vocabSize, numClasses or 4).
 // Loaders with a natural partition fill naturalClient / naturalClientTest / numNaturalClients; text
@@ -41,7 +47,9 @@ IdxArray readIdx(const std::string& path);
 DataBundle loadDataset(const DataConfig& cfg, std::uint64_t seed);
 
 // The directory a dataset is read from when data.dir is empty, or "" if it has none (data.dir is
-// then required). The configuration parser resolves it into data.dir, so the results file's
+// then required). heart: <prefix>/share/fedsilo/data/heart_disease beside an installed executable,
+// else the data/heart_disease of the source tree whose build directory holds the executable
+// (<repository>/<build>/fedsilo), both found from the executable's own path. The configuration parser resolves it into data.dir, so the results file's
 // `config` attribute names the directory actually read.
 std::string defaultDataDir(DatasetKind dataset);
 

@@ -36,6 +36,15 @@ std::unique_ptr<ModelT<T>> buildMlp(const ModelConfig& cfg, const InputSpec& in)
   return m;
 }
 
+// PLayer-FL's heart-disease model (the authors' code/models.py, class Heart): fc 50, 20, 20 with ReLU,
+// then the classes; the input width is the data's (10 features, or FLamby's 13).
+template <typename T>
+std::unique_ptr<ModelT<T>> buildHeartMlp(const ModelConfig& cfg, const InputSpec& in) {
+  ModelConfig widths = cfg;
+  widths.hidden = {50, 20, 20};
+  return buildMlp<T>(widths, in);
+}
+
 // logreg and svm: one dense layer from the (flattened) input to the classes.
 template <typename T>
 std::unique_ptr<ModelT<T>> buildLinear(const ModelConfig& cfg, const InputSpec& in) {
@@ -99,6 +108,41 @@ std::unique_ptr<ModelT<T>> buildCnnPlayerFl(const ModelConfig& cfg, const InputS
   return m;
 }
 
+// PLayer-FL's CIFAR-10 model (the authors' code/models.py, class CIFAR): five 3x3 convolutions
+// 3->64->128->256->512->512, each padded by 2 (so every one grows the side by 2: 32, 34, 36 -> pool 18,
+// 20, 22 -> pool 11, 13), ReLU, a 2x2 max-pool after conv2 and conv4, dropout 0.3 after every block
+// (theirs, not model.dropout); global average pool, fc 512->100 ReLU [, Dropout], fc 100->C.
+template <typename T>
+std::unique_ptr<ModelT<T>> buildCnnPlayerFlCifar(const ModelConfig& cfg, const InputSpec& in) {
+  requireImage<T>(cfg, in, 2);
+  constexpr double kConvDropout = 0.3;
+  struct Block {
+    int outC;
+    bool pool;
+  };
+  const Block blocks[] = {{64, false}, {128, true}, {256, false}, {512, true}, {512, false}};
+  auto m = std::make_unique<ModelT<T>>(in.shape, in.numClasses);
+  Shape s = in.shape;
+  int idx = 1;
+  for (const Block& b : blocks) {
+    auto conv = std::make_unique<Conv2DT<T>>(s.c, s.h, s.w, b.outC, 3, 1, 2);
+    s = conv->outputShape();
+    m->add(std::move(conv), "conv" + std::to_string(idx++));
+    m->add(std::make_unique<ReluT<T>>(s));
+    if (b.pool) {
+      auto pool = std::make_unique<MaxPool2DT<T>>(s.c, s.h, s.w, 2, 2);
+      s = pool->outputShape();
+      m->add(std::move(pool));
+    }
+    m->add(std::make_unique<DropoutT<T>>(s, kConvDropout));
+  }
+  m->add(std::make_unique<GlobalAvgPoolT<T>>(s.c, s.h, s.w));
+  m->add(std::make_unique<DenseT<T>>(s.c, 100), "fc1");
+  addActivation(*m, cfg, Shape{100, 1, 1});
+  m->add(std::make_unique<DenseT<T>>(100, in.numClasses), "fc2");
+  return m;
+}
+
 // Token classifier: embedding, model.lstm_layers stacked LSTMs, dense on the last hidden state.
 template <typename T>
 std::unique_ptr<ModelT<T>> buildLstm(const ModelConfig& cfg, const InputSpec& in) {
@@ -133,7 +177,9 @@ std::unique_ptr<ModelT<T>> buildLayers(const ModelConfig& cfg, const InputSpec& 
     case ModelPreset::Svm: return buildLinear<T>(cfg, input);
     case ModelPreset::CnnMcMahan: return buildCnnMcMahan<T>(cfg, input);
     case ModelPreset::CnnPlayerFl: return buildCnnPlayerFl<T>(cfg, input);
+    case ModelPreset::CnnPlayerFlCifar: return buildCnnPlayerFlCifar<T>(cfg, input);
     case ModelPreset::Lstm: return buildLstm<T>(cfg, input);
+    case ModelPreset::HeartMlp: return buildHeartMlp<T>(cfg, input);
   }
   throw RuntimeError(fmt("internal error: no builder for model enumerator ", static_cast<int>(cfg.name)));
 }

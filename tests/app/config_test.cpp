@@ -165,6 +165,30 @@ TEST(Config, ResolvedConfigNamesTheDatasetsDefaultDirectory) {
   EXPECT_NE(mn.resolvedIni.find("\ndir = \n"), std::string::npos);
 }
 
+TEST(Config, HeartNeedsItsFourHospitalsAsSilos) {
+  const std::vector<std::string> heart{"--dataset", "heart", "--model", "heart_mlp", "--partition.scheme", "natural"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = heart;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const ExperimentConfig c = parseArguments(with({"--clients", "4", "--data.heart_variant", "flamby"})).config;
+  EXPECT_EQ(c.data.dataset, DatasetKind::Heart);
+  EXPECT_EQ(c.data.heartVariant, HeartVariant::Flamby);
+  EXPECT_EQ(parseArguments(with({"--clients", "4"})).config.data.heartVariant, HeartVariant::PlayerFl);
+  // The shipped files' directory, found from the executable, is what the stored configuration names.
+  EXPECT_NE(c.data.dir.find("heart_disease"), std::string::npos) << c.data.dir;
+  EXPECT_NE(test::parseError(with({"--clients", "5"})).find("clients = 5"), std::string::npos);
+  EXPECT_NE(test::parseError(with({"--clients", "3"})).find("expected clients = 4"), std::string::npos);
+  EXPECT_NE(test::parseError({"--dataset", "heart", "--clients", "4"}).find("partition.scheme = natural"),
+            std::string::npos);
+  EXPECT_NE(test::parseError(with({"--clients", "4", "--data.heart_variant", "uci"})).find("data.heart_variant = uci"),
+            std::string::npos);
+  // The variant belongs to the heart data alone.
+  EXPECT_NE(test::parseError({"--data.heart_variant", "flamby"}).find("applies with dataset = heart only"),
+            std::string::npos);
+}
+
 TEST(Config, DryRunValidatesAndPrintsTheResolvedConfig) {
   const ParseOutcome o = parseArguments({"--dry-run", "--clients", "7"});
   EXPECT_EQ(o.action, ParseOutcome::Action::DryRun);
@@ -173,7 +197,9 @@ TEST(Config, DryRunValidatesAndPrintsTheResolvedConfig) {
 }
 
 TEST(Config, EnumeratedOptionsAreParsedOnceFromOneTable) {
-  expectEnumeratedOption<DatasetKind>("dataset", {}, [](const ExperimentConfig& c) { return c.data.dataset; });
+  // (heart's silos are its four hospitals: natural partition, 4 clients; the other datasets parse with these too)
+  expectEnumeratedOption<DatasetKind>("dataset", {"--partition.scheme", "natural", "--clients", "4"},
+                                      [](const ExperimentConfig& c) { return c.data.dataset; });
   expectEnumeratedOption<ModelPreset>("model", {}, [](const ExperimentConfig& c) { return c.model.name; });
   expectEnumeratedOption<PartitionScheme>("partition.scheme", {"--partition.file", "ids.npy"},
                                           [](const ExperimentConfig& c) { return c.partition.scheme; });

@@ -196,6 +196,27 @@ TEST(IdxLoader, EmnistTransposesAndCountsClasses) {
   EXPECT_EQ(loadDataset(cfg, 0).train.size(), 5);
 }
 
+TEST(IdxLoader, EmnistTestFilesAsDistributed) {
+  // NIST's EMNIST archive names its test files "<prefix>test-..." where MNIST has "t10k-...".
+  const std::string dir = test::tempDir("emnist_byclass");
+  writeMnistDir(dir, 70, 3, true, "emnist-byclass-", -1, 61);  // labels 0..61: byclass's 62 classes
+  for (const std::string kind : {"images-idx3-ubyte.gz", "labels-idx1-ubyte.gz"})
+    std::filesystem::rename(dir + "/emnist-byclass-t10k-" + kind, dir + "/emnist-byclass-test-" + kind);
+  DataConfig cfg;
+  cfg.dataset = DatasetKind::Emnist;
+  cfg.dir = dir;
+  cfg.file = "emnist-byclass";
+  const DataBundle b = loadDataset(cfg, 0);
+  EXPECT_EQ(b.train.size(), 70);
+  EXPECT_EQ(b.test.size(), 3);
+  EXPECT_EQ(b.train.numClasses, 62);
+  EXPECT_EQ(b.test.labels[2], 2);
+  // Neither name present: the error names both.
+  std::filesystem::remove(dir + "/emnist-byclass-test-labels-idx1-ubyte.gz");
+  expectDataError([&] { loadDataset(cfg, 0); },
+                  {"emnist-byclass-t10k-labels-idx1-ubyte.gz", "emnist-byclass-test-labels-idx1-ubyte.gz"});
+}
+
 TEST(IdxLoader, RealFashionMnist) {
   const std::string dir = "/usr/share/datasets/fashion-mnist";
   ASSERT_TRUE(std::filesystem::exists(dir))

@@ -1,6 +1,7 @@
 // Model presets: parameter counts, block names, input validation, gradients of the whole model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -35,7 +36,8 @@ std::vector<Index> blockSizes(const ModelT<float>& m) {
 
 TEST(Presets, Names) {
   EXPECT_EQ(modelPresetNames(),
-            (std::vector<std::string>{"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm"}));
+            (std::vector<std::string>{"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm", "heart_mlp",
+                                      "cnn_playerfl_cifar"}));
 }
 
 TEST(Presets, Mlp) {
@@ -106,6 +108,47 @@ TEST(Presets, CnnPlayerFl) {
   EXPECT_EQ(m->numParams(), 1052758);
   EXPECT_EQ(buildModel<float>(preset("cnn_playerfl"), kCifar)->numParams(), 1055958);
   EXPECT_EQ(buildModel<float>(preset("cnn_playerfl"), InputSpec{Shape{1, 28, 28}, 62, 0})->numParams(), 1058010);
+}
+
+TEST(Presets, CnnPlayerFlCifar) {
+  // The PLayer-FL authors' CIFAR model (code/models.py, class CIFAR), counted by hand: five 3x3 convs,
+  // inC*outC*9 + outC each: 3*64*9+64 = 1,792; 64*128*9+128 = 73,856; 128*256*9+256 = 295,168;
+  // 256*512*9+512 = 1,180,160; 512*512*9+512 = 2,359,808; fc1 512*100+100 = 51,300; fc2 100*10+10 = 1,010.
+  auto m = buildModel<float>(preset("cnn_playerfl_cifar"), kCifar);
+  EXPECT_EQ(blockNames(*m), (std::vector<std::string>{"conv1", "conv2", "conv3", "conv4", "conv5", "fc1", "fc2"}));
+  EXPECT_EQ(blockSizes(*m), (std::vector<Index>{1792, 73856, 295168, 1180160, 2359808, 51300, 1010}));
+  EXPECT_EQ(m->numParams(), 3963094);
+  // Padding 2 grows each side by 2: 32 34 36 -> pool 18, 20 22 -> pool 11, 13; then the global pool.
+  std::vector<std::string> kinds;
+  std::vector<int> sides;
+  for (std::size_t i = 0; i < m->numLayers(); ++i) {
+    kinds.push_back(m->layer(i).kind());
+    if (kinds.back() == "conv2d" || kinds.back() == "maxpool2d") sides.push_back(m->layer(i).outputShape().h);
+  }
+  EXPECT_EQ(sides, (std::vector<int>{34, 36, 18, 20, 22, 11, 13}));
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "dropout"), 5);
+  EXPECT_EQ(kinds[kinds.size() - 4], "global_avg_pool");
+  for (std::size_t i = 0; i < m->numLayers(); ++i) {
+    if (const auto* d = dynamic_cast<const DropoutT<float>*>(&m->layer(i))) {
+      EXPECT_DOUBLE_EQ(d->rate(), 0.3);
+    }
+  }
+  // One input channel (FashionMNIST-sized): conv1 1*64*9+64 = 640.
+  EXPECT_EQ(buildModel<float>(preset("cnn_playerfl_cifar"), kFashion)->numParams(), 3963094 - 1792 + 640);
+}
+
+TEST(Presets, HeartMlp) {
+  // The PLayer-FL authors' Heart model (code/models.py): Linear 10->50, 50->20, 20->20, 20->5 with
+  // ReLU between, no dropout. By hand: 10*50+50 + 50*20+20 + 20*20+20 + 20*5+5 = 550+1020+420+105 = 2,095.
+  auto m = buildModel<float>(preset("heart_mlp"), InputSpec{Shape{10, 1, 1}, 5, 0});
+  EXPECT_EQ(m->numParams(), 2095);
+  EXPECT_EQ(blockNames(*m), (std::vector<std::string>{"fc1", "fc2", "fc3", "fc4"}));
+  EXPECT_EQ(blockSizes(*m), (std::vector<Index>{550, 1020, 420, 105}));
+  std::vector<std::string> kinds;
+  for (std::size_t i = 0; i < m->numLayers(); ++i) kinds.push_back(m->layer(i).kind());
+  EXPECT_EQ(kinds, (std::vector<std::string>{"dense", "relu", "dense", "relu", "dense", "relu", "dense"}));
+  // FLamby's preprocessing: 13 features, 2 classes: 13*50+50 + 1020 + 420 + 20*2+2 = 2,182.
+  EXPECT_EQ(buildModel<float>(preset("heart_mlp"), InputSpec{Shape{13, 1, 1}, 2, 0})->numParams(), 2182);
 }
 
 TEST(Presets, Lstm) {
@@ -261,6 +304,14 @@ TEST(PresetGradients, CnnPlayerFl) {
   opt.maxPerTensor = 15;
   opt.maxInputs = 40;
   EXPECT_GRADIENTS_OK(checkPreset(preset("cnn_playerfl"), InputSpec{Shape{1, 8, 8}, 3, 0}, 2, 16, opt), opt);
+}
+
+TEST(PresetGradients, CnnPlayerFlCifar) {
+  // Five padded 3x3 convolutions, two pools, the dropout after each block and the global average pool.
+  GradCheckOptions opt;
+  opt.maxPerTensor = 6;
+  opt.maxInputs = 20;
+  EXPECT_GRADIENTS_OK(checkPreset(preset("cnn_playerfl_cifar"), InputSpec{Shape{3, 4, 5}, 3, 0}, 2, 18, opt), opt);
 }
 
 TEST(PresetGradients, Lstm) {
