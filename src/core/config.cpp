@@ -39,6 +39,7 @@ const std::vector<EnumName<ModelPreset>>& enumNames<ModelPreset>() {
       {ModelPreset::CnnMcMahan, "cnn_mcmahan"},
       {ModelPreset::CnnPlayerFl, "cnn_playerfl"},
       {ModelPreset::Lstm, "lstm"},
+      {ModelPreset::TransformerPlayerFl, "transformer_playerfl"},
   };
   return names;
 }
