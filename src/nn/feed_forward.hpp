@@ -2,8 +2,9 @@
 // authors' fc1 + resid1, code/models.py):
 //   y_t = x_t + W_2 relu(W_1 x_t + b_1) + b_2,   W_1: [hidden][d], W_2: [d][hidden]
 // applied to every token column (nn/token_columns.hpp); the preset uses hidden = 4 d. Parameters
-// (one federation block): w1, b1 (fan-in d), w2, b2 (fan-in hidden). Both products and the weight
-// gradients are GEMMs over all T * B tokens (nn/gemm.hpp).
+// (one federation block): w1, b1 (fan-in d), w2, b2 (fan-in hidden); model.init_scheme applies to
+// the weights (fan-out hidden, then d). Both products and the weight gradients are GEMMs over all
+// T * B tokens (nn/gemm.hpp).
 #pragma once
 #include "nn/gemm.hpp"
 #include "nn/layer.hpp"
@@ -21,6 +22,8 @@ class FeedForwardT : public LayerT<T> {
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  int dim() const { return dim_; }
+  int hidden() const { return hidden_; }
 
  private:
   int dim_, hidden_, seqLen_;

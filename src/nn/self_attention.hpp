@@ -9,8 +9,8 @@
 //
 // Activations are token columns (nn/token_columns.hpp). Parameters (one federation block):
 // w_query, w_key, w_value [d][d] (contiguous, so the three projections are one [3d][d] GEMM),
-// w_proj [d][d], b_proj [d]; fan-in d for all. The projections and the weight gradients are GEMMs
-// over all T * B tokens; the scores and the weighted sums are per-sample T x T GEMMs (nn/gemm.hpp).
+// w_proj [d][d], b_proj [d]; fan-in d for all (model.init_scheme applies to the weights, fan-out
+// d). The projections and the weight gradients are GEMMs over all T * B tokens; the scores and the weighted sums are per-sample T x T GEMMs (nn/gemm.hpp).
 #pragma once
 #include <memory>
 
@@ -32,6 +32,7 @@ class SelfAttentionT : public LayerT<T> {
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  int dim() const { return dim_; }
 
  private:
   // Column i of `scores` (T x T, scores of query i over the keys) becomes softmax over the sample's
