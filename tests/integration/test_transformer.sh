@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
-# cost: 60
+# cost: 105
 # transformer_playerfl end to end on the generated `sequence` task (small width): FedAvg and
 # PLayer-FL (sensitivity-chosen split over the four blocks embedding, attention, feedforward, head)
 # give identical results files at 1, 2 and 4 ranks, and the global model learns; FedBABU and FedLP
@@ -12,9 +12,9 @@ TEST_NAME=test_transformer
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 make_workdir
 
-SEQ=(--dataset sequence --partition.scheme natural --clients 6 --data.users 6 --data.samples_per_user 80
+SEQ=(--dataset sequence --partition.scheme natural --clients 6 --data.users 6 --data.samples_per_user 200
   --data.seq_length 12 --data.vocab_size 40 --model transformer_playerfl --model.embed_dim 16 --train.batch 16
-  --train.lr 0.05 --eval.batch 64 --seed 7)
+  --train.lr 0.3 --eval.batch 64 --seed 7)
 
 run() {  # LOG NP ARGS...: sets RC
   local logf=$1 np=$2
@@ -25,7 +25,7 @@ run() {  # LOG NP ARGS...: sets RC
 
 for alg in fedavg playerfl; do
   for np in 1 2 4; do
-    run "$WORK/${alg}_$np.log" "$np" "${SEQ[@]}" --algorithm "$alg" --rounds 6 --output "$WORK/${alg}_$np.h5"
+    run "$WORK/${alg}_$np.log" "$np" "${SEQ[@]}" --algorithm "$alg" --rounds 20 --output "$WORK/${alg}_$np.h5"
     [ "$RC" = 0 ] || fail "$alg at $np ranks exited $RC: $(tail -3 "$WORK/${alg}_$np.log")"
   done
   for np in 2 4; do
@@ -40,7 +40,7 @@ with h5py.File(sys.argv[1], "r") as f:
     loss = f["rounds/global_loss"][:]
     acc = float(f["summary/global_accuracy"][()])
     print("  fedavg: global loss %.3f -> %.3f, accuracy %.3f (chance 0.25)" % (loss[0], loss[-1], acc))
-    assert loss[-1] < loss[0] and acc > 0.35
+    assert loss[-1] < loss[0] and acc > 0.6
 with h5py.File(sys.argv[2], "r") as f:
     p = int(f["playerfl/split_layer"][()])
     name = f["playerfl/split_layer"].attrs["name"]
@@ -58,15 +58,15 @@ for alg in fedbabu fedlp; do
 done
 
 # Kill and resume: PLayer-FL (its split is chosen in round 0 and must survive the checkpoint).
-run "$WORK/ref.log" 2 "${SEQ[@]}" --algorithm playerfl --rounds 6 --output "$WORK/ref.h5"
-FEDSILO_FAULT=slow:rank=0,ms=300 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SEQ[@]}" --algorithm playerfl --rounds 6 \
+run "$WORK/ref.log" 2 "${SEQ[@]}" --algorithm playerfl --rounds 10 --output "$WORK/ref.h5"
+FEDSILO_FAULT=slow:rank=0,ms=300 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SEQ[@]}" --algorithm playerfl --rounds 10 \
   --output "$WORK/cut.h5" >"$WORK/cut.log" 2>&1 &
 PID=$!
 if wait_for_line '^ +2 ' "$WORK/cut.log" 120 "$PID"; then signal_ranks TERM "$PID" || true; fi
 RC=0
 wait "$PID" || RC=$?
 if [ "$RC" = 75 ] && [ -f "$WORK/cut.h5.ckpt" ]; then
-  run "$WORK/resume.log" 3 "${SEQ[@]}" --algorithm playerfl --rounds 6 --output "$WORK/cut.h5" --resume
+  run "$WORK/resume.log" 3 "${SEQ[@]}" --algorithm playerfl --rounds 10 --output "$WORK/cut.h5" --resume
   [ "$RC" = 0 ] && h5_same "$WORK/ref.h5" "$WORK/cut.h5" && log "playerfl: resumed run identical" ||
     fail "playerfl: resumed run exited $RC or differs: $(tail -3 "$WORK/resume.log")"
 else
