@@ -19,6 +19,8 @@
 //   ExactSum/...       FedAvg's exact accumulate (ExactSum::addScaled)          -> GB/s, Mparam/s
 //   ReduceExact/...    its MPI reduce on a one-rank world communicator         -> GB/s
 //   Hdf5/...           one round appended to a results file (ResultsWriter)     -> rounds/s
+//   TransformerGemm/... the transformer_playerfl GEMM shapes at d = 768 (nn/gemm.hpp) -> GFLOP/s
+//   TransformerLayer/... its self-attention and feed-forward layers, forward + backward -> GFLOP/s
 //
 // bench/ab_baseline.sh builds this file against another source tree (e.g. the commit before an
 // optimisation, with -DFEDSILO_BENCH_BASELINE) and runs both binaries alternately.

@@ -187,7 +187,17 @@ void readModel(const RawValues& raw, ModelConfig& m) {
   m.dropout = raw.number("model.dropout", 0.0, 1.0, false, true);
   if (!raw.trimmed("model.loss").empty()) m.loss = raw.choice<LossKind>("model.loss");
   m.focalGamma = raw.number("model.focal_gamma", 0.0, 100.0);
+  if (!raw.trimmed("model.focal_alpha").empty()) {
+    m.focalAlpha = parseDoubleList(raw.text("model.focal_alpha"), "model.focal_alpha");
+    for (double a : m.focalAlpha)
+      if (!(a >= 0.0) || !std::isfinite(a))
+        throw ConfigError(fmt("model.focal_alpha = ", raw.text("model.focal_alpha"), ": weight ", a,
+                              " is not a finite value >= 0"));
+    if (m.loss != LossKind::Focal)
+      throw ConfigError(fmt("model.focal_alpha = ", raw.text("model.focal_alpha"), ": applies with model.loss = focal only"));
+  }
   m.embedDim = raw.smallInteger("model.embed_dim", 1, 100000);
+  m.maxLen = raw.smallInteger("model.max_len", 0, 1000000);
   m.lstmHidden = raw.smallInteger("model.lstm_hidden", 1, 100000);
   m.lstmLayers = raw.smallInteger("model.lstm_layers", 1, 16);
   m.initScheme = raw.choice<InitScheme>("model.init_scheme");

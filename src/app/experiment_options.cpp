@@ -84,7 +84,12 @@ std::vector<Opt> modelOptions() {
       {"model.dropout", "0", "dropout probability after hidden layers, in [0, 1)"},
       {"model.loss", "", "loss override: " + joinNames<LossKind>(" | ") + " (default: the preset's)"},
       {"model.focal_gamma", "2", "focal loss gamma (>= 0)"},
-      {"model.embed_dim", "32", "lstm: embedding dimension"},
+      {"model.focal_alpha", "",
+       "focal loss: per-class weights alpha_0,...,alpha_{C-1} (finite, >= 0; one per class; empty: all 1)"},
+      {"model.embed_dim", "32", "lstm, transformer_playerfl: embedding dimension"},
+      {"model.max_len", "0",
+       "transformer_playerfl: rows of the learned position table (>= the data's tokens per sample; 0: exactly "
+       "that)"},
       {"model.lstm_hidden", "64", "lstm: hidden units per layer"},
       {"model.lstm_layers", "2", "lstm: stacked layers"},
   };

@@ -50,6 +50,7 @@ const std::vector<EnumName<ModelPreset>>& enumNames<ModelPreset>() {
       {ModelPreset::Lstm, "lstm"},
       {ModelPreset::HeartMlp, "heart_mlp"},
       {ModelPreset::CnnPlayerFlCifar, "cnn_playerfl_cifar"},
+      {ModelPreset::TransformerPlayerFl, "transformer_playerfl"},
   };
   return names;
 }

@@ -24,7 +24,8 @@ enum class DatasetKind { FashionMnist, Mnist, Emnist, Cifar10, Leaf, Synthetic, 
 // dataset = heart: the PLayer-FL authors' preprocessing (10 raw features, 5 classes) or FLamby's (13, binary).
 enum class HeartVariant { PlayerFl, Flamby };
 enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
-enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm, HeartMlp, CnnPlayerFlCifar };
+enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm, HeartMlp, CnnPlayerFlCifar,
+                         TransformerPlayerFl };
 enum class LossKind { CrossEntropy, Hinge, Focal };
 enum class PlacementBalance { Samples, Clients };
 // Client training protocol: optimizer, its state across rounds, the learning-rate schedule over rounds.
@@ -245,9 +246,11 @@ struct ModelConfig {
   double dropout = 0.0;
   std::optional<LossKind> loss;      // none: the preset's default (cross_entropy; svm: hinge)
   double focalGamma = 2.0;
+  std::vector<double> focalAlpha;    // focal loss: per-class weights alpha_c (empty: all 1)
   int embedDim = 32;
   int lstmHidden = 64;
   int lstmLayers = 2;
+  int maxLen = 0;                    // transformer: rows of the position table (0: the data's sequence length)
   InitScheme initScheme = InitScheme::PytorchDefault;  // dense and conv weights (nn/init.hpp)
   BiasInit initBias = BiasInit::Default;
   std::string initFile;              // model.init: the initial global model from a results file or checkpoint

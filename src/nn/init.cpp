@@ -4,6 +4,8 @@
 
 #include "nn/conv2d.hpp"
 #include "nn/dense.hpp"
+#include "nn/feed_forward.hpp"
+#include "nn/self_attention.hpp"
 
 namespace fedsilo {
 
@@ -14,7 +16,17 @@ template <typename T>
 int fanOut(const LayerT<T>& layer) {
   if (const auto* d = dynamic_cast<const DenseT<T>*>(&layer)) return d->out();
   if (const auto* c = dynamic_cast<const Conv2DT<T>*>(&layer)) return c->outChannels() * c->kernel() * c->kernel();
+  if (const auto* a = dynamic_cast<const SelfAttentionT<T>*>(&layer)) return a->dim();
+  if (const auto* f = dynamic_cast<const FeedForwardT<T>*>(&layer)) return f->hidden();
   return 0;
+}
+
+// fan_out of tensor `index` of the layer whose fanOut() is `layerOut`: the feed-forward block's second
+// product (w2, b2) maps hidden -> d, the other tensors have the layer's.
+template <typename T>
+int tensorFanOut(const LayerT<T>& layer, std::size_t index, int layerOut) {
+  if (const auto* f = dynamic_cast<const FeedForwardT<T>*>(&layer)) return index >= 2 ? f->dim() : layerOut;
+  return layerOut;
 }
 
 template <typename T>
@@ -56,14 +68,15 @@ void initializeLayer(const LayerT<T>& layer, T* params, Rng& rng, const InitOpti
     return;
   }
   Index off = 0;
-  for (const ParamSpec& spec : specs) {
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const ParamSpec& spec = specs[i];
     T* p = params + off;
     if (!spec.isBias) {
-      drawWeight(p, spec.size, spec.fanIn, out, options.scheme, rng);
+      drawWeight(p, spec.size, spec.fanIn, tensorFanOut(layer, i, out), options.scheme, rng);
     } else if (options.bias == BiasInit::Zero) {
       std::fill(p, p + spec.size, T(0));
     } else {
-      drawWeight(p, spec.size, spec.fanIn, out, InitScheme::PytorchDefault, rng);
+      drawWeight(p, spec.size, spec.fanIn, tensorFanOut(layer, i, out), InitScheme::PytorchDefault, rng);
     }
     off += spec.size;
   }

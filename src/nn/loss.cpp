@@ -79,9 +79,12 @@ double MulticlassHingeT<T>::lossSum(const CMapT<T>& logits, const std::int32_t* 
 }
 
 template <typename T>
-FocalLossT<T>::FocalLossT(double gamma) : gamma_(gamma) {
+FocalLossT<T>::FocalLossT(double gamma, std::vector<double> alpha) : gamma_(gamma), alpha_(std::move(alpha)) {
   if (!(gamma >= 0.0) || !std::isfinite(gamma))
     throw ConfigError(fmt("focal loss: gamma ", gamma, " must be a finite value >= 0"));
+  for (double a : alpha_)
+    if (!(a >= 0.0) || !std::isfinite(a))
+      throw ConfigError(fmt("focal loss: class weight alpha ", a, " must be a finite value >= 0"));
 }
 
 namespace {
@@ -113,16 +116,19 @@ double FocalLossT<T>::forwardBackward(const CMapT<T>& logits, const std::int32_t
   for (Index j = 0; j < B; ++j) {
     const int y = labels[j];
     FEDSILO_ASSERT(y >= 0 && y < C, "label ", y, " outside [0, ", C, ")");
+    FEDSILO_ASSERT(alpha_.empty() || static_cast<Index>(alpha_.size()) == C, "focal loss: ", alpha_.size(),
+                   " class weights for ", C, " classes");
     auto p = grad.col(j);
     double logPy, q;
     softmaxParts<T>(logits.col(j), y, &p, logPy, q);
     const double py = std::exp(logPy);
+    const double a = weight(y);
     const double qg = std::pow(q, gamma_);  // pow(0, 0) = 1: gamma = 0 is cross-entropy
-    total += -qg * logPy;
+    total += -a * qg * logPy;
     // dl/dz = G (e_y - p) with G = dl/dp_y * p_y = gamma q^(gamma-1) p_y log p_y - q^gamma. The first
     // term tends to 0 as q -> 0 (log p_y ~ -q), so it is dropped there instead of computing 0 * inf.
     const double first = q > 0.0 ? gamma_ * qg / q * py * logPy : 0.0;
-    const double G = (first - qg) * invB;
+    const double G = a * (first - qg) * invB;
     p *= static_cast<T>(-G);
     p(y) += static_cast<T>(G);
   }
@@ -137,7 +143,9 @@ double FocalLossT<T>::lossSum(const CMapT<T>& logits, const std::int32_t* labels
     FEDSILO_ASSERT(y >= 0 && y < C, "label ", y, " outside [0, ", C, ")");
     double logPy, q;
     softmaxParts<T>(logits.col(j), y, static_cast<VecT<T>*>(nullptr), logPy, q);
-    total += -std::pow(q, gamma_) * logPy;
+    FEDSILO_ASSERT(alpha_.empty() || static_cast<Index>(alpha_.size()) == C, "focal loss: ", alpha_.size(),
+                   " class weights for ", C, " classes");
+    total += -weight(y) * std::pow(q, gamma_) * logPy;
   }
   return total;
 }
@@ -156,14 +164,14 @@ std::vector<std::string> lossNames() {
 }
 
 template <typename T>
-std::unique_ptr<LossT<T>> makeLoss(LossKind kind, double param) {
+std::unique_ptr<LossT<T>> makeLoss(LossKind kind, double param, const std::vector<double>& alpha) {
   switch (kind) {
     case LossKind::CrossEntropy: return std::make_unique<SoftmaxCrossEntropyT<T>>();
     case LossKind::Hinge: return std::make_unique<MulticlassHingeT<T>>();
     case LossKind::Focal:
       if (!(param >= 0.0) || !std::isfinite(param))
         throw ConfigError(fmt("model.focal_gamma = ", param, ": focal loss needs a finite gamma >= 0"));
-      return std::make_unique<FocalLossT<T>>(param);
+      return std::make_unique<FocalLossT<T>>(param, alpha);
   }
   throw RuntimeError(fmt("internal error: no loss for enumerator ", static_cast<int>(kind)));
 }
@@ -173,8 +181,8 @@ std::unique_ptr<LossT<T>> makeLoss(const std::string& name, double param) {
   return makeLoss<T>(parseEnum<LossKind>("model.loss", name), param);
 }
 
-template std::unique_ptr<LossT<float>> makeLoss<float>(LossKind, double);
-template std::unique_ptr<LossT<double>> makeLoss<double>(LossKind, double);
+template std::unique_ptr<LossT<float>> makeLoss<float>(LossKind, double, const std::vector<double>&);
+template std::unique_ptr<LossT<double>> makeLoss<double>(LossKind, double, const std::vector<double>&);
 template std::unique_ptr<LossT<float>> makeLoss<float>(const std::string&, double);
 template std::unique_ptr<LossT<double>> makeLoss<double>(const std::string&, double);
 

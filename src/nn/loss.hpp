@@ -46,28 +46,32 @@ class MulticlassHingeT : public LossT<T> {
   double lossSum(const CMapT<T>& logits, const std::int32_t* labels, double total = 0.0) override;
 };
 
-// Multiclass focal loss (Lin et al. 2017) with alpha = 1: l = -(1 - p_y)^gamma log p_y, p = softmax.
-// gamma = 0 is cross-entropy. 1 - p_y is summed from the other classes' probabilities, so a
+// Multiclass focal loss (Lin et al. 2017): l = -alpha_y (1 - p_y)^gamma log p_y, p = softmax, with
+// per-class weights alpha (empty: all 1). gamma = 0 with alpha = 1 is cross-entropy. 1 - p_y is summed from the other classes' probabilities, so a
 // confident correct prediction does not lose its (tiny) gradient to cancellation.
 template <typename T>
 class FocalLossT : public LossT<T> {
  public:
-  explicit FocalLossT(double gamma);
+  // Throws ConfigError for a gamma or an alpha_c that is not finite and >= 0.
+  explicit FocalLossT(double gamma, std::vector<double> alpha = {});
   std::string kind() const override { return "focal"; }
   double forwardBackward(const CMapT<T>& logits, const std::int32_t* labels, MapT<T>& grad) override;
   double lossSum(const CMapT<T>& logits, const std::int32_t* labels, double total = 0.0) override;
   double gamma() const { return gamma_; }
+  const std::vector<double>& alpha() const { return alpha_; }
 
  private:
+  double weight(int y) const { return alpha_.empty() ? 1.0 : alpha_[static_cast<std::size_t>(y)]; }
   double gamma_;
+  std::vector<double> alpha_;
 };
 
 using Loss = LossT<float>;
 
-// Factory (param = the focal loss's gamma, >= 0; ignored by the others). Throws ConfigError on a bad
-// parameter.
+// Factory (param = the focal loss's gamma, >= 0, alpha its per-class weights; both ignored by the
+// others). Throws ConfigError on a bad parameter.
 template <typename T>
-std::unique_ptr<LossT<T>> makeLoss(LossKind kind, double param = 0.0);
+std::unique_ptr<LossT<T>> makeLoss(LossKind kind, double param = 0.0, const std::vector<double>& alpha = {});
 // The same by name ("cross_entropy", "hinge", "focal"); ConfigError on an unknown name.
 template <typename T>
 std::unique_ptr<LossT<T>> makeLoss(const std::string& name, double param = 0.0);

@@ -5,8 +5,12 @@
 #include "nn/dense.hpp"
 #include "nn/dropout.hpp"
 #include "nn/embedding.hpp"
+#include "nn/feed_forward.hpp"
+#include "nn/first_token.hpp"
 #include "nn/lstm.hpp"
 #include "nn/pool.hpp"
+#include "nn/self_attention.hpp"
+#include "nn/token_position_embedding.hpp"
 
 namespace fedsilo {
 
@@ -168,6 +172,32 @@ std::unique_ptr<ModelT<T>> buildLstm(const ModelConfig& cfg, const InputSpec& in
   return m;
 }
 
+// The PLayer-FL authors' text transformer (their Sentiment/mimic models, code/models.py): token +
+// learned position embedding, one single-head self-attention block with projection and residual, a
+// 4d feed-forward block with residual, no LayerNorm, the first token's state into a dense head. Four
+// federation blocks in model order: embedding, attention, feedforward, head.
+template <typename T>
+std::unique_ptr<ModelT<T>> buildTransformerPlayerFl(const ModelConfig& cfg, const InputSpec& in) {
+  if (in.vocabSize <= 0)
+    throw ConfigError(fmt("model = transformer_playerfl: needs a token dataset (vocabulary size > 0), but the "
+                          "dataset's samples are ",
+                          shapeText(in.shape), " feature vectors without a vocabulary"));
+  if (cfg.dropout > 0.0)
+    throw ConfigError(fmt("model = transformer_playerfl: model.dropout = ", cfg.dropout,
+                          " has no effect, the authors' transformer has no dropout (set it to 0)"));
+  const int seqLen = in.shape.size(), d = cfg.embedDim;
+  auto mask = std::make_shared<PaddingMask>();
+  auto m = std::make_unique<ModelT<T>>(in.shape, in.numClasses);
+  m->add(std::make_unique<TokenPositionEmbeddingT<T>>(in.vocabSize, d, seqLen, cfg.maxLen > 0 ? cfg.maxLen : seqLen,
+                                                      mask),
+         "embedding");
+  m->add(std::make_unique<SelfAttentionT<T>>(d, seqLen, mask), "attention");
+  m->add(std::make_unique<FeedForwardT<T>>(d, 4 * d, seqLen), "feedforward");
+  m->add(std::make_unique<FirstTokenT<T>>(d, seqLen));
+  m->add(std::make_unique<DenseT<T>>(d, in.numClasses), "head");
+  return m;
+}
+
 // The preset's own layers (no loss yet).
 template <typename T>
 std::unique_ptr<ModelT<T>> buildLayers(const ModelConfig& cfg, const InputSpec& input) {
@@ -180,6 +210,7 @@ std::unique_ptr<ModelT<T>> buildLayers(const ModelConfig& cfg, const InputSpec& 
     case ModelPreset::CnnPlayerFlCifar: return buildCnnPlayerFlCifar<T>(cfg, input);
     case ModelPreset::Lstm: return buildLstm<T>(cfg, input);
     case ModelPreset::HeartMlp: return buildHeartMlp<T>(cfg, input);
+    case ModelPreset::TransformerPlayerFl: return buildTransformerPlayerFl<T>(cfg, input);
   }
   throw RuntimeError(fmt("internal error: no builder for model enumerator ", static_cast<int>(cfg.name)));
 }
@@ -204,7 +235,10 @@ std::unique_ptr<ModelT<T>> buildModel(const ModelConfig& cfg, const InputSpec& i
   if (!(cfg.dropout >= 0.0 && cfg.dropout < 1.0))
     throw ConfigError(fmt("model.dropout = ", cfg.dropout, ": expected a value in [0, 1)"));
   std::unique_ptr<ModelT<T>> m = buildLayers<T>(cfg, input);
-  m->setLoss(makeLoss<T>(cfg.loss.value_or(defaultLoss(cfg.name)), cfg.focalGamma));
+  if (!cfg.focalAlpha.empty() && static_cast<int>(cfg.focalAlpha.size()) != input.numClasses)
+    throw ConfigError(fmt("model.focal_alpha: ", cfg.focalAlpha.size(), " class weights, but the dataset has ",
+                          input.numClasses, " classes (one weight per class)"));
+  m->setLoss(makeLoss<T>(cfg.loss.value_or(defaultLoss(cfg.name)), cfg.focalGamma, cfg.focalAlpha));
   m->setInitialization(InitOptions{cfg.initScheme, cfg.initBias});
   m->finalize();
   return m;

@@ -133,5 +133,38 @@ TEST(Init, ZeroBiasesEverywhereSchemeOnDenseAndConvOnly) {
     }
 }
 
+TEST(Init, TransformerLinearTensorsFollowTheScheme) {
+  // d = 64: attention weights fan_in 64 (sd sqrt(2/64)), W1 fan_in 64, W2 fan_in 256; zero biases;
+  // the embedding keeps its unit rows (the same draws as the default scheme).
+  const int d = 64;
+  ModelConfig cfg;
+  cfg.name = ModelPreset::TransformerPlayerFl;
+  cfg.embedDim = d;
+  cfg.initScheme = InitScheme::KaimingNormal;
+  cfg.initBias = BiasInit::Zero;
+  const InputSpec in{Shape{1, 1, 10}, 3, 50};
+  auto m = buildModel<float>(cfg, in);
+  Rng rng(4, -1, -1, Purpose::Init);
+  m->initialize(rng);
+  ModelConfig plainCfg = cfg;
+  plainCfg.initScheme = InitScheme::PytorchDefault;
+  plainCfg.initBias = BiasInit::Default;
+  auto plain = buildModel<float>(plainCfg, in);
+  Rng rng2(4, -1, -1, Purpose::Init);
+  plain->initialize(rng2);
+  const auto& emb = m->blocks()[0];
+  EXPECT_TRUE(std::equal(m->params() + emb.offset, m->params() + emb.offset + emb.size, plain->params() + emb.offset));
+  for (int b : {1, 2})
+    for (const ParamTensor& t : m->blocks()[b].tensors) {
+      const Moments w = momentsOf(m->params() + t.offset, t.size);
+      if (t.isBias) {
+        EXPECT_EQ(w.maxAbs, 0.0) << t.name;
+      } else {
+        const double fanIn = t.name == "feedforward.w2" ? 4.0 * d : d;
+        EXPECT_NEAR(w.sd, std::sqrt(2.0 / fanIn), 0.03 * std::sqrt(2.0 / fanIn)) << t.name;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace fedsilo::test

@@ -112,6 +112,38 @@ TEST(Loss, GradientsMatchFiniteDifferences) {
   }
 }
 
+TEST(Loss, FocalAlphaWeighsEachSampleByItsClass) {
+  // Per sample, alpha_y scales loss and gradient: the batch of labels {0, 4, 2, 2} with alpha
+  // (0.25, 1, 3, 1, 0.5) equals the unweighted per-sample terms times 0.25, 0.5, 3, 3.
+  const std::vector<double> z = randomVector(20, 9, -2, 2);
+  const std::vector<std::int32_t> y = {0, 4, 2, 2};
+  const std::vector<double> alpha = {0.25, 1.0, 3.0, 1.0, 0.5}, perSample = {0.25, 0.5, 3.0, 3.0};
+  FocalLossT<double> plain(2.0), weighted(2.0, alpha);
+  const auto a = evalLoss(plain, z, 5, y);
+  const auto b = evalLoss(weighted, z, 5, y);
+  double expected = 0.0;
+  for (int j = 0; j < 4; ++j) {
+    const std::vector<double> col(z.begin() + 5 * j, z.begin() + 5 * j + 5);
+    expected += perSample[j] * evalLoss(plain, col, 5, {y[j]}).loss / 4.0;
+    for (int k = 0; k < 5; ++k) EXPECT_NEAR(b.grad[5 * j + k], perSample[j] * a.grad[5 * j + k], 1e-15);
+  }
+  EXPECT_NEAR(b.loss, expected, 1e-14);
+  EXPECT_NE(b.loss, a.loss);
+  for (double gamma : {0.0, 2.0, 3.0}) {
+    SCOPED_TRACE(gamma);
+    FocalLossT<double> focal(gamma, alpha);
+    checkLossGradient(focal, z, 5, y);
+  }
+}
+
+TEST(Loss, FocalAlphaMustBeFiniteAndNonNegative) {
+  EXPECT_THROW(FocalLossT<double>(2.0, {1.0, -0.5}), ConfigError);
+  EXPECT_THROW(FocalLossT<double>(2.0, {1.0, std::nan("")}), ConfigError);
+  EXPECT_THROW(makeLoss<double>(LossKind::Focal, 2.0, {std::numeric_limits<double>::infinity(), 1.0}), ConfigError);
+  auto l = makeLoss<double>(LossKind::Focal, 2.0, {0.5, 2.0});
+  EXPECT_EQ(dynamic_cast<FocalLossT<double>&>(*l).alpha(), (std::vector<double>{0.5, 2.0}));
+}
+
 TEST(Loss, FocalConfidentPredictionKeepsFiniteGradient) {
   // p_y ~ 1 - 2e-9: 1 - p_y must not cancel to 0 (which would give a 0 loss and, for gamma < 1,
   // a 0 * inf gradient).

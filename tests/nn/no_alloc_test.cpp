@@ -186,7 +186,7 @@ void expectPresetStepsAllocateNothing(const std::vector<std::string>& names, boo
     ModelConfig cfg;
     cfg.name = parseEnum<ModelPreset>("model", name);
     if (name == "mlp" || name == "cnn_mcmahan" || name == "lstm") cfg.dropout = 0.2;
-    const bool tokens = name == "lstm";
+    const bool tokens = name == "lstm" || name == "transformer_playerfl";
     const InputSpec in = tokens ? InputSpec{Shape{1, 1, 12}, 5, 40} : InputSpec{Shape{1, 28, 28}, 10, 0};
     if (bf16) selectBf16(true);
     auto m = buildModel<float>(cfg, in);

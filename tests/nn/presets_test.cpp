@@ -37,7 +37,7 @@ std::vector<Index> blockSizes(const ModelT<float>& m) {
 TEST(Presets, Names) {
   EXPECT_EQ(modelPresetNames(),
             (std::vector<std::string>{"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm", "heart_mlp",
-                                      "cnn_playerfl_cifar"}));
+                                      "cnn_playerfl_cifar", "transformer_playerfl"}));
 }
 
 TEST(Presets, Mlp) {
@@ -172,7 +172,7 @@ TEST(Presets, Lstm) {
 TEST(Presets, BlocksTileTheBufferInOrder) {
   for (const auto& name : modelPresetNames()) {
     SCOPED_TRACE(name);
-    const InputSpec in = name == "lstm" ? InputSpec{Shape{1, 1, 12}, 4, 30} : kFashion;
+    const InputSpec in = name == "lstm" || name == "transformer_playerfl" ? InputSpec{Shape{1, 1, 12}, 4, 30} : kFashion;
     auto m = buildModel<float>(preset(name), in);
     Index off = 0;
     for (const auto& b : m->blocks()) {
@@ -223,7 +223,7 @@ TEST(Presets, InputThatDoesNotFitIsAConfigError) {
 TEST(Presets, FloatAndDoubleAgree) {
   for (const auto& name : modelPresetNames()) {
     SCOPED_TRACE(name);
-    const bool tokens = name == "lstm";
+    const bool tokens = name == "lstm" || name == "transformer_playerfl";
     const InputSpec in = tokens ? InputSpec{Shape{1, 1, 7}, 4, 9} : InputSpec{Shape{2, 12, 12}, 4, 0};
     auto mf = buildModel<float>(preset(name), in);
     auto md = buildModel<double>(preset(name), in);

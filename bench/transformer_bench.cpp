@@ -1,0 +1,125 @@
+// The transformer_playerfl layers at the PLayer-FL authors' width (d = 768, 119 tokens, as their
+// Sentiment model): every GEMM shape the layers run, through nn/gemm.hpp (group TransformerGemm/),
+// and the self-attention and feed-forward layers' forward + backward (group TransformerLayer/), as
+// GFLOP/s over CPU time, and as `peak_share`, the share of one core's FP32 FMA peak measured in
+// the same process with the chains of FmaPeak/ (bench/fma_chains.hpp), also in CPU time:
+//   fedsilo_bench --benchmark_filter=Transformer
+#include <algorithm>
+
+#include "bench_common.hpp"
+#include "fma_chains.hpp"
+#include "thread_clock.hpp"
+#include "nn/feed_forward.hpp"
+#include "nn/gemm.hpp"
+#include "nn/self_attention.hpp"
+
+namespace {
+
+using namespace fedsilo;
+using namespace fedsilo::bench;
+
+constexpr int kDim = 768, kTokens = 119, kBatch = 8;  // 952 token columns per batch
+
+// One core's FP32 FMA peak in GFLOP/s of CPU time, measured once (0 without AVX-512).
+double fmaPeakGflops() {
+#ifdef __AVX512F__
+  static const double peak = [] {
+    constexpr long kIterations = 1 << 16;
+    __m512 acc[kFmaChains];
+    for (int c = 0; c < kFmaChains; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));
+    double best = 0.0;
+    for (int rep = 0; rep < 20; ++rep) {  // the best of 20 short runs: another job's time slice costs one
+      const double t0 = threadSeconds();
+      runFmaChains(acc, kIterations);
+      best = std::max(best, 2.0 * 16 * kFmaChains * kIterations / (threadSeconds() - t0) * 1e-9);
+    }
+    __m512 total = acc[0];
+    for (int c = 1; c < kFmaChains; ++c) total = _mm512_add_ps(total, acc[c]);
+    benchmark::DoNotOptimize(total);
+    return best;
+  }();
+  return peak;
+#else
+  return 0.0;
+#endif
+}
+
+// GFLOP/s and, with a measured peak, peak_share.
+void setFlopsAndShare(benchmark::State& st, double flopsPerIter) {
+  setFlops(st, flopsPerIter);
+  const double peak = fmaPeakGflops();
+  if (peak > 0.0)
+    st.counters["peak_share"] =
+        benchmark::Counter(flopsPerIter * 1e-9 / peak, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// One GEMM C (m x n) = op(A) op(B), k deep, with the layers' operand orders: `forward` products read
+// the row-major weight transposed (GemmOp::T, N); `weight gradients` multiply by a transposed
+// activation (N, T); `input gradients` are plain (N, N).
+void BM_TransformerGemm(benchmark::State& st) {
+  const Index m = st.range(0), n = st.range(1), k = st.range(2);
+  const auto kind = static_cast<int>(st.range(3));
+  const GemmOp opA = kind == 0 ? GemmOp::T : GemmOp::N, opB = kind == 1 ? GemmOp::T : GemmOp::N;
+  const std::vector<float> a = randomFloats(static_cast<std::size_t>(m * k), 1), b = randomFloats(k * n, 2);
+  std::vector<float> c(static_cast<std::size_t>(m * n));
+  GemmWorkspace<float> ws;
+  ws.reserve(m, n, k);
+  const Index lda = opA == GemmOp::T ? k : m, ldb = opB == GemmOp::T ? n : k;
+  for (auto _ : st) {
+    ws.run(opA, opB, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(), m);
+    benchmark::DoNotOptimize(c.data());
+  }
+  setFlopsAndShare(st, 2.0 * m * n * k);
+}
+
+void TransformerGemmShapes(benchmark::internal::Benchmark* b) {
+  const long d = kDim, tb = static_cast<long>(kTokens) * kBatch;
+  b->ArgNames({"m", "n", "k", "kind"});
+  b->Args({3 * d, tb, d, 0});      // q, k, v projections
+  b->Args({d, tb, d, 0});          // output projection
+  b->Args({4 * d, tb, d, 0});      // feed-forward up
+  b->Args({d, tb, 4 * d, 0});      // feed-forward down
+  b->Args({d, 3 * d, tb, 1});      // dW_qkv
+  b->Args({d, 4 * d, tb, 1});      // dW_1
+  b->Args({d, tb, 3 * d, 2});      // dx through W_qkv
+  b->Args({4 * d, tb, d, 2});      // dL/dh through W_2
+}
+
+template <typename Layer>
+void runLayer(benchmark::State& st, Layer& layer, double flops) {
+  Index n = 0;
+  for (const auto& s : layer.paramSpecs()) n += s.size;
+  std::vector<float> params = randomFloats(static_cast<std::size_t>(n), 3, -0.03f, 0.03f), grads(params.size());
+  layer.bind(params.data(), grads.data());
+  layer.reserve(kBatch);
+  const Index rows = static_cast<Index>(kDim) * kTokens;
+  const std::vector<float> x = randomFloats(static_cast<std::size_t>(rows * kBatch), 4), dy = randomFloats(x.size(), 5);
+  std::vector<float> y(x.size()), dx(x.size());
+  CMapT<float> xm(x.data(), rows, kBatch), dym(dy.data(), rows, kBatch);
+  MapT<float> ym(y.data(), rows, kBatch), dxm(dx.data(), rows, kBatch);
+  for (auto _ : st) {
+    layer.forward(xm, ym, true);
+    layer.backward(xm, CMapT<float>(y.data(), rows, kBatch), dym, &dxm);
+    benchmark::DoNotOptimize(dx.data());
+  }
+  setFlopsAndShare(st, flops);
+}
+
+// FLOPs of forward + backward: every product three times (forward, weight gradient, input gradient).
+void BM_TransformerAttention(benchmark::State& st) {
+  SelfAttentionT<float> att(kDim, kTokens, nullptr);
+  const double d = kDim, T = kTokens, tb = T * kBatch;
+  runLayer(st, att, 3 * (2 * 4 * d * d * tb + 2 * 2 * T * T * d * kBatch));
+}
+
+void BM_TransformerFeedForward(benchmark::State& st) {
+  FeedForwardT<float> ff(kDim, 4 * kDim, kTokens);
+  const double d = kDim, tb = static_cast<double>(kTokens) * kBatch;
+  runLayer(st, ff, 3 * 2 * 2 * d * 4 * d * tb);
+}
+
+}  // namespace
+
+BENCHMARK(BM_TransformerGemm)->Name("TransformerGemm")->Apply(TransformerGemmShapes)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TransformerAttention)->Name("TransformerLayer/attention")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TransformerFeedForward)->Name("TransformerLayer/feed_forward")->Unit(benchmark::kMillisecond);
