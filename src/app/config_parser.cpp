@@ -13,6 +13,7 @@
 #include "app/option_suggestion.hpp"
 #include "app/privacy_options.hpp"
 #include "app/robust_options.hpp"
+#include "app/system_options.hpp"
 #include "app/raw_values.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -66,6 +67,7 @@ struct OptionSet {
   po::options_description algorithm{"Algorithm options"};
   po::options_description privacy{"Privacy options (docs/privacy.md)"};
   po::options_description robust{"Robustness options (docs/robustness.md)"};
+  po::options_description system{"System-model options (docs/system.md)"};
   po::options_description all, inFile;
   std::vector<std::pair<std::string, std::string>> defaults;
 
@@ -87,8 +89,9 @@ struct OptionSet {
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
     for (const auto& o : privacyOptions()) add(privacy, o.key, o.defaultValue, o.help);
     for (const auto& o : robustOptions()) add(robust, o.key, o.defaultValue, o.help);
-    all.add(generic).add(experiment).add(algorithm).add(privacy).add(robust);
-    inFile.add(experiment).add(algorithm).add(privacy).add(robust);
+    for (const auto& o : systemOptions()) add(system, o.key, o.defaultValue, o.help);
+    all.add(generic).add(experiment).add(algorithm).add(privacy).add(robust).add(system);
+    inFile.add(experiment).add(algorithm).add(privacy).add(robust).add(system);
   }
 
  private:
