@@ -106,7 +106,9 @@ std::string usageText(const OptionSet& options) {
   os << "fedsilo " << FEDSILO_VERSION << ": cross-silo federated learning on MPI\n\n"
      << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n"
      << "       fedsilo epsilon --sample_rate Q --noise_multiplier Z --steps T --delta D   (the privacy accountant\n"
-     << "       alone: no MPI, no training; fedsilo epsilon --help)\n\n"
+     << "       alone: no MPI, no training; fedsilo epsilon --help)\n"
+     << "       fedsilo calibrate --model NAME [--dataset D] [--train.batch B] [options]   (this machine's\n"
+     << "       training rate as system.compute_gflops; docs/system.md)\n\n"
      << options.all << "\nAlgorithms:\n";
   for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
   os << "\nBoolean options take true/false, 1/0, yes/no or on/off in any case (the resolved configuration says true or\n"

@@ -10,6 +10,8 @@
 #   which writes no simulated-time dataset but the bytes;
 # - keyed draws (lognormal rates, uniform links, jitter, a shared server link) and a deadline that
 #   drops the slowest silo give identical files at 1, 2 and 4 ranks;
+# - fedsilo calibrate prints a positive system.compute_gflops and the model's FLOPs per sample, and
+#   refuses an unknown model with exit 2;
 # - a run stopped after round 1 (injected write failure, periodic checkpoint) and resumed at 1 and 4
 #   ranks ends with the uninterrupted run's clock and per-silo seconds.
 source "$(dirname "$0")/lib/common.sh"
@@ -140,4 +142,15 @@ for d in ("rounds/sim_seconds", "rounds/sim_time", "rounds/client_compute_second
 assert len(b["rounds/sim_time"]) == 4
 PYEOF
 done
+# calibrate: the rate that anchors the model to this machine.
+if "$FEDSILO_EXE" calibrate --model mlp --model.hidden 16 --dataset fashion_mnist --train.batch 16 >"$TMP/cal" 2>&1 &&
+  grep -Eq '^system.compute_gflops = [0-9.]+(e[+-]?[0-9]+)?$' "$TMP/cal" && ! grep -q 'compute_gflops = 0$' "$TMP/cal" &&
+  grep -q '^training FLOPs per sample: [1-9]' "$TMP/cal"; then
+  pass "calibrate: $(tail -1 "$TMP/cal")"
+else
+  cat "$TMP/cal" >&2; fail "calibrate"
+fi
+rc=0
+"$FEDSILO_EXE" calibrate --model nope >"$TMP/cal" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q "model = nope" "$TMP/cal" && pass "calibrate: unknown model exits 2" || fail "calibrate --model nope: exit $rc"
 finish
