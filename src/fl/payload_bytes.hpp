@@ -17,11 +17,11 @@ inline constexpr double kValueBytes = 8.0;  // a block weight, an algorithm sum 
 // What one round exchanges, the same for every client of the round.
 struct RoundPayload {
   const std::vector<LayerBlock>* blocks = nullptr;
-  std::vector<char> reduced;   // per block: federated this round (the server sends and receives it)
-  int sums = 0;                // algorithm sums per upload (Algorithm::sumsSize)
-  int payloadValues = 0;       // gathered values per upload (Algorithm::payloadSize)
-  int privacySums = 0;         // client-level DP's sums per upload
-  std::size_t serverState = 0; // values of the server state every client receives (Algorithm::serverState)
+  std::vector<char> reduced;    // per block: federated this round (the server sends and receives it)
+  int sums = 0;                 // algorithm sums per upload (Algorithm::sumsSize)
+  int payloadValues = 0;        // gathered values per upload (Algorithm::payloadSize)
+  int privacySums = 0;          // client-level DP's sums per upload
+  std::size_t serverState = 0;  // values of the server state every client receives (Algorithm::serverState)
   // Secure aggregation: the key-agreement set's size and the masked words of one upload (0: off). The
   // upload is then every word of the accumulator as a 128-bit word plus the protocol's messages
   // (privacy/secure_aggregation.hpp, secAggCost, counted for a round without dropouts).
