@@ -113,6 +113,21 @@ def cmd_plot(args) -> int:
     raise AssertionError(sub)
 
 
+def cmd_simtime(args) -> int:
+    from . import simtime as S
+
+    runs = [S.read_run(p, args.metric) for p in args.files]
+    text = S.curves_csv(runs) if args.curves else S.table(runs, args.target, "csv" if args.csv else "markdown")
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    if args.plot:
+        print(f"wrote {S.plot(runs, args.plot, args.metric)}")
+    return 0
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -282,6 +297,20 @@ def build_parser() -> argparse.ArgumentParser:
                                   "(mode strong|weak): strong efficiency t1/(p tp), weak t1/tp.")
     r.add_argument("csv_in", metavar="CSV")
     plot_opts(r)
+
+    q = sp.add_parser("simtime", formatter_class=fmt, help="time to a target accuracy on the simulated clock",
+                      description="Runs with the system model (docs/system.md): per run the rounds and simulated "
+                                  "seconds to --target and the bytes each silo sent and received until then (mean "
+                                  "over silos; the whole run when never reached); --curves: accuracy against "
+                                  "simulated time per algorithm (mean, min, max over its runs); --plot: that figure.")
+    q.add_argument("files", nargs="+", metavar="FILE")
+    q.add_argument("--target", type=float, default=0.85, help="target accuracy (default 0.85)")
+    q.add_argument("--metric", default="mean_client", help="mean_client (default) or global")
+    q.add_argument("--csv", action="store_true", help="the table as CSV")
+    q.add_argument("--curves", action="store_true", help="accuracy against simulated time as CSV instead of the table")
+    q.add_argument("--plot", metavar="PNG", help="also write the accuracy-against-time figure")
+    q.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    q.set_defaults(func=cmd_simtime)
 
     q = sp.add_parser("report", formatter_class=fmt, help="one Markdown report for a directory of runs",
                       description="Every results file under DIR (recursively; *.h5, skipping *.partial and "

@@ -20,8 +20,9 @@ declare -A ALLOWED=(
   [privacy]="core privacy"
   [robust]="core robust"
   [compress]="core compress"
-  [fl]="core nn optim data comm io privacy robust fl"
-  [app]="core nn optim data comm io privacy robust compress fl app"
+  [sim]="core sim"
+  [fl]="core nn optim data comm io privacy robust sim fl"
+  [app]="core nn optim data comm io privacy robust compress sim fl app"
 )
 
 violations=0

@@ -13,6 +13,7 @@
 #include "app/option_suggestion.hpp"
 #include "app/privacy_options.hpp"
 #include "app/robust_options.hpp"
+#include "app/system_options.hpp"
 #include "app/raw_values.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
@@ -67,6 +68,7 @@ struct OptionSet {
   po::options_description algorithm{"Algorithm options"};
   po::options_description privacy{"Privacy options (docs/privacy.md)"};
   po::options_description robust{"Robustness options (docs/robustness.md)"};
+  po::options_description system{"System-model options (docs/system.md)"};
   po::options_description all, inFile;
   std::vector<std::pair<std::string, std::string>> defaults;
 
@@ -88,8 +90,9 @@ struct OptionSet {
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
     for (const auto& o : privacyOptions()) add(privacy, o.key, o.defaultValue, o.help);
     for (const auto& o : robustOptions()) add(robust, o.key, o.defaultValue, o.help);
-    all.add(generic).add(experiment).add(algorithm).add(privacy).add(robust);
-    inFile.add(experiment).add(algorithm).add(privacy).add(robust);
+    for (const auto& o : systemOptions()) add(system, o.key, o.defaultValue, o.help);
+    all.add(generic).add(experiment).add(algorithm).add(privacy).add(robust).add(system);
+    inFile.add(experiment).add(algorithm).add(privacy).add(robust).add(system);
   }
 
  private:
@@ -104,7 +107,9 @@ std::string usageText(const OptionSet& options) {
   os << "fedsilo " << FEDSILO_VERSION << ": cross-silo federated learning on MPI\n\n"
      << "usage: mpirun -n P fedsilo --config configs/X.ini [--section.key value ...]\n"
      << "       fedsilo epsilon --sample_rate Q --noise_multiplier Z --steps T --delta D   (the privacy accountant\n"
-     << "       alone: no MPI, no training; fedsilo epsilon --help)\n\n"
+     << "       alone: no MPI, no training; fedsilo epsilon --help)\n"
+     << "       fedsilo calibrate --model NAME [--dataset D] [--train.batch B] [options]   (this machine's\n"
+     << "       training rate as system.compute_gflops; docs/system.md)\n\n"
      << options.all << "\nAlgorithms:\n";
   for (const auto& e : algorithmRegistry()) os << "  " << e.name << ": " << e.summary << "\n";
   os << "\nBoolean options take true/false, 1/0, yes/no or on/off in any case (the resolved configuration says true or\n"

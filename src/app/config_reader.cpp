@@ -5,6 +5,7 @@
 #include "app/experiment_options.hpp"
 #include "app/privacy_options.hpp"
 #include "app/robust_options.hpp"
+#include "app/system_options.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "data/loaders.hpp"
@@ -301,6 +302,7 @@ ExperimentConfig toConfig(std::map<std::string, std::string>& values, bool round
   readAlgorithm(values, roundsGiven, c);
   c.privacy = readPrivacy(values, c);
   c.robust = readRobust(values, c);
+  c.system = readSystem(values, c);
   // DP-SGD's Poisson batches are gathered without augmentation (its privacy analysis counts each record once).
   if (c.privacy.sampleLevel() && c.data.augment != AugmentKind::None)
     throw ConfigError(fmt("data.augment = ", raw.text("data.augment"),

@@ -46,6 +46,9 @@ class ForwardingSink : public RecordSink {
   void writeStringAttribute(const std::string& p, const std::string& n, const std::string& v) override {
     out().writeStringAttribute(p, n, v);
   }
+  void writeNumberAttribute(const std::string& p, const std::string& n, double v) override {
+    out().writeNumberAttribute(p, n, v);
+  }
 
  protected:
   RecordSink& out() {

@@ -46,7 +46,10 @@ std::string roundJson(const RoundSummary& s, double eta) {
              ", \"client_accuracy_worst10\": ", number(s.worst10), ", \"participants\": ", s.participants,
              ", \"seconds\": ", number(s.seconds), ", \"train_seconds\": ", number(s.trainSeconds),
              ", \"eta_seconds\": ", number(eta),
-             std::isnan(s.epsilon) ? std::string() : fmt(", \"epsilon\": ", number(s.epsilon)), "}\n");
+             std::isnan(s.epsilon) ? std::string() : fmt(", \"epsilon\": ", number(s.epsilon)),
+             std::isnan(s.simTime) ? std::string()
+                                   : fmt(", \"sim_seconds\": ", number(s.simSeconds), ", \"sim_time\": ", number(s.simTime)),
+             "}\n");
 }
 
 double etaSeconds(const std::vector<double>& secondsSoFar, int rounds) {

@@ -137,6 +137,8 @@ std::vector<RoundSummary> RoundRecorder::summaries(const ExperimentConfig& cfg) 
     s.globalLoss = column("global_loss", t);
     s.seconds = column("seconds", t);
     s.trainSeconds = column("train_seconds", t);
+    s.simSeconds = column("sim_seconds", t);  // NaN without the system model
+    s.simTime = column("sim_time", t);
     // As RoundDriver::evaluateRound: NaN in a round that was not evaluated.
     s.meanClientAccuracy = s.evaluated ? mean(accuracy[t]) : std::nan("");
     s.worst10 = s.evaluated ? worstFraction(accuracy[t]) : std::nan("");

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -55,15 +56,18 @@ std::string fmtAcc(double x, bool evaluated) {
 // "1 round", "20 rounds".
 std::string counted(long long n, const char* noun) { return fmt(n, " ", noun, n == 1 ? "" : "s"); }
 
-// The round line under the header printed by printBanner; a private run adds the privacy loss so far.
-std::string roundLine(const RoundSummary& s, double eta, bool withEpsilon) {
-  char b[180];
+// The round line under the header printed by printBanner; a private run adds the privacy loss so far,
+// a run with the system model the round's and the total simulated seconds.
+std::string roundLine(const RoundSummary& s, double eta, bool withEpsilon, bool withSim) {
+  char b[220];
   const int n = std::snprintf(b, sizeof b, "%6d %10s %10s %10s %9.3f %9.3f %9s", s.round,
                               fmtAcc(s.globalAccuracy, s.evaluated).c_str(),
                               fmtAcc(s.meanClientAccuracy, s.evaluated).c_str(),
                               fmtAcc(s.worst10, s.evaluated).c_str(), s.trainSeconds, s.seconds, clockTime(eta).c_str());
   if (withEpsilon && n > 0 && n < static_cast<int>(sizeof b))
     std::snprintf(b + n, sizeof b - static_cast<std::size_t>(n), " %10.4g", s.epsilon);
+  const auto used = std::strlen(b);
+  if (withSim) std::snprintf(b + used, sizeof b - used, " %10.4g %10.4g", s.simSeconds, s.simTime);
   return b;
 }
 
@@ -317,9 +321,10 @@ void RunControl::printBanner() {
   if (jsonl_) console_.say(fmt("round figures also in ", jsonl_->path(), " (one JSON object per round)"));
   const std::string privacy = exp_->privacyDescription();
   if (!privacy.empty()) console_.say(privacy);
-  char header[120];
-  std::snprintf(header, sizeof header, "%6s %10s %10s %10s %9s %9s %9s%s", "round", "global_acc", "client_acc", "worst10",
-                "train_s", "round_s", "eta", cfg_.privacy.level != PrivacyLevel::None ? "    epsilon" : "");
+  char header[160];
+  std::snprintf(header, sizeof header, "%6s %10s %10s %10s %9s %9s %9s%s%s", "round", "global_acc", "client_acc", "worst10",
+                "train_s", "round_s", "eta", cfg_.privacy.level != PrivacyLevel::None ? "    epsilon" : "",
+                cfg_.system.enabled() ? "      sim_s   sim_time" : "");
   console_.say(header);
 }
 
@@ -328,7 +333,7 @@ void RunControl::printBanner() {
 bool RunControl::afterRound(const RoundSummary& summary) {
   roundSeconds_.push_back(summary.seconds);
   const double eta = etaSeconds(roundSeconds_, cfg_.rounds);
-  console_.say(roundLine(summary, eta, cfg_.privacy.level != PrivacyLevel::None));
+  console_.say(roundLine(summary, eta, cfg_.privacy.level != PrivacyLevel::None, cfg_.system.enabled()));
   if (cfg_.output.jsonl)
     coordinated(comm_, [&] {
       if (jsonl_) jsonl_->append(roundJson(summary, eta));

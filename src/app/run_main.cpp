@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "app/calibrate_command.hpp"
 #include "app/config_parser.hpp"
 #include "app/launch_check.hpp"
 #include "app/run_control.hpp"
@@ -92,6 +93,11 @@ int runMain(int argc, char** argv) {
 #endif
   // `fedsilo epsilon ...` answers from the accountant alone: no MPI, no experiment.
   if (argc > 1 && std::string(argv[1]) == "epsilon") return runEpsilonCommand(argc - 1, argv + 1);
+  // `fedsilo calibrate ...` times training on this rank alone (MPI initialised for the data loaders).
+  if (argc > 1 && std::string(argv[1]) == "calibrate") {
+    MpiEnvironment env(argc, argv);
+    return runCalibrateCommand(argc - 1, argv + 1);
+  }
   const LaunchEnvironment launch = LaunchEnvironment::fromEnvironment();  // before MPI adds variables of its own
   MpiEnvironment env(argc, argv);
   Outcome out;

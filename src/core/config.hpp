@@ -14,6 +14,7 @@
 #include "core/strings.hpp"
 #include "core/privacy_config.hpp"
 #include "core/robust_config.hpp"
+#include "core/system_config.hpp"
 
 namespace fedsilo {
 
@@ -342,6 +343,7 @@ struct ExperimentConfig {
   CheckpointConfig checkpoint;
   PrivacyConfig privacy;      // privacy.* (core/privacy_config.hpp)
   RobustConfig robust;        // fl.aggregator and its parameters, attack.* (core/robust_config.hpp)
+  SystemConfig system;        // system.*, fl.deadline_seconds, eval.target_* (core/system_config.hpp)
   OptionValues algo;          // every declared algorithm option, defaults filled in
   std::string resolvedIni;    // the fully resolved configuration as INI text
 };

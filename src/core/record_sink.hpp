@@ -41,6 +41,8 @@ class RecordSink {
                                     std::uint64_t width) = 0;
   // String attribute on a dataset or group (replicated).
   virtual void writeStringAttribute(const std::string& path, const std::string& name, const std::string& value) = 0;
+  // float64 attribute on a dataset or group (replicated).
+  virtual void writeNumberAttribute(const std::string& path, const std::string& name, double value) = 0;
 };
 
 }  // namespace fedsilo

@@ -40,6 +40,9 @@ enum class Purpose : std::uint64_t {
   AttackNoise = 61,    // the gaussian attack's payload, per (client, round)
   // Update compression (src/compress), numbered from 70.
   Compress = 70,  // stochastic rounding and random-k sets, per (client, round, extra = link direction)
+  // The simulated deployment (src/sim), numbered from 80.
+  SystemProfile = 80,  // a silo's drawn rate, link or latency, per (client, extra = which quantity)
+  SystemJitter = 81,   // the per-round factor on a silo's compute time, per (client, round)
   Misc = 99,
 };
 

@@ -164,6 +164,10 @@ class Algorithm {
   // the client's one weight: robust aggregators (fl.aggregator) and model-poisoning attacks then replace
   // that mean (fl/robust_round.hpp). The configuration parser refuses them for an algorithm that says no.
   virtual bool acceptsRobustAggregation() const { return false; }
+  // Whether a selected client may send nothing in a round (fl.deadline_seconds drops the silos that
+  // miss the deadline): the configuration parser refuses a deadline for an algorithm that says no
+  // (the one-shot algorithms, which need every client's one upload).
+  virtual bool acceptsDroppedSilos() const { return true; }
   // Server state replicated on every rank after each round (broadcast from rank 0).
   virtual std::vector<double> serverState() const { return {}; }
   virtual void setServerState(const std::vector<double>& state) { (void)state; }

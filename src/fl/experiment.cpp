@@ -196,6 +196,7 @@ void Experiment::writeFinal(RecordSink& sink) {
   alg_->record(*ctx_, sink);
   driver_->recordPrivacy(sink);
   driver_->recordRobust(sink);
+  driver_->recordSystem(sink);
 }
 
 // The selected client figures (eval.select) and their summary (replicated: computed on root,
@@ -246,6 +247,7 @@ void Experiment::writeModel(RecordSink& sink) {
   sink.writeStrings("/model/layers/name", table.names);
   sink.writeIntArray("/model/layers/offset", offsets, {blocks.size()});
   sink.writeIntArray("/model/layers/size", table.sizes, {blocks.size()});
+  sink.writeNumberAttribute("/model", "train_flops_per_sample", model_->trainFlopsPerSample());
   if (!cfg_.output.clientModels) return;
   const int r = comm_.rank();
   std::vector<float> rows;

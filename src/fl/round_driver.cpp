@@ -52,6 +52,7 @@ RoundDriver::RoundDriver(const RoundParts& parts)
     serverOptimizer_ = std::make_unique<ServerOptimizer>(parts.cfg.fl.serverOptimizer, parts.model.numParams());
   privacy_ = RoundPrivacy::make(p_.cfg, p_.comm, p_.placement, p_.clients, p_.ctx.blocks);
   robust_ = RobustRound::make(p_.cfg, p_.comm, p_.placement, p_.ctx.blocks, p_.data.train.numClasses);
+  sim_ = std::make_unique<SimRound>(p_.cfg, p_.comm, p_.placement, p_.model.trainFlopsPerSample());
 }
 
 RoundDriver::~RoundDriver() = default;
@@ -63,16 +64,21 @@ RoundSummary RoundDriver::runRound(int round, RecordSink& sink) {
   const ReductionLayout layout = layoutReduction(round);
   acc_.resize(layout.size());
   if (privacy_) privacy_->beginRound(round, layout.selected, layout.size());
+  sim_->beginRound(round, roundPayload(layout));
   Timer trainTimer;
   runRankUpdate(round);
   const LocalRound local = trainLocalClients(round, layout);
   summary.trainSeconds = p_.comm.allreduceMax(trainTimer.seconds());
   const std::vector<double> blockWeightSum = serverStepAndBroadcast(round, layout, local);
   summary.participants = countParticipants(local);
+  sim_->endRound();
+  summary.simSeconds = sim_->roundSeconds();
+  summary.simTime = sim_->simTime();
   if (privacy_) summary.epsilon = privacy_->endRound(round);
   const std::vector<double> shares = participantShares(layout, local, blockWeightSum);
   ClientFigures figures(numLocal());
   evaluateRound(round, local, summary, figures);
+  sim_->noteAccuracy(round, summary.evaluated, summary.globalAccuracy, summary.meanClientAccuracy);
   summary.seconds = p_.comm.allreduceMax(roundTimer.seconds());
   recordRound(sink, summary, figures, local, shares);
   roundSeconds_.push_back(summary.seconds);
@@ -97,6 +103,22 @@ RoundDriver::ReductionLayout RoundDriver::layoutReduction(int round) const {
   layout.numPrivacySums = privacy_ ? privacy_->numSums() : 0;
   layout.payloadSize = p_.alg.payloadSize();
   return layout;
+}
+
+// What every client of the round exchanges (fl/payload_bytes.hpp).
+RoundPayload RoundDriver::roundPayload(const ReductionLayout& layout) const {
+  RoundPayload payload;
+  payload.blocks = &p_.ctx.blocks;
+  payload.reduced = layout.reduced;
+  payload.sums = layout.numSums;
+  payload.payloadValues = layout.payloadSize;
+  payload.privacySums = layout.numPrivacySums;
+  payload.serverState = p_.alg.serverState().size();
+  if (p_.cfg.privacy.secureAggregation) {
+    payload.secureClients = static_cast<int>(layout.selected.size());
+    payload.secureWords = layout.size();
+  }
+  return payload;
 }
 
 void RoundDriver::runRankUpdate(int round) {
@@ -148,11 +170,11 @@ void RoundDriver::trainClient(int client, int round, const ReductionLayout& layo
   ClientUpdate update;
   if (privacy_) privacy_->beforeClient(client, round, p_.trainer);
   if (robust_) robust_->beforeClient(client, round, p_.trainer);
-  const bool sent = updateUnlessDiverged(clientContext, layout, update);
+  const UpdateOutcome outcome = updateOrDrop(clientContext, layout, update);
   if (robust_) robust_->afterClient(p_.trainer);
   if (privacy_) privacy_->afterClient(p_.trainer);
-  if (!sent) {
-    local.participated[slot] = -1.0;  // recorded as diverged
+  if (outcome != UpdateOutcome::Sent) {
+    local.participated[slot] = outcome == UpdateOutcome::Diverged ? -1.0 : -2.0;
     return;
   }
   sendUpdate(client, round, layout, update);
@@ -166,30 +188,40 @@ void RoundDriver::trainClient(int client, int round, const ReductionLayout& layo
   if (p_.cfg.eval.point == EvalPoint::AfterLocal && isEvaluationRound(p_.cfg, round)) evaluateAfterLocal(client, round, local);
 }
 
-// The client's update, checked for NaN/Inf in what it sends and what it keeps. A diverged update is
-// an error, or with fl.skip_diverged dropped: the client's personal state is put back as it was
-// before the round (the dropped round leaves no trace) and the function returns false.
-bool RoundDriver::updateUnlessDiverged(ClientContext& clientContext, const ReductionLayout& layout,
-                                       ClientUpdate& update) {
+// The client's update, checked for NaN/Inf in what it sends and what it keeps, and put on the
+// simulated clock. A diverged update is an error, or with fl.skip_diverged dropped; an update that
+// misses fl.deadline_seconds is dropped. A dropped client's personal state is put back as it was
+// before the round (the dropped round leaves no trace in it).
+RoundDriver::UpdateOutcome RoundDriver::updateOrDrop(ClientContext& clientContext, const ReductionLayout& layout,
+                                                     ClientUpdate& update) {
   const int client = clientContext.client.id;
   const bool skipDiverged = p_.cfg.fl.skipDiverged;
+  const bool mayDrop = skipDiverged || sim_->hasDeadline();
   PersonalStore* personal = p_.alg.personalStore();
   std::optional<std::vector<float>> before;
-  if (personal && skipDiverged) before = personal->snapshot(client);
+  if (personal && mayDrop) before = personal->snapshot(client);
   OptimizerStateStore::Snapshot optimizerBefore;
-  if (clientContext.optimizerStates && skipDiverged) optimizerBefore = optimizerStates_.snapshot(client);
+  if (clientContext.optimizerStates && mayDrop) optimizerBefore = optimizerStates_.snapshot(client);
+  const auto rollBack = [&] {
+    if (personal) personal->restore(client, std::move(before));
+    if (clientContext.optimizerStates) optimizerStates_.restore(client, std::move(optimizerBefore));
+  };
+  const std::int64_t samplesBefore = p_.trainer.samplesTrained();
   try {
     p_.alg.clientUpdate(clientContext, update);
     checkFinite(update, client, clientContext.round, layout);
   } catch (const NumericError& e) {
     if (!skipDiverged && p_.cfg.privacy.clientLevel()) throw NumericError(e.what() + clientDpDivergenceHint(p_.cfg));
     if (!skipDiverged) throw;
-    if (personal) personal->restore(client, std::move(before));
-    if (clientContext.optimizerStates) optimizerStates_.restore(client, std::move(optimizerBefore));
+    rollBack();
+    sim_->clientTrained(client, p_.trainer.samplesTrained() - samplesBefore, nullptr);
     p_.ctx.announce().rankWarning(fmt(e.what(), "; update dropped (fl.skip_diverged)"));
-    return false;
+    return UpdateOutcome::Diverged;
   }
-  return true;
+  if (sim_->clientTrained(client, p_.trainer.samplesTrained() - samplesBefore, &update.blockWeight))
+    return UpdateOutcome::Sent;
+  rollBack();
+  return UpdateOutcome::MissedDeadline;
 }
 
 void RoundDriver::checkFinite(const ClientUpdate& update, int client, int round, const ReductionLayout& layout) const {
@@ -357,6 +389,7 @@ void RoundDriver::recordRound(RecordSink& sink, const RoundSummary& summary, con
   sink.appendRoundScalar("seconds", summary.seconds);
   sink.appendRoundScalar("train_seconds", summary.trainSeconds);
   if (robust_) robust_->recordRound(sink);
+  sim_->recordRound(sink);
   sink.endRound();
 }
 
@@ -408,6 +441,7 @@ void RoundDriver::checkpointProtocolState(StateArchive& ar) {
 void RoundDriver::checkpoint(StateArchive& ar) {
   checkpointProtocolState(ar);
   if (privacy_) privacy_->checkpoint(ar);
+  sim_->checkpoint(ar);
   const std::vector<int>& mine = p_.placement.clients(p_.comm.rank());
   const std::size_t L = p_.model.blocks().size();
   const auto row = [&](const std::vector<double>& table, int i) {

@@ -10,8 +10,9 @@
 //                          (every evaluated round, or the last only: eval.global)
 //   recordRound            one /rounds row
 //
-// Privacy (fl/round_privacy.hpp) and robustness (fl/robust_round.hpp: attacks, robust aggregators)
-// join at named points inside these steps.
+// Privacy (fl/round_privacy.hpp), robustness (fl/robust_round.hpp: attacks, robust aggregators) and
+// the simulated clock (fl/sim_round.hpp: bytes, simulated seconds, deadlines) join at named points
+// inside these steps.
 //
 // The driver names no algorithm: everything algorithm-specific goes through the Algorithm interface
 // (fl/algorithm.hpp). Experiment (fl/experiment.hpp) builds the pieces a round works on and owns them.
@@ -35,6 +36,7 @@
 #include "fl/server_optimizer.hpp"
 #include "fl/robust_round.hpp"
 #include "fl/round_privacy.hpp"
+#include "fl/sim_round.hpp"
 
 namespace fedsilo {
 
@@ -47,6 +49,7 @@ struct RoundSummary {
   double seconds = 0.0, trainSeconds = 0.0;
   int participants = 0;
   double epsilon = kNaN;  // privacy loss so far (NaN without DP)
+  double simSeconds = kNaN, simTime = kNaN;  // the round and the total on the simulated clock (NaN: off)
 };
 
 // The points where a test may make one rank misbehave (FEDSILO_FAULT, app/fault_injection). Production
@@ -125,6 +128,8 @@ class RoundDriver {
   void recordPrivacy(RecordSink& sink) const;
   // The robustness records (/clients/malicious; collective; nothing when robustness is off).
   void recordRobust(RecordSink& sink) const;
+  // The simulated deployment's records (/clients/* profile, /summary/*_to_target; collective).
+  void recordSystem(RecordSink& sink) const { sim_->record(sink); }
   std::string privacyDescription() const { return privacy_ ? privacy_->describe() : ""; }
 
   int nextRound() const { return nextRound_; }
@@ -152,7 +157,7 @@ class RoundDriver {
   };
   // What this rank's clients sent in a round, in local-client order.
   struct LocalRound {
-    std::vector<double> participated;              // 1 sent, -1 diverged and dropped, 0 neither
+    std::vector<double> participated;              // 1 sent, -1 diverged and dropped, -2 missed the deadline, 0 neither
     std::vector<std::vector<double>> blockWeight;  // empty: sent nothing
     std::vector<double> payloadRows;               // rows [client id, payload...]
     std::vector<double> sensitivityRows;           // rows [client id, per-block sensitivity...]
@@ -170,7 +175,11 @@ class RoundDriver {
   void runRankUpdate(int round);
   LocalRound trainLocalClients(int round, const ReductionLayout& layout);
   void trainClient(int client, int round, const ReductionLayout& layout, LocalRound& local);
-  bool updateUnlessDiverged(ClientContext& clientContext, const ReductionLayout& layout, ClientUpdate& update);
+  // What became of a client's update: sent, dropped as diverged (fl.skip_diverged), or dropped for
+  // missing the deadline (fl.deadline_seconds).
+  enum class UpdateOutcome { Sent, Diverged, MissedDeadline };
+  UpdateOutcome updateOrDrop(ClientContext& clientContext, const ReductionLayout& layout, ClientUpdate& update);
+  RoundPayload roundPayload(const ReductionLayout& layout) const;
   void checkFinite(const ClientUpdate& update, int client, int round, const ReductionLayout& layout) const;
   void accumulate(const ClientUpdate& update, const ReductionLayout& layout, ExactSum& into);
   void sendUpdate(int client, int round, const ReductionLayout& layout, ClientUpdate& update);
@@ -205,6 +214,7 @@ class RoundDriver {
   RoundParts p_;
   std::unique_ptr<RoundPrivacy> privacy_;  // nullptr: privacy off (fl/round_privacy.hpp)
   std::unique_ptr<RobustRound> robust_;    // nullptr: robustness off (fl/robust_round.hpp)
+  std::unique_ptr<SimRound> sim_;          // bytes always; the clock with the system model on (fl/sim_round.hpp)
   ExactSum acc_;
   int nextRound_ = 0;
   ClientFigures lastFigures_;                   // the local clients' last evaluation

@@ -56,6 +56,7 @@ class ResultsWriter : public RecordSink {
                           std::uint64_t width) override;
   void writeClientFloatRows(const std::string& path, const std::vector<float>& localRows, std::uint64_t width) override;
   void writeStringAttribute(const std::string& path, const std::string& name, const std::string& value) override;
+  void writeNumberAttribute(const std::string& path, const std::string& name, double value) override;
 
  private:
   void writeReplicated(const std::string& path, hid_t memType, hid_t fileType, const void* data,

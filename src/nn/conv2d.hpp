@@ -47,6 +47,12 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T>, public PoolFusableT<T>
   ~Conv2DT() override;
   std::string kind() const override { return "conv2d"; }
   Shape outputShape() const override { return Shape{g_.outC, g_.oh, g_.ow}; }
+  // Every output value is a dot product of inC k k weights with its (zero-padded) window, plus the bias;
+  // the weight and input gradients are the same products transposed (the im2col GEMMs' count).
+  FlopCount flopsPerSample() const override {
+    const double outputs = static_cast<double>(g_.outSize), mac = 2.0 * outputs * static_cast<double>(g_.kdim);
+    return {mac + outputs, mac + outputs, mac};
+  }
   std::vector<ParamSpec> paramSpecs() const override;
   void bind(T* params, T* grads) override;
   void reserve(int maxBatch) override;

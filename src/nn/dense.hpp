@@ -31,6 +31,11 @@ class DenseT : public LayerT<T>, public ReluFusableT<T> {
   DenseT(int in, int out);
   std::string kind() const override { return "dense"; }
   Shape outputShape() const override { return Shape{out_, 1, 1}; }
+  // W x + b, dW = dy x^T with db = sum of dy, dx = W^T dy: one in x out multiply-add each.
+  FlopCount flopsPerSample() const override {
+    const double mac = 2.0 * in_ * out_;
+    return {mac + out_, mac + out_, mac};
+  }
   std::vector<ParamSpec> paramSpecs() const override;
   void bind(T* params, T* grads) override;
   void reserve(int maxBatch) override;

@@ -14,6 +14,8 @@ class EmbeddingT : public LayerT<T> {
   std::string kind() const override { return "embedding"; }
   // 1 x seqLen x dim: the C x H x W reading of the time-major column.
   Shape outputShape() const override { return Shape{1, seqLen_, dim_}; }
+  // A lookup forward; backward adds each step's output gradient into its token's row.
+  FlopCount flopsPerSample() const override { return {0.0, static_cast<double>(seqLen_) * dim_, 0.0}; }
   std::vector<ParamSpec> paramSpecs() const override;
   void bind(T* params, T* grads) override;
   void initParams(Rng& rng, T* params) const override;

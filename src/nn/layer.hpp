@@ -41,6 +41,15 @@ struct ParamSpec {
   int fanIn = 1;        // for the default PyTorch-style U(-1/sqrt(fanIn), 1/sqrt(fanIn)) init
 };
 
+// The floating-point operations one sample costs a layer in training (docs/system.md, "FLOPs"): a
+// multiply-add counts 2, an addition, product, comparison or nonlinearity 1. The input gradient is
+// apart because the model's first layer never computes it.
+struct FlopCount {
+  double forward = 0.0;
+  double paramGrad = 0.0;  // the parameter gradients, and what they need besides (an LSTM's recurrence)
+  double inputGrad = 0.0;  // dL/dx
+};
+
 template <typename T>
 class LayerT {
  public:
@@ -49,6 +58,12 @@ class LayerT {
   virtual std::string kind() const = 0;  // "dense", "relu", "conv2d", ...
   // Output shape for the input shape given at construction.
   virtual Shape outputShape() const = 0;
+  // Training FLOPs per sample for the input shape given at construction. Default: an elementwise layer,
+  // one operation per output value forward and one backward.
+  virtual FlopCount flopsPerSample() const {
+    const double n = outputShape().size();
+    return {n, 0.0, n};
+  }
   virtual std::vector<ParamSpec> paramSpecs() const { return {}; }
   // Called once by the Model: `params`/`grads` point at this layer's slice (specs in order).
   virtual void bind(T* params, T* grads) {

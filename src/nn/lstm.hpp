@@ -24,6 +24,14 @@ class LstmT : public LayerT<T> {
   LstmT(int inputDim, int hidden, int seqLen, bool returnSequences);
   std::string kind() const override { return "lstm"; }
   Shape outputShape() const override { return returnSeq_ ? Shape{1, seqLen_, hidden_} : Shape{hidden_, 1, 1}; }
+  // Per step, forward: the gates' two products (8H(in + H)), their two biases (8H), four nonlinearities
+  // (4H) and the cell and hidden updates (5H: f c + i g, tanh c, o tanh c). Backward: the weight and bias
+  // gradients (8H(in + H) + 8H), the recurrent dh = W_hh^T dz (8H^2) and the gates' derivatives (12H);
+  // the input gradient W_ih^T dz (8H in).
+  FlopCount flopsPerSample() const override {
+    const double H = hidden_, in = in_, steps = seqLen_;
+    return {steps * (8 * H * (in + H) + 17 * H), steps * (8 * H * (in + H) + 8 * H * H + 20 * H), steps * 8 * H * in};
+  }
   std::vector<ParamSpec> paramSpecs() const override;
   void bind(T* params, T* grads) override;
   void reserve(int maxBatch) override;

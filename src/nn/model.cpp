@@ -275,6 +275,16 @@ double ModelT<T>::evaluate(const T* x, const std::int32_t* labels, int batch, st
 }
 
 template <typename T>
+double ModelT<T>::trainFlopsPerSample() const {
+  double flops = 0.0;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const FlopCount c = layers_[i]->flopsPerSample();
+    flops += c.forward + c.paramGrad + (i > 0 ? c.inputGrad : 0.0);
+  }
+  return flops;
+}
+
+template <typename T>
 std::string ModelT<T>::summary() const {
   std::ostringstream os;
   for (const auto& b : blocks_) os << b.name << "(" << b.size << ") ";

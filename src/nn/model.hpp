@@ -94,6 +94,9 @@ class ModelT {
   LossT<T>& loss() { return *loss_; }
   int maxBatch() const { return maxBatch_; }
   std::string summary() const;
+  // The FLOPs one training sample costs: every layer's forward and parameter gradients, and the input
+  // gradient of every layer but the first (LayerT::flopsPerSample; the loss, O(classes), is not counted).
+  double trainFlopsPerSample() const;
 
   // --- compute ------------------------------------------------------------------------------
   // Forward pass on x (inputSize x batch, column-major). Returns the logits (numClasses x batch),

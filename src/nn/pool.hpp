@@ -19,6 +19,11 @@ class MaxPool2DT : public LayerT<T> {
   MaxPool2DT(int c, int h, int w, int k = 2, int stride = 2);
   std::string kind() const override { return "maxpool2d"; }
   Shape outputShape() const override { return Shape{c_, oh_, ow_}; }
+  // k^2 - 1 comparisons per output forward; backward routes each output's gradient to its winner.
+  FlopCount flopsPerSample() const override {
+    const double outputs = static_cast<double>(outSize_);
+    return {outputs * (k_ * k_ - 1), 0.0, outputs};
+  }
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
@@ -47,6 +52,11 @@ class GlobalAvgPoolT : public LayerT<T> {
   GlobalAvgPoolT(int c, int h, int w);
   std::string kind() const override { return "global_avg_pool"; }
   Shape outputShape() const override { return Shape{c_, 1, 1}; }
+  // A sum over each plane and one scaling per channel; backward spreads each channel's gradient.
+  FlopCount flopsPerSample() const override {
+    const double inputs = static_cast<double>(c_) * hw_;
+    return {inputs + c_, 0.0, inputs};
+  }
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
 
@@ -62,6 +72,7 @@ class FlattenT : public LayerT<T> {
   explicit FlattenT(Shape in) : in_(in) {}
   std::string kind() const override { return "flatten"; }
   Shape outputShape() const override { return Shape{in_.size(), 1, 1}; }
+  FlopCount flopsPerSample() const override { return {}; }  // a copy
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
 

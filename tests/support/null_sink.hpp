@@ -26,6 +26,7 @@ class NullSink : public RecordSink {
   void writeClientIntRows(const std::string&, const std::vector<std::int64_t>&, std::uint64_t) override {}
   void writeClientFloatRows(const std::string&, const std::vector<float>&, std::uint64_t) override {}
   void writeStringAttribute(const std::string&, const std::string&, const std::string&) override {}
+  void writeNumberAttribute(const std::string&, const std::string&, double) override {}
 };
 
 class MemorySink : public NullSink {

@@ -66,6 +66,9 @@ class GatheringSink : public RecordSink {
   void writeStringAttribute(const std::string& path, const std::string& name, const std::string& value) override {
     out_.strings[path + "@" + name] = {value};
   }
+  void writeNumberAttribute(const std::string& path, const std::string& name, double value) override {
+    out_.datasets[path + "@" + name] = {value};
+  }
 
   // Collective: the client rows of every rank, gathered rank by rank and put in client order. Every
   // rank holds the same paths, so the maps are walked in the same order.

@@ -91,6 +91,7 @@ class OneShot : public Algorithm {
   std::string name() const override { return name_; }
   void setup(const FlContext& ctx, std::vector<float>& global) override;
   std::vector<char> reducedBlocks(const FlContext& ctx, int round) const override;
+  bool acceptsDroppedSilos() const override { return false; }  // every client's one upload
   // The local models, when the algorithm keeps them (keepLocal_): the clients are evaluated with them.
   PersonalStore* personalStore() override { return keepLocal_ ? &local_ : nullptr; }
   void finishClient(ClientContext& c) override;
