@@ -82,6 +82,55 @@ TEST(Aggregator, MedianAndTrimmedMeanMatchASortOfEachColumn) {
   }
 }
 
+// The selection network's median and trimmed mean against a straightforward per-column reference, on
+// values of many magnitudes (sums that round): the median is the sorted column's middle; the trimmed
+// sum is, exactly as documented, the values strictly between the cuts in row order plus the kept
+// copies of the cuts.
+TEST(Aggregator, MedianAndTrimmedMeanEqualAPerColumnReferenceExactly) {
+  unsigned state = 777u;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  for (int K : {1, 2, 4, 7, 16, 31, 32, 33, 64, 100, 129}) {
+    for (double beta : {0.0, 0.1, 0.25, 0.45}) {
+      const std::size_t n = 130;
+      UpdateMatrix u(K, n);
+      for (float& x : u.values)
+        x = next() % 16 == 0
+                ? static_cast<float>(next() % 3)  // some exact ties
+                : std::ldexp(static_cast<float>(next()) / 16777216.0f - 0.5f, static_cast<int>(next() % 40) - 20);
+      AggregatorConfig cfg;
+      cfg.trimFraction = beta;
+      const std::vector<double> w(static_cast<std::size_t>(K), 1.0);
+      const AggregateResult med = run(AggregatorKind::Median, u, w);
+      const AggregateResult trim = run(AggregatorKind::TrimmedMean, u, w, cfg);
+      const int b = trimmedCount(beta, K);
+      for (std::size_t c = 0; c < n; ++c) {
+        std::vector<float> col;
+        for (int k = 0; k < K; ++k) col.push_back(u.row(k)[c]);
+        std::vector<float> sorted = col;
+        std::sort(sorted.begin(), sorted.end());
+        const auto h = static_cast<std::size_t>(K / 2);
+        const double median = K % 2 ? sorted[h] : 0.5 * (static_cast<double>(sorted[h - 1]) + sorted[h]);
+        ASSERT_EQ(med.aggregate[c], median) << "K " << K << " column " << c;
+        const float lo = sorted[static_cast<std::size_t>(b)], hi = sorted[static_cast<std::size_t>(K - b - 1)];
+        double sum = 0.0;
+        for (float x : col)
+          if (x > lo && x < hi) sum += x;
+        int keptLo = 0, keptHi = 0;
+        for (int p = b; p < K - b; ++p) {
+          keptLo += sorted[static_cast<std::size_t>(p)] == lo;
+          keptHi += sorted[static_cast<std::size_t>(p)] == hi;
+        }
+        sum += lo == hi ? (K - 2 * b) * static_cast<double>(lo)
+                        : keptLo * static_cast<double>(lo) + keptHi * static_cast<double>(hi);
+        ASSERT_EQ(trim.aggregate[c], sum / (K - 2 * b)) << "K " << K << " beta " << beta << " column " << c;
+      }
+    }
+  }
+}
+
 TEST(Aggregator, MedianOfIdenticalUpdatesIsThatUpdate) {
   const std::vector<float> x = {0.1f, -2.5f, 3e-7f, 42.0f};
   const AggregateResult r = run(AggregatorKind::Median, matrix({x, x, x, x}), {1, 2, 3, 4});
