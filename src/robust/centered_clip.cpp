@@ -10,39 +10,6 @@
 
 namespace fedsilo {
 
-namespace {
-
-// ||x_k - v|| of every row, a column block at a time (v's block stays in cache across the rows).
-std::vector<double> distancesTo(const UpdateMatrix& u, const std::vector<double>& v) {
-  const auto K = static_cast<std::size_t>(u.rows);
-  std::vector<double> squared(K, 0.0);
-  for (std::size_t c0 = 0; c0 < u.cols; c0 += kColumnBlock) {
-    const std::size_t width = std::min(u.cols - c0, kColumnBlock);
-    for (std::size_t k = 0; k < K; ++k)
-      squared[k] += squaredDistanceWide(u.row(static_cast<int>(k)) + c0, v.data() + c0, width);
-  }
-  for (double& d : squared) d = std::sqrt(d);
-  return squared;
-}
-
-// v += sum_k c_k (x_k - v), rows in order for each value, a column block at a time.
-void stepTowards(const UpdateMatrix& u, const std::vector<double>& coeff, std::vector<double>& v) {
-  std::vector<double> step(kColumnBlock);
-  for (std::size_t c0 = 0; c0 < u.cols; c0 += kColumnBlock) {
-    const std::size_t width = std::min(u.cols - c0, kColumnBlock);
-    const double* vb = v.data() + c0;
-    std::fill(step.begin(), step.end(), 0.0);
-    for (int k = 0; k < u.rows; ++k) {
-      const double c = coeff[static_cast<std::size_t>(k)];
-      const float* x = u.row(k) + c0;
-      for (std::size_t i = 0; i < width; ++i) step[i] += c * (static_cast<double>(x[i]) - vb[i]);
-    }
-    for (std::size_t i = 0; i < width; ++i) v[c0 + i] += step[i];
-  }
-}
-
-}  // namespace
-
 AggregateResult centeredClipAggregate(const AggregatorConfig& cfg, const AggregateInput& in) {
   const auto K = static_cast<std::size_t>(in.updates.rows);
   const std::size_t n = in.updates.cols;
@@ -52,14 +19,18 @@ AggregateResult centeredClipAggregate(const AggregatorConfig& cfg, const Aggrega
   r.selected.assign(K, 1);
   r.weight.assign(K, 1.0);
   std::vector<double> v = in.center.empty() ? std::vector<double>(n, 0.0) : in.center;
-  std::vector<double> coeff(K);
+  std::vector<double> step(n);
   for (int l = 0; l < cfg.clipIterations; ++l) {
-    const std::vector<double> norm = distancesTo(in.updates, v);
+    std::fill(step.begin(), step.end(), 0.0);
     for (std::size_t k = 0; k < K; ++k) {
-      r.weight[k] = norm[k] > cfg.clipTau ? cfg.clipTau / norm[k] : 1.0;
-      coeff[k] = in.weights[k] / total * r.weight[k];
+      const float* x = in.updates.row(static_cast<int>(k));
+      const double norm = std::sqrt(squaredDistanceWide(x, v.data(), n));
+      const double factor = norm > cfg.clipTau ? cfg.clipTau / norm : 1.0;
+      r.weight[k] = factor;
+      const double c = in.weights[k] / total * factor;
+      for (std::size_t i = 0; i < n; ++i) step[i] += c * (static_cast<double>(x[i]) - v[i]);
     }
-    stepTowards(in.updates, coeff, v);
+    for (std::size_t i = 0; i < n; ++i) v[i] += step[i];
   }
   r.aggregate = std::move(v);
   return r;

@@ -5,9 +5,9 @@
 // (nu = fl.geomed_eps, also the least distance, which keeps the step finite when z meets an update).
 // A row's weight is its final Weiszfeld share beta_k / sum beta.
 //
-// Each iteration is one pass over the update matrix: a block of columns of z is combined from the rows
-// and, while the block's rows are still in cache, every row's squared distance to it is accumulated
-// (the distances the next step and the stopping test need). Fixed block and row order: deterministic.
+// Each iteration combines z and measures the distances the next step and the stopping test need
+// (squaredDistanceWide: many partial sums in a fixed order, so wide vectors and deterministic); the
+// first pass gives the mean and its distances, so the objective is never a pass of its own.
 #include <algorithm>
 #include <cmath>
 
@@ -17,24 +17,12 @@ namespace fedsilo {
 
 namespace {
 
-// z = sum_k coeff_k x_k, and dist_k = ||z - x_k||, in one column-blocked pass.
+// z = sum_k coeff_k x_k, then dist_k = ||z - x_k||: two sequential passes over the rows.
 void combineAndMeasure(const UpdateMatrix& u, const std::vector<double>& coeff, std::vector<double>& z,
                        std::vector<double>& dist) {
-  const auto K = static_cast<std::size_t>(u.rows);
-  z.assign(u.cols, 0.0);
-  std::vector<double> squared(K, 0.0);
-  for (std::size_t c0 = 0; c0 < u.cols; c0 += kColumnBlock) {
-    const std::size_t c1 = std::min(u.cols, c0 + kColumnBlock);
-    for (std::size_t k = 0; k < K; ++k) {
-      const double c = coeff[k];
-      if (c == 0.0) continue;
-      const float* x = u.row(static_cast<int>(k));
-      for (std::size_t i = c0; i < c1; ++i) z[i] += c * static_cast<double>(x[i]);
-    }
-    for (std::size_t k = 0; k < K; ++k)
-      squared[k] += squaredDistanceWide(u.row(static_cast<int>(k)) + c0, z.data() + c0, c1 - c0);
-  }
-  for (std::size_t k = 0; k < K; ++k) dist[k] = std::sqrt(squared[k]);
+  combineRows(u, coeff, z);
+  for (int k = 0; k < u.rows; ++k)
+    dist[static_cast<std::size_t>(k)] = std::sqrt(squaredDistanceWide(u.row(k), z.data(), u.cols));
 }
 
 double objective(const std::vector<double>& weights, const std::vector<double>& dist) {

@@ -2,7 +2,6 @@
 // what robust aggregators and model-poisoning attacks work on. No MPI here: the round driver gathers
 // the rows (fl/robust_round.hpp).
 #pragma once
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -71,24 +70,15 @@ inline double squaredDistanceWide(const float* x, const double* y, std::size_t n
   return s[0];
 }
 
-// Columns per block of the column-blocked passes: a block of the double result (8 KB) stays in the
-// first-level cache while every row adds its part, instead of the whole result streaming through the
-// cache once per row.
-constexpr std::size_t kColumnBlock = 1024;
-
-// sum_k c_k x_k over the rows with c_k != 0, into `out` (n doubles). Each value sums the rows in
-// order, so the result is the same as row-by-row passes; the passes go a column block at a time.
+// sum_k c_k x_k over the rows with c_k != 0, into `out` (n doubles), rows in order. Row by row: one
+// sequential stream over the matrix, which measured faster than column blocks that touch every row.
 inline void combineRows(const UpdateMatrix& u, const std::vector<double>& coeff, std::vector<double>& out) {
   out.assign(u.cols, 0.0);
-  for (std::size_t c0 = 0; c0 < u.cols; c0 += kColumnBlock) {
-    const std::size_t c1 = std::min(u.cols, c0 + kColumnBlock);
-    double* o = out.data();
-    for (int k = 0; k < u.rows; ++k) {
-      const double c = coeff[static_cast<std::size_t>(k)];
-      if (c == 0.0) continue;
-      const float* x = u.row(k);
-      for (std::size_t i = c0; i < c1; ++i) o[i] += c * static_cast<double>(x[i]);
-    }
+  for (int k = 0; k < u.rows; ++k) {
+    const double c = coeff[static_cast<std::size_t>(k)];
+    if (c == 0.0) continue;
+    const float* x = u.row(k);
+    for (std::size_t i = 0; i < u.cols; ++i) out[i] += c * static_cast<double>(x[i]);
   }
 }
 
