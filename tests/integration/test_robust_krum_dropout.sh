@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 300
-# cost: 4
+# cost: 5
 # Krum after dropouts (docs/robustness.md, "Too few updates"): 6 clients, f = 1 (Krum needs 2f + 3 =
 # 5 updates), fl.dropout 0.3. Rounds where fewer than 5 updates arrive keep the global model (its test
 # loss is the previous round's), record no update as used (aggregator_selected all 0, the senders'

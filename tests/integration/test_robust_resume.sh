@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 300
-# cost: 6
+# cost: 10
 # Kill and resume with robust aggregation: centered clipping starts each round from the last round's
 # aggregate (the one aggregator with state across rounds; checkpointed as robust/center), here under
 # an IPM attack. An uninterrupted 2-rank run; the same run stopped by SIGTERM to its ranks (exit 75,
