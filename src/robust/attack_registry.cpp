@@ -5,14 +5,10 @@ namespace fedsilo {
 
 const std::vector<AttackEntry>& attackRegistry() {
   static const std::vector<AttackEntry> table = {
-      {AttackKind::None, nullptr},
-      {AttackKind::LabelFlip, nullptr},  // data poisoning: the trainer flips the
-                                         // labels (flipLabel)
-      {AttackKind::SignFlip, &signFlipRows},
-      {AttackKind::Scale, &scaleRows},
-      {AttackKind::Gaussian, &gaussianRows},
-      {AttackKind::Alie, &alieRows},
-      {AttackKind::Ipm, &ipmRows},
+      {AttackKind::None, nullptr},           {AttackKind::LabelFlip, nullptr},  // data poisoning: the trainer flips the
+                                                                                // labels (flipLabel)
+      {AttackKind::SignFlip, &signFlipRows}, {AttackKind::Scale, &scaleRows},  {AttackKind::Gaussian, &gaussianRows},
+      {AttackKind::Alie, &alieRows},         {AttackKind::Ipm, &ipmRows},
   };
   return table;
 }

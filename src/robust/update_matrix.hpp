@@ -70,8 +70,9 @@ inline double squaredDistanceWide(const float* x, const double* y, std::size_t n
   return s[0];
 }
 
-// sum_k c_k x_k over the rows with c_k != 0, into `out` (n doubles), rows in order. Row by row: one
-// sequential stream over the matrix, which measured faster than column blocks that touch every row.
+// sum_k c_k x_k over the rows with c_k != 0, into `out` (n doubles), rows in order. Row by row, one
+// sequential stream over the matrix: column blocks that touch all K rows at once (K streams far
+// apart) are slower.
 inline void combineRows(const UpdateMatrix& u, const std::vector<double>& coeff, std::vector<double>& out) {
   out.assign(u.cols, 0.0);
   for (int k = 0; k < u.rows; ++k) {
