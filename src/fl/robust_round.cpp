@@ -82,7 +82,7 @@ void RobustRound::gather() {
   rows_ = std::move(rows);
 }
 
-void RobustRound::serverInput(int round, const std::vector<float>& global, ServerInput& in) {
+void RobustRound::serverInput(int round, const std::vector<float>& global, ServerInput& in, Announcer& announce) {
   if (!gathers_ || ids_.empty()) return;
   // The rows in client order: a gather delivers them rank by rank.
   std::vector<std::size_t> order(ids_.size());
@@ -102,6 +102,11 @@ void RobustRound::serverInput(int round, const std::vector<float>& global, Serve
     weights.push_back(weights_[from]);
   }
   std::vector<float>().swap(rows_);  // the matrix holds them now
+  const int needed = findAggregator(cfg_.robust.aggregator.kind).minRows(cfg_.robust.aggregator);
+  if (u.rows < needed) {
+    keepGlobalModel(round, u.rows, needed, attack.clients, in, announce);
+    return;
+  }
   applyAttack(cfg_.robust.attack, attack, u);
   if (center_.size() != n) center_.assign(n, 0.0);
   const AggregateResult result = aggregate(cfg_.robust.aggregator, AggregateInput{u, weights, center_});
@@ -124,6 +129,16 @@ void RobustRound::serverInput(int round, const std::vector<float>& global, Serve
     in.blockWeightSum[b] = 1.0;
   }
   in.acc = &mean_;
+}
+
+void RobustRound::keepGlobalModel(int round, int rows, int needed, const std::vector<int>& senders, ServerInput& in,
+                                  Announcer& announce) {
+  announce.warning(fmt("round ", round, ": ", rows, rows == 1 ? " update" : " updates",
+                       " arrived, fl.aggregator = ", cfg_.robust.aggregator.kind, " needs at least ", needed,
+                       "; the global model is kept for this round"));
+  for (int k : senders) weight_[static_cast<std::size_t>(k)] = 0.0;  // sent, and not used
+  for (std::size_t b = 0; b < blocks_.size(); ++b)
+    if (in.accOffset[b] >= 0) in.blockWeightSum[b] = 0.0;  // as in a round without updates
 }
 
 void RobustRound::endRound() {

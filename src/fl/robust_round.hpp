@@ -17,6 +17,7 @@
 #include "core/record_sink.hpp"
 #include "core/state_archive.hpp"
 #include "fl/algorithm.hpp"
+#include "fl/announcer.hpp"
 #include "fl/local_trainer.hpp"
 #include "robust/aggregator.hpp"
 
@@ -48,7 +49,9 @@ class RobustRound {
   // Collective: the kept updates to rank 0.
   void gather();
   // Rank 0: attack and aggregate; `in` then reads global + aggregate as the mean of each reduced block.
-  void serverInput(int round, const std::vector<float>& global, ServerInput& in);
+  // With fewer updates than the aggregator needs (Krum's 2f + 3, after dropouts), the round keeps the
+  // global model (docs/robustness.md), records no update as used and warns.
+  void serverInput(int round, const std::vector<float>& global, ServerInput& in, Announcer& announce);
   // Collective, after the server step: the aggregator's choices to every rank.
   void endRound();
 
@@ -57,6 +60,10 @@ class RobustRound {
   void checkpoint(StateArchive& ar);         // the centre of centered clipping
 
  private:
+  // The round of too few updates: every reduced block keeps the global model (weight sum 0).
+  void keepGlobalModel(int round, int rows, int needed, const std::vector<int>& senders, ServerInput& in,
+                       Announcer& announce);
+
   const ExperimentConfig& cfg_;
   const Communicator& comm_;
   const Placement& placement_;

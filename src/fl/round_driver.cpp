@@ -297,7 +297,7 @@ std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const Reducti
     ServerInput in = serverInput(round, layout, payloads, sensitivity);
     blockWeightSum = in.blockWeightSum;
     if (privacy_) privacy_->serverInput(round, acc_, p_.global, in);
-    if (robust_) robust_->serverInput(round, p_.global, in);
+    if (robust_) robust_->serverInput(round, p_.global, in, p_.ctx.announce());
     p_.alg.serverUpdate(p_.ctx, in, p_.global);
     for (float v : p_.global)
       if (!std::isfinite(v)) throw NumericError(fmt("round ", round, ": the aggregated global model contains ", v));

@@ -24,7 +24,7 @@ AggregateResult centeredClipAggregate(const AggregatorConfig& cfg, const Aggrega
     std::fill(step.begin(), step.end(), 0.0);
     for (std::size_t k = 0; k < K; ++k) {
       const float* x = in.updates.row(static_cast<int>(k));
-      const double norm = std::sqrt(squaredDistance(x, v.data(), n));
+      const double norm = std::sqrt(squaredDistanceWide(x, v.data(), n));
       const double factor = norm > cfg.clipTau ? cfg.clipTau / norm : 1.0;
       r.weight[k] = factor;
       const double c = in.weights[k] / total * factor;

@@ -1,12 +1,16 @@
 // trimmed_mean: per coordinate, the mean of the values left after cutting the b = floor(beta K)
-// largest and b smallest (Yin et al., ICML 2018), unweighted as in the paper. Every column sorted by a
-// sorting network over a tile of columns at once (robust/sorted_columns.hpp); the kept values are the
-// sorted positions [b, K - b), summed in that order.
+// largest and b smallest (Yin et al., ICML 2018), unweighted as in the paper. A selection network over
+// a tile of columns at once (robust/sorted_columns.hpp) gives each column's cuts, lo = the (b+1)-th
+// smallest and hi = the (b+1)-th largest value; the kept sum is then the values strictly between them,
+// added in row (client) order, plus the kept copies of lo and hi. No sort: the order of the kept
+// values is never needed.
 //
 // A row's weight is the share of the kept (coordinate, position) cells it holds: 1 in a coordinate
 // where its value lies strictly inside the kept range; where values tie at a cut, the tied rows share
 // the kept positions holding that value equally, so that the weights sum to 1 whatever the ties.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "robust/aggregator.hpp"
 #include "robust/sorted_columns.hpp"
@@ -17,29 +21,52 @@ int trimmedCount(double beta, int rows) { return std::min(static_cast<int>(beta 
 
 namespace {
 
-// Of the sorted column (stride kSortedLanes), the positions in [from, to) that hold `value`.
-int countEqual(const float* sorted, int from, int to, float value) {
-  int n = 0;
-  for (int p = from; p < to; ++p) n += sorted[static_cast<std::size_t>(p) * kSortedLanes] == value ? 1 : 0;
-  return n;
-}
-
-// A lane's kept range [lo, hi] and the kept share of a row whose value is lo or hi.
-struct KeptRange {
-  float lo = 0.0f, hi = 0.0f;
-  double atLo = 1.0, atHi = 1.0;  // lo == hi: atLo is the share
+// One tile's lanes: the cuts, and how many rows lie below, at or above them.
+struct TileCuts {
+  std::vector<float> lo, hi;
+  std::vector<std::int32_t> belowLo, atLo, belowHi, atHi;
+  explicit TileCuts(std::size_t lanes)
+      : lo(lanes), hi(lanes), belowLo(lanes), atLo(lanes), belowHi(lanes), atHi(lanes) {}
 };
 
-KeptRange keptRange(const float* sorted, int K, int b) {
-  KeptRange r;
-  r.lo = sorted[static_cast<std::size_t>(b) * kSortedLanes];
-  r.hi = sorted[static_cast<std::size_t>(K - b - 1) * kSortedLanes];
-  const bool tieAtACut = b > 0 && (sorted[static_cast<std::size_t>(b - 1) * kSortedLanes] == r.lo ||
-                                   sorted[static_cast<std::size_t>(K - b) * kSortedLanes] == r.hi);
-  if (!tieAtACut) return r;  // every row with lo <= x <= hi holds one kept position
-  r.atLo = static_cast<double>(countEqual(sorted, b, K - b, r.lo)) / countEqual(sorted, 0, K, r.lo);
-  r.atHi = static_cast<double>(countEqual(sorted, b, K - b, r.hi)) / countEqual(sorted, 0, K, r.hi);
-  return r;
+void countAroundCuts(const UpdateMatrix& u, std::size_t c0, std::size_t width, TileCuts& t) {
+  std::fill(t.belowLo.begin(), t.belowLo.end(), 0);
+  std::fill(t.atLo.begin(), t.atLo.end(), 0);
+  std::fill(t.belowHi.begin(), t.belowHi.end(), 0);
+  std::fill(t.atHi.begin(), t.atHi.end(), 0);
+  for (int k = 0; k < u.rows; ++k) {
+    const float* x = u.row(k) + c0;
+    for (std::size_t l = 0; l < width; ++l) {
+      t.belowLo[l] += x[l] < t.lo[l];
+      t.atLo[l] += x[l] == t.lo[l];
+      t.belowHi[l] += x[l] < t.hi[l];
+      t.atHi[l] += x[l] == t.hi[l];
+    }
+  }
+}
+
+// sums[l] += x[l] where lo[l] < x[l] < hi[l], and the rows at lo and hi counted; returns how many x[l]
+// lie in [lo[l], hi[l]]. Branch-free:
+// a value outside is masked to +0 bit by bit (a select the compiler would not if-convert), so that the
+// loop vectorises.
+int addInside(const float* __restrict x, const float* __restrict lo, const float* __restrict hi, std::size_t width,
+              double* __restrict sums, std::int32_t* __restrict atLo, std::int32_t* __restrict atHi) {
+  for (std::size_t l = 0; l < width; ++l) {
+    const float v = x[l];
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits &= 0u - static_cast<std::uint32_t>((v > lo[l]) & (v < hi[l]));
+    float inside;
+    std::memcpy(&inside, &bits, sizeof inside);
+    sums[l] += static_cast<double>(inside);
+  }
+  int cells = 0;
+  for (std::size_t l = 0; l < width; ++l) {
+    cells += (x[l] >= lo[l]) & (x[l] <= hi[l]);
+    atLo[l] += x[l] == lo[l];
+    atHi[l] += x[l] == hi[l];
+  }
+  return cells;
 }
 
 }  // namespace
@@ -51,42 +78,55 @@ AggregateResult trimmedMeanAggregate(const AggregatorConfig& cfg, const Aggregat
   AggregateResult r;
   r.aggregate.resize(in.updates.cols);
   std::vector<double> keptCells(static_cast<std::size_t>(K), 0.0);
-  std::vector<KeptRange> ranges(kSortedLanes);
-  std::vector<double> sums(kSortedLanes);
-  std::vector<float> lo(kSortedLanes), hi(kSortedLanes);
-  forEachSortedTile(in.updates, [&](std::size_t c0, std::size_t width, const float* sorted) {
-    std::fill(sums.begin(), sums.end(), 0.0);
-    for (int p = b; p < K - b; ++p) {
-      const float* row = sorted + static_cast<std::size_t>(p) * kSortedLanes;
-      for (std::size_t l = 0; l < kSortedLanes; ++l) sums[l] += static_cast<double>(row[l]);
-    }
+  TileCuts t(kSortedLanes);
+  std::vector<double> sums(kSortedLanes), shareLo(kSortedLanes), shareHi(kSortedLanes);
+  std::vector<int> keptLo(kSortedLanes), keptHi(kSortedLanes);
+  // The cuts, and (b > 0) the values just outside them: equal ones mean a tie at a cut.
+  const std::vector<int> positions = b > 0 ? std::vector<int>{b - 1, b, K - b - 1, K - b} : std::vector<int>{0, K - 1};
+  forEachSelectedTile(in.updates, positions, [&](std::size_t c0, std::size_t width, const float* selected) {
+    const auto at = [&](int p, std::size_t l) { return selected[static_cast<std::size_t>(p) * kSortedLanes + l]; };
     bool tie = false;
     for (std::size_t l = 0; l < width; ++l) {
-      r.aggregate[c0 + l] = sums[l] / kept;
-      ranges[l] = keptRange(sorted + l, K, b);
-      lo[l] = ranges[l].lo;
-      hi[l] = ranges[l].hi;
-      tie = tie || ranges[l].atLo != 1.0 || ranges[l].atHi != 1.0;
+      t.lo[l] = at(b, l);
+      t.hi[l] = at(K - b - 1, l);
+      tie = tie || (b > 0 && (at(b - 1, l) == t.lo[l] || at(K - b, l) == t.hi[l]));
+      sums[l] = 0.0;
     }
-    for (int k = 0; k < K; ++k) {
-      const float* x = in.updates.row(k) + c0;
-      double cells = 0.0;
-      if (!tie) {  // the common case: a row is kept where lo <= x <= hi
-        int inside = 0;
-        for (std::size_t l = 0; l < width; ++l) inside += (x[l] >= lo[l]) & (x[l] <= hi[l]);
-        cells = inside;
-      } else {
-        for (std::size_t l = 0; l < width; ++l) {
-          const KeptRange& g = ranges[l];
-          if (x[l] > g.lo && x[l] < g.hi)
-            cells += 1.0;
-          else if (x[l] == g.lo)
-            cells += g.atLo;
-          else if (x[l] == g.hi)
-            cells += g.atHi;
-        }
+    if (!tie) {  // the common case: every row in [lo, hi] is kept, every copy of lo and hi with it
+      std::fill(t.atLo.begin(), t.atLo.end(), 0);
+      std::fill(t.atHi.begin(), t.atHi.end(), 0);
+      for (int k = 0; k < K; ++k)
+        keptCells[static_cast<std::size_t>(k)] += addInside(in.updates.row(k) + c0, t.lo.data(), t.hi.data(), width,
+                                                            sums.data(), t.atLo.data(), t.atHi.data());
+      for (std::size_t l = 0; l < width; ++l) {
+        keptLo[l] = t.atLo[l];
+        keptHi[l] = t.atHi[l];
       }
-      keptCells[static_cast<std::size_t>(k)] += cells;
+    } else {
+      countAroundCuts(in.updates, c0, width, t);
+      // Kept positions are [b, K - b); those holding lo are [belowLo, belowLo + atLo) within them.
+      for (std::size_t l = 0; l < width; ++l) {
+        keptLo[l] = std::min(t.belowLo[l] + t.atLo[l], K - b) - std::max(t.belowLo[l], b);
+        keptHi[l] = std::min(t.belowHi[l] + t.atHi[l], K - b) - std::max(t.belowHi[l], b);
+        shareLo[l] = static_cast<double>(keptLo[l]) / t.atLo[l];
+        shareHi[l] = static_cast<double>(keptHi[l]) / t.atHi[l];
+      }
+      // The values strictly inside, in row order; the tied rows share the kept positions at a cut.
+      for (int k = 0; k < K; ++k) {
+        const float* x = in.updates.row(k) + c0;
+        double cells = 0.0;
+        for (std::size_t l = 0; l < width; ++l) {
+          const bool inside = x[l] > t.lo[l] && x[l] < t.hi[l];
+          sums[l] += inside ? static_cast<double>(x[l]) : 0.0;
+          cells += inside ? 1.0 : x[l] == t.lo[l] ? shareLo[l] : x[l] == t.hi[l] ? shareHi[l] : 0.0;
+        }
+        keptCells[static_cast<std::size_t>(k)] += cells;
+      }
+    }
+    for (std::size_t l = 0; l < width; ++l) {
+      const double lo = t.lo[l], hi = t.hi[l];
+      const double ends = t.lo[l] == t.hi[l] ? kept * lo : keptLo[l] * lo + keptHi[l] * hi;
+      r.aggregate[c0 + l] = (sums[l] + ends) / kept;
     }
   });
   r.selected.resize(static_cast<std::size_t>(K));

@@ -49,7 +49,30 @@ double squaredDistance(const float* x, const T* y, std::size_t n) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-// sum_k c_k x_k over the rows with c_k != 0, into `out` (n doubles), rows in order.
+// ||x - y||^2 for a float row and a double vector, in double with 32 partial sums (lane j takes the
+// elements i = j mod 32) added in a fixed tree: the order is fixed, as in squaredDistance, but wide
+// enough for the compiler to keep several vector accumulators in flight.
+inline double squaredDistanceWide(const float* x, const double* y, std::size_t n) {
+  constexpr std::size_t kLanes = 32;
+  double s[kLanes] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (std::size_t j = 0; j < kLanes; ++j) {
+      const double d = static_cast<double>(x[i + j]) - y[i + j];
+      s[j] += d * d;
+    }
+  for (std::size_t j = 0; i < n; ++i, ++j) {
+    const double d = static_cast<double>(x[i]) - y[i];
+    s[j] += d * d;
+  }
+  for (std::size_t w = kLanes / 2; w >= 1; w /= 2)
+    for (std::size_t j = 0; j < w; ++j) s[j] += s[j + w];
+  return s[0];
+}
+
+// sum_k c_k x_k over the rows with c_k != 0, into `out` (n doubles), rows in order. Row by row, one
+// sequential stream over the matrix: column blocks that touch all K rows at once (K streams far
+// apart) are slower.
 inline void combineRows(const UpdateMatrix& u, const std::vector<double>& coeff, std::vector<double>& out) {
   out.assign(u.cols, 0.0);
   for (int k = 0; k < u.rows; ++k) {

@@ -82,6 +82,55 @@ TEST(Aggregator, MedianAndTrimmedMeanMatchASortOfEachColumn) {
   }
 }
 
+// The selection network's median and trimmed mean against a straightforward per-column reference, on
+// values of many magnitudes (sums that round): the median is the sorted column's middle; the trimmed
+// sum is, exactly as documented, the values strictly between the cuts in row order plus the kept
+// copies of the cuts.
+TEST(Aggregator, MedianAndTrimmedMeanEqualAPerColumnReferenceExactly) {
+  unsigned state = 777u;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  for (int K : {1, 2, 4, 7, 16, 31, 32, 33, 64, 100, 129}) {
+    for (double beta : {0.0, 0.1, 0.25, 0.45}) {
+      const std::size_t n = 130;
+      UpdateMatrix u(K, n);
+      for (float& x : u.values)
+        x = next() % 16 == 0
+                ? static_cast<float>(next() % 3)  // some exact ties
+                : std::ldexp(static_cast<float>(next()) / 16777216.0f - 0.5f, static_cast<int>(next() % 40) - 20);
+      AggregatorConfig cfg;
+      cfg.trimFraction = beta;
+      const std::vector<double> w(static_cast<std::size_t>(K), 1.0);
+      const AggregateResult med = run(AggregatorKind::Median, u, w);
+      const AggregateResult trim = run(AggregatorKind::TrimmedMean, u, w, cfg);
+      const int b = trimmedCount(beta, K);
+      for (std::size_t c = 0; c < n; ++c) {
+        std::vector<float> col;
+        for (int k = 0; k < K; ++k) col.push_back(u.row(k)[c]);
+        std::vector<float> sorted = col;
+        std::sort(sorted.begin(), sorted.end());
+        const auto h = static_cast<std::size_t>(K / 2);
+        const double median = K % 2 ? sorted[h] : 0.5 * (static_cast<double>(sorted[h - 1]) + sorted[h]);
+        ASSERT_EQ(med.aggregate[c], median) << "K " << K << " column " << c;
+        const float lo = sorted[static_cast<std::size_t>(b)], hi = sorted[static_cast<std::size_t>(K - b - 1)];
+        double sum = 0.0;
+        for (float x : col)
+          if (x > lo && x < hi) sum += x;
+        int keptLo = 0, keptHi = 0;
+        for (int p = b; p < K - b; ++p) {
+          keptLo += sorted[static_cast<std::size_t>(p)] == lo;
+          keptHi += sorted[static_cast<std::size_t>(p)] == hi;
+        }
+        sum += lo == hi ? (K - 2 * b) * static_cast<double>(lo)
+                        : keptLo * static_cast<double>(lo) + keptHi * static_cast<double>(hi);
+        ASSERT_EQ(trim.aggregate[c], sum / (K - 2 * b)) << "K " << K << " beta " << beta << " column " << c;
+      }
+    }
+  }
+}
+
 TEST(Aggregator, MedianOfIdenticalUpdatesIsThatUpdate) {
   const std::vector<float> x = {0.1f, -2.5f, 3e-7f, 42.0f};
   const AggregateResult r = run(AggregatorKind::Median, matrix({x, x, x, x}), {1, 2, 3, 4});
@@ -205,4 +254,94 @@ TEST(Aggregator, CenteredClipWithALargeRadiusIsTheMean) {
   const AggregateResult c = run(AggregatorKind::CenteredClip, matrix(kRows), w, cfg, {0.0, 0.0, 0.0});
   const AggregateResult m = run(AggregatorKind::Mean, matrix(kRows), w);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(c.aggregate[i], m.aggregate[i], 1e-12);
+}
+
+namespace {
+
+// Krum's selection as the paper defines it, computed directly: every pairwise distance in double,
+// each score the sum of the K - f - 2 least, the m least scores (ties: lower row).
+std::vector<char> directKrumSelection(const UpdateMatrix& u, int f, int m) {
+  const int K = u.rows;
+  std::vector<double> scores;
+  for (int i = 0; i < K; ++i) {
+    std::vector<double> others;
+    for (int j = 0; j < K; ++j)
+      if (j != i) others.push_back(squaredDistance(u.row(i), u.row(j), u.cols));
+    std::sort(others.begin(), others.end());
+    double s = 0.0;
+    for (int q = 0; q < K - f - 2; ++q) s += others[static_cast<std::size_t>(q)];
+    scores.push_back(s);
+  }
+  std::vector<int> order(static_cast<std::size_t>(K));
+  for (int k = 0; k < K; ++k) order[static_cast<std::size_t>(k)] = k;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return scores[static_cast<std::size_t>(a)] < scores[static_cast<std::size_t>(b)];
+  });
+  std::vector<char> chosen(static_cast<std::size_t>(K), 0);
+  for (int r = 0; r < m; ++r) chosen[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])] = 1;
+  return chosen;
+}
+
+// K rows of n values around a common base (large against the spread where offset >> spread:
+// cancellation), each odd row a twin of the row before, one value moved by one float ulp. A twin's
+// score then differs from its partner's far below the Gram matrix's float error but well above the
+// double computation's, so choosing between twins (Krum, or a multi-Krum cut inside a pair) is
+// decided by the exact recomputation alone.
+UpdateMatrix clusteredRows(int K, std::size_t n, float offset, float spread, unsigned seed) {
+  UpdateMatrix u(K, n);
+  unsigned state = seed;
+  auto uniform = [&] {
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+  };
+  std::vector<float> base(n);
+  for (float& b : base) b = offset * (1.0f + 0.01f * uniform());
+  for (int k = 0; k < K; ++k) {
+    float* x = u.row(k);
+    if (k % 2 == 1) {
+      std::copy_n(u.row(k - 1), n, x);
+      const std::size_t at = static_cast<std::size_t>(k) * 31u % n;
+      x[at] = std::nextafter(x[at], std::numeric_limits<float>::infinity());
+      continue;
+    }
+    const float scale = spread * (1.0f + 0.3f * static_cast<float>((k / 2 * 7 + static_cast<int>(seed)) % 5));
+    for (std::size_t i = 0; i < n; ++i) x[i] = base[i] + scale * uniform();
+  }
+  return u;
+}
+
+}  // namespace
+
+// The Gram-matrix distances with their error bounds choose what the direct double computation chooses,
+// on random rows with a large common part (cancellation), exact duplicates (ties) and near-duplicates
+// (scores that differ in the last bits).
+TEST(Aggregator, KrumAndMultiKrumChooseAsTheDirectComputation) {
+  struct Case {
+    int K, f, m;
+    std::size_t n;
+    float offset, spread;
+  };
+  for (const Case& c :
+       {Case{7, 2, 1, 300, 0.0f, 1.0f}, Case{23, 5, 1, 1000, 100.0f, 1e-3f}, Case{23, 5, 9, 1000, 100.0f, 1e-3f},
+        Case{23, 5, 7, 1000, 0.0f, 1.0f}, Case{40, 8, 32, 2049, 1.0f, 1.0f}, Case{40, 8, 1, 513, 1e3f, 1e-4f}}) {
+    for (unsigned seed : {1u, 2u, 3u}) {
+      const UpdateMatrix u = clusteredRows(c.K, c.n, c.offset, c.spread, seed);
+      AggregatorConfig cfg;
+      cfg.byzantine = c.f;
+      cfg.krumM = c.m;
+      const std::vector<double> w(static_cast<std::size_t>(c.K), 1.0);
+      const AggregateResult r = run(c.m == 1 ? AggregatorKind::Krum : AggregatorKind::MultiKrum, u, w, cfg);
+      EXPECT_EQ(r.selected, directKrumSelection(u, c.f, c.m)) << "K " << c.K << " m " << c.m << " seed " << seed;
+    }
+  }
+}
+
+// Identical rows tie exactly: the lower rows are chosen.
+TEST(Aggregator, KrumBreaksExactTiesByTheLowerRow) {
+  const std::vector<float> x = {0.25f, -1.0f, 3.0f};
+  AggregatorConfig cfg;
+  cfg.byzantine = 1;
+  cfg.krumM = 2;
+  const AggregateResult r = run(AggregatorKind::MultiKrum, matrix({{9, 9, 9}, x, x, x, x}), kEqual, cfg);
+  EXPECT_EQ(r.selected, (std::vector<char>{0, 1, 1, 0, 0}));
 }
