@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # label: unit
-# timeout: 60
+# timeout: 180
 # The module layering holds in the #include lines of src/ (tools/check_layering.sh), and the checker
 # really catches a violation: on a small tree with one forbidden include it must fail and name the line.
 source "$(dirname "$0")/lib/common.sh"
