@@ -20,7 +20,7 @@ declare -A ALLOWED=(
   [privacy]="core privacy"
   [robust]="core robust"
   [compress]="core compress"
-  [fl]="core nn optim data comm io privacy robust fl"
+  [fl]="core nn optim data comm io privacy robust compress fl"
   [app]="core nn optim data comm io privacy robust compress fl app"
 )
 

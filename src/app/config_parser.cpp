@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "app/compress_options.hpp"
 #include "app/config_file.hpp"
 #include "app/config_reader.hpp"
 #include "app/environment_help.hpp"
@@ -66,6 +67,7 @@ struct OptionSet {
   po::options_description algorithm{"Algorithm options"};
   po::options_description privacy{"Privacy options (docs/privacy.md)"};
   po::options_description robust{"Robustness options (docs/robustness.md)"};
+  po::options_description compress{"Compression options (docs/compression.md)"};
   po::options_description all, inFile;
   std::vector<std::pair<std::string, std::string>> defaults;
 
@@ -87,8 +89,9 @@ struct OptionSet {
     for (const auto& o : allAlgorithmOptions()) add(algorithm, o.key, o.defaultValue, o.help);
     for (const auto& o : privacyOptions()) add(privacy, o.key, o.defaultValue, o.help);
     for (const auto& o : robustOptions()) add(robust, o.key, o.defaultValue, o.help);
-    all.add(generic).add(experiment).add(algorithm).add(privacy).add(robust);
-    inFile.add(experiment).add(algorithm).add(privacy).add(robust);
+    for (const auto& o : compressOptions()) add(compress, o.key, o.defaultValue, o.help);
+    all.add(generic).add(experiment).add(algorithm).add(privacy).add(robust).add(compress);
+    inFile.add(experiment).add(algorithm).add(privacy).add(robust).add(compress);
   }
 
  private:

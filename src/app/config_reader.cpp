@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "app/compress_options.hpp"
 #include "app/experiment_options.hpp"
 #include "app/privacy_options.hpp"
 #include "app/robust_options.hpp"
@@ -275,6 +276,7 @@ ExperimentConfig toConfig(std::map<std::string, std::string>& values, bool round
   readAlgorithm(values, roundsGiven, c);
   c.privacy = readPrivacy(values, c);
   c.robust = readRobust(values, c);
+  c.compress = readCompress(values, c);
   // DP-SGD's Poisson batches are gathered without augmentation (its privacy analysis counts each record once).
   if (c.privacy.sampleLevel() && c.data.augment != AugmentKind::None)
     throw ConfigError(fmt("data.augment = ", raw.text("data.augment"),
