@@ -21,7 +21,7 @@ declare -A ALLOWED=(
   [robust]="core robust"
   [compress]="core compress"
   [sim]="core sim"
-  [fl]="core nn optim data comm io privacy robust sim fl"
+  [fl]="core nn optim data comm io privacy robust compress sim fl"
   [app]="core nn optim data comm io privacy robust compress sim fl app"
 )
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "app/compress_options.hpp"
 #include "app/config_file.hpp"
 #include "app/config_reader.hpp"
 #include "app/environment_help.hpp"
@@ -69,6 +70,7 @@ struct OptionSet {
   po::options_description privacy{"Privacy options (docs/privacy.md)"};
   po::options_description robust{"Robustness options (docs/robustness.md)"};
   po::options_description system{"System-model options (docs/system.md)"};
+  po::options_description compress{"Compression options (docs/compression.md)"};
   po::options_description all, inFile;
   std::vector<std::pair<std::string, std::string>> defaults;
 
@@ -91,8 +93,9 @@ struct OptionSet {
     for (const auto& o : privacyOptions()) add(privacy, o.key, o.defaultValue, o.help);
     for (const auto& o : robustOptions()) add(robust, o.key, o.defaultValue, o.help);
     for (const auto& o : systemOptions()) add(system, o.key, o.defaultValue, o.help);
-    all.add(generic).add(experiment).add(algorithm).add(privacy).add(robust).add(system);
-    inFile.add(experiment).add(algorithm).add(privacy).add(robust).add(system);
+    for (const auto& o : compressOptions()) add(compress, o.key, o.defaultValue, o.help);
+    all.add(generic).add(experiment).add(algorithm).add(privacy).add(robust).add(compress).add(system);
+    inFile.add(experiment).add(algorithm).add(privacy).add(robust).add(compress).add(system);
   }
 
  private:

@@ -42,8 +42,12 @@ void validateBits(const CompressConfig& c) {
 
 }  // namespace
 
-void CompressConfig::validate() const {
+void validateCompressConfig(const CompressConfig& c) {
   using M = CompressMethod;
+  const CompressMethod method = c.method;
+  const auto& bits = c.bits;
+  const auto& ratio = c.ratio;
+  const auto& tolerance = c.tolerance;
   if (method == M::Zfp && !zfpAvailable())
     throw ConfigError("fl.compress = zfp: this build lacks the ZFP library (configure with -DFEDSILO_ZFP=ON; "
                       "Debian: libzfp-dev)");
@@ -53,9 +57,9 @@ void CompressConfig::validate() const {
                  ratio ? fmt(*ratio) : "", method, "topk, randk");
   requireApplies(tolerance.has_value(), method == M::Zfp, "fl.compress_tolerance", tolerance ? fmt(*tolerance) : "",
                  method, "zfp");
-  requireApplies(downlink, active(), "fl.compress_downlink", "true", method, "every method but none");
-  requireApplies(errorFeedback, active(), "fl.error_feedback", "true", method, "every method but none");
-  validateBits(*this);
+  requireApplies(c.downlink, c.active(), "fl.compress_downlink", "true", method, "every method but none");
+  requireApplies(c.errorFeedback, c.active(), "fl.error_feedback", "true", method, "every method but none");
+  validateBits(c);
   if (ratio && !(*ratio > 0.0 && *ratio <= 1.0))
     throw ConfigError(fmt("fl.compress_ratio = ", *ratio, ": expected a fraction in (0, 1]"));
   if (tolerance && !(*tolerance > 0.0 && std::isfinite(*tolerance)))
@@ -94,7 +98,7 @@ CompressConfig parseCompressConfig(const std::map<std::string, std::string>& opt
     c.tolerance = parseDouble(*v, "fl.compress_tolerance");
   if (const std::string* v = find(options, "fl.compress_downlink")) c.downlink = parseBool(*v, "fl.compress_downlink");
   if (const std::string* v = find(options, "fl.error_feedback")) c.errorFeedback = parseBool(*v, "fl.error_feedback");
-  c.validate();
+  validateCompressConfig(c);
   return c;
 }
 

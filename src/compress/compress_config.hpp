@@ -1,38 +1,18 @@
-// The compression options (fl.compress, fl.compress_bits, fl.compress_ratio, fl.compress_tolerance,
-// fl.compress_downlink, fl.error_feedback) as one typed, validated value (docs/compression.md).
+// Parsing and validation of the compression options (fl.compress, fl.compress_bits, fl.compress_ratio,
+// fl.compress_tolerance, fl.compress_downlink, fl.error_feedback; the typed value is core/compress_config.hpp).
 #pragma once
-#include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 
-namespace fedsilo {
+#include "core/compress_config.hpp"
 
-// The values are the codec ids in the wire header: never renumber.
-enum class CompressMethod : std::uint8_t { None = 0, Qsgd = 1, TopK = 2, RandK = 3, SignSgd = 4, Zfp = 5 };
+namespace fedsilo {
 
 // Whether this build has the ZFP backend (CMake option FEDSILO_ZFP).
 bool zfpAvailable();
 
-struct CompressConfig {
-  CompressMethod method = CompressMethod::None;
-  // Each parameter is unset unless given; a given one must apply to the method (validate()).
-  std::optional<int> bits;          // qsgd: levels s = 2^bits - 1 (1..16); zfp: fixed rate in bits per value (1..32)
-  std::optional<double> ratio;      // topk, randk: fraction of each block kept, in (0, 1]
-  std::optional<double> tolerance;  // zfp: fixed-accuracy mode with this absolute error bound (> 0)
-  bool downlink = false;            // compress the broadcast too
-  bool errorFeedback = false;       // keep each client's compression residual and add it to its next update
-
-  static constexpr int kDefaultQsgdBits = 8;
-  static constexpr int kDefaultZfpRate = 16;
-  static constexpr double kDefaultRatio = 0.01;
-
-  bool active() const { return method != CompressMethod::None; }
-  int bitsOr(int fallback) const { return bits.value_or(fallback); }
-  double ratioOrDefault() const { return ratio.value_or(kDefaultRatio); }
-  // Throws ConfigError with one line naming the option and the bad value.
-  void validate() const;
-};
+// Throws ConfigError with one line naming the option and the bad value.
+void validateCompressConfig(const CompressConfig& c);
 
 // A CompressConfig from option values keyed by their full names ("fl.compress", "fl.compress_bits", ...);
 // options absent from the map keep their defaults. Parses and validates: every error is a ConfigError.

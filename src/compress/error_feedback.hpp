@@ -15,11 +15,18 @@
 
 namespace fedsilo {
 
+// One error-feedback step on residual `e` (empty: zero; sized to n): encodes update + e with `codec` and
+// leaves e = (update + e) − decode(C(update + e)) within `blocks`. `decoded` (n elements, may be null)
+// receives what the receiver decodes.
+EncodedUpdate encodeWithFeedback(std::vector<float>& e, const Compressor& codec, const float* update, std::size_t n,
+                                 const BlockLayout& blocks, const StreamKey& key, float* decoded = nullptr);
+
 class ResidualStore {
  public:
   // Encodes update + e_client with `codec` and keeps the new residual; the update itself is unchanged.
+  // `decoded` as in the free function.
   EncodedUpdate encodeWithFeedback(int client, const Compressor& codec, const float* update, std::size_t n,
-                                   const BlockLayout& blocks, const StreamKey& key);
+                                   const BlockLayout& blocks, const StreamKey& key, float* decoded = nullptr);
 
   const std::vector<float>* find(int client) const;  // nullptr while the client has no residual
   std::size_t size() const { return residuals_.size(); }

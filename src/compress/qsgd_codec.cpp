@@ -12,34 +12,38 @@ namespace fedsilo {
 
 namespace {
 
-// Elements quantised per batch of random numbers: small enough to stay in L1.
+// Elements quantised per batch of random numbers: small enough to stay in L1, a multiple of 8 (whole
+// groups of packed codes per chunk).
 constexpr std::size_t kChunk = 512;
+static_assert(kChunk % 8 == 0);
 
 // n uniforms in [0, 1) with 24 random bits each, two per 64-bit draw (a float holds 24 bits exactly; the
-// rounding-up probability is then off by less than 2^-24).
+// rounding-up probability is then off by less than 2^-24). The draws come first, then one conversion
+// loop the compiler vectorises (through int32: 24 bits convert exactly).
 void uniforms24(Rng& rng, float* u, std::size_t n) {
   constexpr float kScale = 1.0f / 16777216.0f;
-  std::size_t i = 0;
-  for (; i + 1 < n; i += 2) {
-    const std::uint64_t b = rng.next();
-    u[i] = static_cast<float>(b >> 40) * kScale;
-    u[i + 1] = static_cast<float>(b & 0xFFFFFFu) * kScale;
+  std::uint64_t draws[kChunk / 2 + 1];
+  const std::size_t pairs = (n + 1) / 2;
+  for (std::size_t j = 0; j < pairs; ++j) draws[j] = rng.next();
+  std::int32_t bits24[kChunk + 1];
+  for (std::size_t j = 0; j < pairs; ++j) {
+    bits24[2 * j] = static_cast<std::int32_t>(draws[j] >> 40);
+    bits24[2 * j + 1] = static_cast<std::int32_t>(draws[j] & 0xFFFFFFu);
   }
-  if (i < n) u[i] = static_cast<float>(rng.next() >> 40) * kScale;
+  for (std::size_t i = 0; i < n; ++i) u[i] = static_cast<float>(bits24[i]) * kScale;
 }
 
-// The codes of one chunk: level l_i in the low `bits`, the sign above it (0 for level 0). A plain
-// elementwise loop the compiler vectorises.
-void quantise(const float* x, const float* u, std::size_t n, float scale, std::uint32_t levels, unsigned bits,
-              std::uint32_t* code) {
-  const float top = static_cast<float>(levels);
+// The codes of one chunk: level l_i in the low `bits`, the sign above it (0 for level 0). Integer
+// selects instead of branches and restrict pointers keep the loop vectorised; r >= 0, so truncation is
+// the floor.
+void quantise(const float* __restrict x, const float* __restrict u, std::size_t n, float scale, std::int32_t levels,
+              unsigned bits, std::uint32_t* __restrict code) {
   for (std::size_t i = 0; i < n; ++i) {
     const float r = std::fabs(x[i]) * scale;
-    const float low = std::floor(r);
-    const float level = std::min(low + (u[i] < r - low ? 1.0f : 0.0f), top);
-    // Signed conversion and bitwise logic (no && or unsigned conversion) keep the loop vectorisable.
-    const auto l = static_cast<std::int32_t>(level);
-    const std::int32_t negative = static_cast<std::int32_t>(x[i] < 0.0f) & static_cast<std::int32_t>(l != 0);
+    const auto low = static_cast<std::int32_t>(r);
+    const std::int32_t up = u[i] < r - static_cast<float>(low) ? 1 : 0;
+    const std::int32_t l = std::min(low + up, levels);
+    const std::int32_t negative = x[i] < 0.0f && l != 0 ? 1 : 0;
     code[i] = static_cast<std::uint32_t>(l | (negative << bits));
   }
 }
@@ -57,27 +61,34 @@ void QsgdCodec::encodeBlock(const float* x, std::size_t m, Rng& rng, ByteWriter&
   w.f32(norm);
   // A zero (or non-finite) norm quantises every element to level 0.
   const float scale = norm > 0.0f && std::isfinite(norm) ? static_cast<float>(levels_ / double(norm)) : 0.0f;
-  BitPacker pack(w.extend(packedBytes(m, bits_ + 1)), bits_ + 1);
+  const unsigned width = bits_ + 1;
+  std::uint8_t* packed = w.extend(packedBytes(m, width));
   float u[kChunk];
   std::uint32_t code[kChunk];
+  // kChunk is a multiple of 8, so every chunk starts on a byte boundary of the packed codes.
   for (std::size_t at = 0; at < m; at += kChunk) {
     const std::size_t n = std::min(kChunk, m - at);
     uniforms24(rng, u, n);
-    quantise(x + at, u, n, scale, levels_, bits_, code);
-    for (std::size_t i = 0; i < n; ++i) pack.put(code[i]);
+    quantise(x + at, u, n, scale, static_cast<std::int32_t>(levels_), bits_, code);
+    packCodes(code, n, width, packed + at / 8 * width);
   }
-  pack.finish();
 }
 
 void QsgdCodec::decodeBlock(ByteReader& r, std::size_t m, Rng&, float* out) const {
   const float norm = r.f32();
   const float unit = static_cast<float>(double(norm) / levels_);
-  BitUnpacker unpack(r.take(packedBytes(m, bits_ + 1)), bits_ + 1);
+  const unsigned width = bits_ + 1;
+  const std::uint8_t* packed = r.take(packedBytes(m, width));
   const std::uint32_t levelMask = levels_;
-  for (std::size_t i = 0; i < m; ++i) {
-    const std::uint32_t c = unpack.get();
-    const float v = static_cast<float>(c & levelMask) * unit;
-    out[i] = (c >> bits_) != 0 ? -v : v;
+  std::uint32_t code[kChunk];
+  for (std::size_t at = 0; at < m; at += kChunk) {
+    const std::size_t n = std::min(kChunk, m - at);
+    unpackCodes(packed + at / 8 * width, n, width, code);
+    float* o = out + at;
+    for (std::size_t i = 0; i < n; ++i) {  // vectorised: the sign as a mask, no branch
+      const float v = static_cast<float>(code[i] & levelMask) * unit;
+      o[i] = (code[i] >> bits_) != 0 ? -v : v;
+    }
   }
 }
 

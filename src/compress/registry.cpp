@@ -55,7 +55,7 @@ CompressMethod parseCompressMethod(const std::string& name) {
 }
 
 std::unique_ptr<Compressor> makeCompressor(const CompressConfig& config) {
-  config.validate();
+  validateCompressConfig(config);
   for (const CompressorEntry& e : compressorTable())
     if (e.method == config.method) return e.make(config);
   FEDSILO_ASSERT(false, "compress method ", int(config.method), " is not in the table");

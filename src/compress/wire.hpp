@@ -129,4 +129,36 @@ class BitUnpacker {
   unsigned fill_ = 0;
 };
 
+// Packs codes[0, n) of `width` bits into dst, as `n` BitPacker::put calls and finish() would (the
+// packedBytes(n, width) bytes, written in full). Eight codes fill exactly `width` bytes, so for width
+// <= 16 each group of eight is assembled in one 128-bit word without a branch per code; the rest go
+// through BitPacker.
+inline void packCodes(const std::uint32_t* codes, std::size_t n, unsigned width, std::uint8_t* dst) {
+  std::size_t i = 0;
+  if (width <= 16)
+    for (; i + 8 <= n; i += 8, dst += width) {
+      unsigned __int128 group = 0;
+      for (unsigned j = 0; j < 8; ++j) group |= static_cast<unsigned __int128>(codes[i + j]) << (j * width);
+      std::memcpy(dst, &group, width);  // little-endian: the low `width` bytes
+    }
+  BitPacker tail(dst, width);
+  for (; i < n; ++i) tail.put(codes[i]);
+  tail.finish();
+}
+
+// The inverse: n codes of `width` bits from src (packedBytes(n, width) bytes) into out.
+inline void unpackCodes(const std::uint8_t* src, std::size_t n, unsigned width, std::uint32_t* out) {
+  std::size_t i = 0;
+  if (width <= 16) {
+    const auto mask = static_cast<std::uint32_t>((1u << width) - 1u);
+    for (; i + 8 <= n; i += 8, src += width) {
+      unsigned __int128 group = 0;
+      std::memcpy(&group, src, width);
+      for (unsigned j = 0; j < 8; ++j) out[i + j] = static_cast<std::uint32_t>(group >> (j * width)) & mask;
+    }
+  }
+  BitUnpacker tail(src, width);
+  for (; i < n; ++i) out[i] = tail.get();
+}
+
 }  // namespace fedsilo

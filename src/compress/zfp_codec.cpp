@@ -18,7 +18,7 @@ namespace fedsilo {
 std::unique_ptr<Compressor> makeZfpCodec(const CompressConfig& config) {
   CompressConfig zfp = config;
   zfp.method = CompressMethod::Zfp;
-  zfp.validate();  // throws: this build lacks ZFP
+  validateCompressConfig(zfp);  // throws: this build lacks ZFP
   FEDSILO_ASSERT(false, "zfp accepted by a build without ZFP");
   return nullptr;
 }

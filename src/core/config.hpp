@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/compress_config.hpp"
 #include "core/privacy_config.hpp"
 #include "core/robust_config.hpp"
 #include "core/system_config.hpp"
@@ -343,6 +344,7 @@ struct ExperimentConfig {
   CheckpointConfig checkpoint;
   PrivacyConfig privacy;      // privacy.* (core/privacy_config.hpp)
   RobustConfig robust;        // fl.aggregator and its parameters, attack.* (core/robust_config.hpp)
+  CompressConfig compress;    // fl.compress and its parameters (core/compress_config.hpp)
   SystemConfig system;        // system.*, fl.deadline_seconds, eval.target_* (core/system_config.hpp)
   OptionValues algo;          // every declared algorithm option, defaults filled in
   std::string resolvedIni;    // the fully resolved configuration as INI text

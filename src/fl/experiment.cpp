@@ -196,6 +196,7 @@ void Experiment::writeFinal(RecordSink& sink) {
   alg_->record(*ctx_, sink);
   driver_->recordPrivacy(sink);
   driver_->recordRobust(sink);
+  driver_->recordCompression(sink);
   driver_->recordSystem(sink);
 }
 

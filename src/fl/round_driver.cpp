@@ -53,6 +53,7 @@ RoundDriver::RoundDriver(const RoundParts& parts)
   privacy_ = RoundPrivacy::make(p_.cfg, p_.comm, p_.placement, p_.clients, p_.ctx.blocks);
   robust_ = RobustRound::make(p_.cfg, p_.comm, p_.placement, p_.ctx.blocks, p_.data.train.numClasses);
   sim_ = std::make_unique<SimRound>(p_.cfg, p_.comm, p_.placement, p_.model.trainFlopsPerSample());
+  compressed_ = CompressedUpload::make(p_.cfg, p_.comm, p_.placement, p_.ctx.blocks);
 }
 
 RoundDriver::~RoundDriver() = default;
@@ -65,11 +66,16 @@ RoundSummary RoundDriver::runRound(int round, RecordSink& sink) {
   acc_.resize(layout.size());
   if (privacy_) privacy_->beginRound(round, layout.selected, layout.size());
   sim_->beginRound(round, roundPayload(layout));
+  if (compressed_) compressed_->beginRound(p_.global);
   Timer trainTimer;
   runRankUpdate(round);
   const LocalRound local = trainLocalClients(round, layout);
   summary.trainSeconds = p_.comm.allreduceMax(trainTimer.seconds());
   const std::vector<double> blockWeightSum = serverStepAndBroadcast(round, layout, local);
+  if (compressed_) {
+    compressed_->endRound(round, layout.reduced, p_.global);
+    sim_->chargeEncodedBytes(compressed_->roundBytes(), p_.cfg.compress.downlink);
+  }
   summary.participants = countParticipants(local);
   sim_->endRound();
   summary.simSeconds = sim_->roundSeconds();
@@ -241,13 +247,15 @@ void RoundDriver::checkFinite(const ClientUpdate& update, int client, int round,
 }
 
 // Into the round's accumulator, through the privacy step when there is one (client-level DP's
-// clipping and noise share, secure aggregation's masks).
+// clipping and noise share, secure aggregation's masks) and the compression (after clipping: what the
+// server decodes is what it reduces, keeps for a robust aggregator, or unmasks).
 void RoundDriver::sendUpdate(int client, int round, const ReductionLayout& layout, ClientUpdate& update) {
+  if (privacy_) privacy_->privatize(client, round, layout.reduced, p_.global, update);
+  if (compressed_) compressed_->compress(client, round, layout.reduced, p_.global, p_.model.params(), update);
   if (robust_)
     robust_->keepUpdate(client, layout.reduced, update.blockWeight, update.vector ? update.vector : p_.model.params(),
                         p_.global);
   if (!privacy_) return accumulate(update, layout, acc_);
-  privacy_->privatize(client, round, layout.reduced, p_.global, update);
   accumulate(update, layout, privacy_->uploadTarget(acc_));
   privacy_->finishUpload(client, layout.privacySumsAt(), acc_);
 }
@@ -390,6 +398,7 @@ void RoundDriver::recordRound(RecordSink& sink, const RoundSummary& summary, con
   sink.appendRoundScalar("train_seconds", summary.trainSeconds);
   if (robust_) robust_->recordRound(sink);
   sim_->recordRound(sink);
+  if (compressed_) compressed_->recordRound(sink);
   sink.endRound();
 }
 
@@ -428,6 +437,10 @@ void RoundDriver::recordRobust(RecordSink& sink) const {
   if (robust_) robust_->record(sink);
 }
 
+void RoundDriver::recordCompression(RecordSink& sink) const {
+  if (compressed_) compressed_->record(sink);
+}
+
 void RoundDriver::checkpointProtocolState(StateArchive& ar) {
   selection_.checkpoint(ar);
   if (robust_) robust_->checkpoint(ar);
@@ -442,6 +455,7 @@ void RoundDriver::checkpoint(StateArchive& ar) {
   checkpointProtocolState(ar);
   if (privacy_) privacy_->checkpoint(ar);
   sim_->checkpoint(ar);
+  if (compressed_) compressed_->checkpoint(ar);
   const std::vector<int>& mine = p_.placement.clients(p_.comm.rank());
   const std::size_t L = p_.model.blocks().size();
   const auto row = [&](const std::vector<double>& table, int i) {

@@ -10,9 +10,9 @@
 //                          (every evaluated round, or the last only: eval.global)
 //   recordRound            one /rounds row
 //
-// Privacy (fl/round_privacy.hpp), robustness (fl/robust_round.hpp: attacks, robust aggregators) and
-// the simulated clock (fl/sim_round.hpp: bytes, simulated seconds, deadlines) join at named points
-// inside these steps.
+// Privacy (fl/round_privacy.hpp), update compression (fl/compressed_upload.hpp), robustness
+// (fl/robust_round.hpp: attacks, robust aggregators) and the simulated clock (fl/sim_round.hpp: bytes,
+// simulated seconds, deadlines) join at named points inside these steps.
 //
 // The driver names no algorithm: everything algorithm-specific goes through the Algorithm interface
 // (fl/algorithm.hpp). Experiment (fl/experiment.hpp) builds the pieces a round works on and owns them.
@@ -31,6 +31,7 @@
 #include "data/dataset.hpp"
 #include "fl/algorithm.hpp"
 #include "fl/client.hpp"
+#include "fl/compressed_upload.hpp"
 #include "fl/eval_selection.hpp"
 #include "fl/local_trainer.hpp"
 #include "fl/server_optimizer.hpp"
@@ -130,6 +131,10 @@ class RoundDriver {
   void recordRobust(RecordSink& sink) const;
   // The simulated deployment's records (/clients/* profile, /summary/*_to_target; collective).
   void recordSystem(RecordSink& sink) const { sim_->record(sink); }
+  // The compression totals (/summary/*bytes*; collective; nothing when fl.compress = none).
+  void recordCompression(RecordSink& sink) const;
+  // The last round's encoded sizes (replicated); nullptr when fl.compress = none.
+  const EncodedRoundBytes* encodedRoundBytes() const { return compressed_ ? &compressed_->roundBytes() : nullptr; }
   std::string privacyDescription() const { return privacy_ ? privacy_->describe() : ""; }
 
   int nextRound() const { return nextRound_; }
@@ -215,6 +220,7 @@ class RoundDriver {
   std::unique_ptr<RoundPrivacy> privacy_;  // nullptr: privacy off (fl/round_privacy.hpp)
   std::unique_ptr<RobustRound> robust_;    // nullptr: robustness off (fl/robust_round.hpp)
   std::unique_ptr<SimRound> sim_;          // bytes always; the clock with the system model on (fl/sim_round.hpp)
+  std::unique_ptr<CompressedUpload> compressed_;  // nullptr: fl.compress = none (fl/compressed_upload.hpp)
   ExactSum acc_;
   int nextRound_ = 0;
   ClientFigures lastFigures_;                   // the local clients' last evaluation

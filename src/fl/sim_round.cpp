@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fl/compressed_upload.hpp"
 #include "sim/sync_round.hpp"
 
 namespace fedsilo {
@@ -46,6 +47,14 @@ bool SimRound::clientTrained(int client, std::int64_t samples, const std::vector
   outcome_[i] = Outcome::MissedDeadline;  // the server closes the round without it: nothing arrives
   uploadBytes_[i] = 0.0;
   return false;
+}
+
+void SimRound::chargeEncodedBytes(const EncodedRoundBytes& encoded, bool downlinkEncoded) {
+  for (int k : placement_.clients(comm_.rank())) {
+    const auto i = static_cast<std::size_t>(slot(k));
+    if (outcome_[i] == Outcome::Sent) uploadBytes_[i] = encoded.upload[static_cast<std::size_t>(k)];
+    if (downlinkEncoded && outcome_[i] != Outcome::Idle) clientDownloadBytes_[i] = encoded.broadcast;
+  }
 }
 
 namespace {

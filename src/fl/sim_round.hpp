@@ -23,6 +23,8 @@
 
 namespace fedsilo {
 
+struct EncodedRoundBytes;  // fl/compressed_upload.hpp
+
 class SimRound {
  public:
   SimRound(const ExperimentConfig& cfg, const Communicator& comm, const Placement& placement,
@@ -52,6 +54,11 @@ class SimRound {
   // sim_time and the per-client seconds (collective).
   void recordRound(RecordSink& sink) const;
   // /clients/compute_gflops, uplink_mbps, downlink_mbps, latency_ms with the clock on, and
+  // With fl.compress the wire carries the encoded sizes, known only once each update is encoded
+  // (fl/compressed_upload.hpp): they replace this round's raw upload counts, and with
+  // fl.compress_downlink the download of every silo that took part. Clock off only: app/config_reader
+  // refuses fl.compress with the system model, whose deadline test runs before the encoding.
+  void chargeEncodedBytes(const EncodedRoundBytes& encoded, bool downlinkEncoded);
   // /summary/rounds_to_target, time_to_target with eval.target_accuracy set (collective).
   void record(RecordSink& sink) const;
   // The clock's total and the target's first attainment (replicated values).
