@@ -45,8 +45,7 @@ void adamLoop(const AdamCoefficients& c, float* __restrict p, const float* __res
 }
 
 template <bool kL2, bool kDecoupled>
-void adamLoop(const AdamCoefficients& c, float* p, const float* g, float* m, float* v, float* vmax,
-              std::size_t n) {
+void adamLoop(const AdamCoefficients& c, float* p, const float* g, float* m, float* v, float* vmax, std::size_t n) {
   if (vmax)
     adamLoop<kL2, kDecoupled, true>(c, p, g, m, v, vmax, n);
   else
