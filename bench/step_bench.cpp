@@ -82,8 +82,8 @@ BENCHMARK(BM_TrainStep)
 
 // A training step of the lstm preset (model.embed_dim 32, model.lstm_hidden 64, two layers, the defaults)
 // on 80-token sequences of an 80-symbol vocabulary with 80 classes (the next-character shape): forward,
-// loss, backward, SGD. Its gates (logistic, tanh) and the softmax are the element-wise functions of
-// nn/elementwise.hpp. Args: batch.
+// loss, backward, SGD. Its gates (logistic, tanh: nn/elementwise.hpp) and the softmax's exp are where
+// the element-wise numerics cost time (docs/performance.md, "Element-wise numerics"). Args: batch.
 void BM_LstmStep(benchmark::State& st) {
   const int batch = static_cast<int>(st.range(0)), seqLen = 80, vocab = 80;
   ModelConfig cfg;
