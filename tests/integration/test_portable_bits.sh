@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: long
 # timeout: 3000
-# cost: 600
+# cost: 1200
 # The native build (the one under test) and the portable build (FEDSILO_NATIVE=OFF: x86-64-v2, no FMA
 # outside the run-time dispatched kernels) give the same bits for what docs/performance.md ("Element-wise
 # numerics") says they do: 2-round runs with Adam (AMSGrad, L2) and AdamW on the MLP and Adam on
