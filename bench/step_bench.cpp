@@ -80,6 +80,33 @@ BENCHMARK(BM_TrainStep)
     ->Args({2, 128, 1, 1})
     ->Unit(benchmark::kMicrosecond);
 
+// A training step of the lstm preset (model.embed_dim 32, model.lstm_hidden 64, two layers, the defaults)
+// on 80-token sequences of an 80-symbol vocabulary with 80 classes (the next-character shape): forward,
+// loss, backward, SGD. Its gates (logistic, tanh: nn/elementwise.hpp) and the softmax's exp are where
+// the element-wise numerics cost time (docs/performance.md, "Element-wise numerics"). Args: batch.
+void BM_LstmStep(benchmark::State& st) {
+  const int batch = static_cast<int>(st.range(0)), seqLen = 80, vocab = 80;
+  ModelConfig cfg;
+  cfg.name = ModelPreset::Lstm;
+  auto m = buildModel<float>(cfg, InputSpec{Shape{seqLen}, vocab, vocab});
+  Rng init(0, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(batch);
+  std::vector<float> x(static_cast<std::size_t>(seqLen) * batch);
+  std::vector<std::int32_t> y(batch);
+  Rng r(5, -1, -1, Purpose::Init);
+  for (auto& t : x) t = static_cast<float>(r.below(vocab));
+  for (auto& c : y) c = static_cast<std::int32_t>(r.below(vocab));
+  PlainSgd sgd(0.01, 0.0, static_cast<std::size_t>(m->numParams()));
+  m->lossAndGradient(x.data(), y.data(), batch);  // warm-up
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(m->lossAndGradient(x.data(), y.data(), batch));
+    sgd.step(m->params(), m->grads(), static_cast<std::size_t>(m->numParams()));
+  }
+  st.counters["samples/s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_LstmStep)->Name("Step/lstm")->ArgNames({"batch"})->Arg(32)->Unit(benchmark::kMicrosecond);
+
 // A training step as LocalTrainer runs plain SGD (Model::sgdStep) in fp32 and with train.precision = bf16,
 // back to back. Args: model (as Step), batch, bf16 (0 or 1; an error where the CPU lacks it).
 void BM_StepPrecision(benchmark::State& st) {

@@ -7,6 +7,26 @@
 
 namespace fedsilo {
 
+namespace {
+
+// sum_k exp(z_k - m), with each exp(z_k - m) stored in e[k] when e is given: the C library's exp per
+// element and the sum in index order, so that a sample's softmax depends on its logits only, not on its
+// column's place in the batch, and is the same in every build. (Eigen's exp runs the elements from the
+// first aligned address on through its own polynomial and the rest through the C library, and its sum
+// groups the terms by the build's vector width and the column's alignment.)
+template <typename T, typename Col>
+T sumOfShiftedExp(const Col& z, T m, T* e) {
+  T s(0);
+  for (Index k = 0; k < z.size(); ++k) {
+    const T v = std::exp(z(k) - m);
+    if (e) e[k] = v;
+    s += v;
+  }
+  return s;
+}
+
+}  // namespace
+
 template <typename T>
 double SoftmaxCrossEntropyT<T>::forwardBackward(const CMapT<T>& logits, const std::int32_t* labels,
                                                 MapT<T>& grad) {
@@ -15,8 +35,7 @@ double SoftmaxCrossEntropyT<T>::forwardBackward(const CMapT<T>& logits, const st
   double total = 0.0;
   for (Index j = 0; j < B; ++j) {
     const T m = logits.col(j).maxCoeff();
-    grad.col(j) = (logits.col(j).array() - m).exp();
-    const T s = grad.col(j).sum();
+    const T s = sumOfShiftedExp(logits.col(j), m, grad.col(j).data());
     const int y = labels[j];
     FEDSILO_ASSERT(y >= 0 && y < C, "label ", y, " outside [0, ", C, ")");
     total += static_cast<double>(std::log(s) - (logits(y, j) - m));
@@ -31,7 +50,7 @@ double SoftmaxCrossEntropyT<T>::lossSum(const CMapT<T>& logits, const std::int32
   const Index B = logits.cols();
   for (Index j = 0; j < B; ++j) {
     const T m = logits.col(j).maxCoeff();
-    const T s = (logits.col(j).array() - m).exp().sum();
+    const T s = sumOfShiftedExp(logits.col(j), m, static_cast<T*>(nullptr));
     const int y = labels[j];
     FEDSILO_ASSERT(y >= 0 && y < logits.rows(), "label ", y, " outside [0, ", logits.rows(), ")");
     total += static_cast<double>(std::log(s) - (logits(y, j) - m));

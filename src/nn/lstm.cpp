@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "nn/elementwise.hpp"
 
 namespace fedsilo {
 
@@ -94,15 +95,20 @@ void LstmT<T>::forward(const CMapT<T>& x, MapT<T>& y, bool) {
     z.colwise() += bsum;
     if (t > 0)  // h_{-1} = 0: nothing to add at t = 0
       gemmRec_.run(GemmOp::T, GemmOp::N, G, B, H, T(1), whh_, H, hs_.data() + t * H * B, H, T(1), gt, G);
-    z.topRows(2 * H).array() = z.topRows(2 * H).array().logistic();  // i, f
-    z.middleRows(2 * H, H).array() = z.middleRows(2 * H, H).array().tanh();  // g
-    z.bottomRows(H).array() = z.bottomRows(H).array().logistic();  // o
+    // The gates through nn/elementwise.hpp: a gate's bits depend on its pre-activation only, not on its
+    // row, the batch size or the buffer's alignment.
+    for (Index b = 0; b < B; ++b) {
+      T* col = gt + b * G;
+      logisticOf(col, col, 2 * H);              // i, f
+      tanhOf(col + 2 * H, col + 2 * H, H);      // g
+      logisticOf(col + 3 * H, col + 3 * H, H);  // o
+    }
     CMapT<T> cprev(cs_.data() + t * H * B, H, B);
     MapT<T> c(cs_.data() + (t + 1) * H * B, H, B);
     MapT<T> tc(tc_.data() + t * H * B, H, B);
     MapT<T> h(hs_.data() + (t + 1) * H * B, H, B);
     c.array() = z.middleRows(H, H).array() * cprev.array() + z.topRows(H).array() * z.middleRows(2 * H, H).array();
-    tc.array() = c.array().tanh();
+    tanhOf(c.data(), tc.data(), H * B);
     h.array() = z.bottomRows(H).array() * tc.array();
   }
   if (returnSeq_) {

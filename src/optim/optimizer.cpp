@@ -1,6 +1,5 @@
 #include "optim/optimizer.hpp"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 
@@ -70,40 +69,6 @@ void Optimizer::sgdStep(float* p, const float* g, float* buf, std::size_t n) con
     const float gi = g[i] + wd * p[i];
     buf[i] = mu * buf[i] + gi;
     p[i] -= lr * buf[i];
-  }
-}
-
-// Eigen array expressions: one fused, vectorised pass per array (sqrt included, which a plain loop
-// would not vectorise under math-errno), evaluated element by element, so the result does not depend
-// on where a segment starts.
-void Optimizer::adamStep(float* p, const float* g, float* m, float* v, float* vmax, std::size_t n,
-                         std::int64_t t) const {
-  using Array = Eigen::Map<Eigen::ArrayXf>;
-  const auto size = static_cast<Eigen::Index>(n);
-  Array P(p, size), M(m, size), V(v, size);
-  const Eigen::Map<const Eigen::ArrayXf> G(g, size);
-  const bool decoupled = s_.optimizer == OptimizerKind::AdamW;
-  const float b1 = static_cast<float>(s_.beta1), oneMinusB1 = static_cast<float>(1.0 - s_.beta1);
-  const float b2 = static_cast<float>(s_.beta2), oneMinusB2 = static_cast<float>(1.0 - s_.beta2);
-  const double steps = static_cast<double>(t);
-  const float stepSize = static_cast<float>(s_.lr / (1.0 - std::pow(s_.beta1, steps)));
-  const float correction2Sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(s_.beta2, steps)));
-  const float eps = static_cast<float>(s_.eps);
-  const float l2 = decoupled ? 0.0f : static_cast<float>(s_.weightDecay);
-  if (l2 != 0.0f) {  // adam: L2 in the gradient, with the parameters before this step
-    M = M * b1 + oneMinusB1 * (G + l2 * P);
-    V = V * b2 + oneMinusB2 * (G + l2 * P) * (G + l2 * P);
-  } else {
-    if (decoupled) P *= static_cast<float>(1.0 - s_.lr * s_.weightDecay);
-    M = M * b1 + oneMinusB1 * G;
-    V = V * b2 + oneMinusB2 * G * G;
-  }
-  if (vmax) {
-    Array Vmax(vmax, size);
-    Vmax = Vmax.max(V);
-    P -= stepSize * (M / (Vmax.sqrt() / correction2Sqrt + eps));
-  } else {
-    P -= stepSize * (M / (V.sqrt() / correction2Sqrt + eps));
   }
 }
 
