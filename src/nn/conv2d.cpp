@@ -443,6 +443,13 @@ bool Conv2DT<T>::backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<
   const int batch = static_cast<int>(x.cols());
   FEDSILO_ASSERT(x.rows() == g_.inSize && dz.rows() == g_.outSize && dz.cols() == batch);
   const PerExampleMethod method = perExampleNormMethod();
+  if constexpr (kConvFast<T>) {
+    // The float direct path forms each sample's gradient with its own weight-gradient kernel.
+    if (direct_ && method == PerExampleMethod::Materialise && !bf16Active()) {
+      direct_->backwardPerExample(wt_, x.data(), dz.data(), dx ? dx->data() : nullptr, batch, norms2);
+      return true;
+    }
+  }
   const std::size_t patchValues = static_cast<std::size_t>(g_.ohw * g_.kdim);
   if (patches_.size() < patchValues) patches_.assign(patchValues, T(0));
   for (int b = 0; b < batch; ++b) {
