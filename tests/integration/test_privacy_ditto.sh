@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
-# cost: 20
+# cost: 35
 # DP-SGD under Ditto (docs/privacy.md, "Algorithms" of sample-level DP): the personal model's training
 # steps are DP-SGD steps too, charged to the client's accountant beside the global model's:
 #  * /privacy/steps counts both models' steps (2 x epochs x ceil(n_k / batch) per round);
