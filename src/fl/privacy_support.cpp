@@ -22,18 +22,32 @@ constexpr ClientDpRule kClientDpRules[] = {
     {"playerfl", DpUpdateForm::Model},     {"fedbabu", DpUpdateForm::Model}, {"fedlp", DpUpdateForm::Model},
 };
 
-// DP-SGD: the algorithms whose clients touch their data only through the shared training loop (q-FFL,
-// FedFa and alpha-FedAvg also evaluate on it and send the result).
-constexpr const char* kSampleDpAlgorithms[] = {"fedavg", "fedprox", "playerfl", "fedbabu", "fedlp"};
+// DP-SGD: the algorithms whose clients touch their data only through the shared training loop, and how
+// many training runs of train.epochs each update makes (Ditto: the global model's and the personal
+// model's, both DP-SGD, both charged to the client's accountant).
+struct SampleDpRule {
+  const char* algorithm;
+  int trainingRuns;
+};
+constexpr SampleDpRule kSampleDpRules[] = {{"fedavg", 1}, {"fedprox", 1}, {"playerfl", 1}, {"fedbabu", 1},
+                                           {"fedlp", 1},  {"ditto", 2},   {"local", 1}};
 
-// DP-SGD's per-example norms are implemented for Dense layers (nn/per_example.hpp).
-constexpr ModelPreset kSampleDpModels[] = {ModelPreset::Mlp, ModelPreset::Logreg, ModelPreset::Svm};
+// The algorithms refused under DP-SGD, each with its reason.
+struct SampleDpRefusal {
+  const char* algorithm;
+  const char* reason;
+};
+constexpr SampleDpRefusal kSampleDpRefusals[] = {
+    {"pfedme", "its K inner steps reuse one batch, which the accounting (a fresh Poisson sample per step) does not cover"},
+    {"qffl", "its clients send their training loss (F_k^q), a statistic of their data outside DP-SGD"},
+    {"fedfa", "its clients send their training accuracy, a statistic of their data outside DP-SGD"},
+    {"alpha_fedavg", "its clients send their accuracy reports, a statistic of their data outside DP-SGD"},
+};
 
-std::string listOf(const char* const* names, std::size_t n) {
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) out += (i ? ", " : "") + std::string(names[i]);
-  return out;
-}
+// DP-SGD's per-example norms exist for Dense, Conv2D, LSTM and Embedding layers (nn/per_example.hpp),
+// so for these presets; a preset with other parameterised layers stays refused until its layers have them.
+constexpr ModelPreset kSampleDpModels[] = {ModelPreset::Mlp,        ModelPreset::Logreg,      ModelPreset::Svm,
+                                           ModelPreset::CnnMcMahan, ModelPreset::CnnPlayerFl, ModelPreset::Lstm};
 
 std::string clientDpList() {
   std::string out;
@@ -41,10 +55,26 @@ std::string clientDpList() {
   return out;
 }
 
-bool sampleDpAlgorithm(const std::string& algorithm) {
-  for (const char* a : kSampleDpAlgorithms)
-    if (algorithm == a) return true;
-  return false;
+const SampleDpRule* sampleDpRule(const std::string& algorithm) {
+  for (const SampleDpRule& r : kSampleDpRules)
+    if (algorithm == r.algorithm) return &r;
+  return nullptr;
+}
+
+std::string sampleDpList() {
+  std::string out;
+  for (const SampleDpRule& r : kSampleDpRules) out += (out.empty() ? "" : ", ") + std::string(r.algorithm);
+  return out;
+}
+
+void checkSampleAlgorithm(const std::string& algorithm) {
+  if (sampleDpRule(algorithm)) return;
+  for (const SampleDpRefusal& r : kSampleDpRefusals)
+    if (algorithm == r.algorithm)
+      throw ConfigError(fmt("privacy.level = sample with algorithm = ", algorithm, ": refused, ", r.reason,
+                            " (DP-SGD supports ", sampleDpList(), ")"));
+  throw ConfigError(fmt("privacy.level = sample with algorithm = ", algorithm, ": DP-SGD supports ", sampleDpList(),
+                        " (the others use the clients' data outside the training loop)"));
 }
 
 void checkFixedSplit(const ExperimentConfig& cfg, const char* what) {
@@ -57,9 +87,11 @@ void checkFixedSplit(const ExperimentConfig& cfg, const char* what) {
 void checkSampleModel(const ExperimentConfig& cfg) {
   for (ModelPreset m : kSampleDpModels)
     if (cfg.model.name == m) return;
+  std::string supported;
+  for (ModelPreset m : kSampleDpModels) supported += fmt(supported.empty() ? "" : ", ", m);
   throw ConfigError(fmt("privacy.level = sample with model = ", cfg.model.name,
-                        ": DP-SGD's per-example gradient norms are implemented for Dense layers only "
-                        "(models mlp, logreg, svm)"));
+                        ": DP-SGD's per-example gradient norms exist for Dense, Conv2D, LSTM and Embedding layers "
+                        "(models ", supported, "), not for this model's layers"));
 }
 
 }  // namespace
@@ -68,6 +100,11 @@ const DpUpdateForm* clientDpForm(const std::string& algorithm) {
   for (const ClientDpRule& r : kClientDpRules)
     if (algorithm == r.algorithm) return &r.form;
   return nullptr;
+}
+
+int sampleDpTrainingRuns(const std::string& algorithm) {
+  const SampleDpRule* r = sampleDpRule(algorithm);
+  return r ? r->trainingRuns : 1;
 }
 
 double blockSendProbability(const ExperimentConfig& cfg) {
@@ -86,10 +123,7 @@ void checkPrivacySupport(const ExperimentConfig& cfg) {
   if (p.clientLevel() && !clientDpForm(cfg.algorithm))
     throw ConfigError(fmt("privacy.level = client with algorithm = ", cfg.algorithm,
                           ": client-level DP supports ", clientDpList()));
-  if (p.sampleLevel() && !sampleDpAlgorithm(cfg.algorithm))
-    throw ConfigError(fmt("privacy.level = sample with algorithm = ", cfg.algorithm, ": DP-SGD supports ",
-                          listOf(kSampleDpAlgorithms, std::size(kSampleDpAlgorithms)),
-                          " (the others use the clients' data outside the training loop)"));
+  if (p.sampleLevel()) checkSampleAlgorithm(cfg.algorithm);
   if (p.sampleLevel()) checkSampleModel(cfg);
   if (p.level != PrivacyLevel::None) checkFixedSplit(cfg, fmt("privacy.level = ", p.level).c_str());
   if (!p.secureAggregation) return;

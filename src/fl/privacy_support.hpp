@@ -25,6 +25,10 @@ double clientSamplingRate(const ExperimentConfig& cfg);
 // The expected number of clients per round, q x clients: the fixed denominator of the noised mean.
 double expectedClients(const ExperimentConfig& cfg);
 
+// DP-SGD: the training runs of train.epochs each that one client update makes (1; Ditto 2, its global and
+// personal models), every step of which the client's accountant charges: the planned steps' factor.
+int sampleDpTrainingRuns(const std::string& algorithm);
+
 // Refuses (ConfigError, naming the option and the algorithm or model) a privacy configuration the
 // algorithm or model does not support: client-level DP, DP-SGD and secure aggregation each have
 // their list; PLayer-FL needs a fixed split (its automatic split reads the clients' layer

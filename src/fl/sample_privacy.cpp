@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "fl/privacy_support.hpp"
 #include "privacy/calibration.hpp"
 
 namespace fedsilo {
@@ -18,7 +19,7 @@ double sampleRate(const ExperimentConfig& cfg, Index n) {
 
 std::int64_t plannedSteps(const ExperimentConfig& cfg, Index n) {
   const std::int64_t perEpoch = (static_cast<std::int64_t>(n) + cfg.train.batch - 1) / cfg.train.batch;
-  return static_cast<std::int64_t>(cfg.rounds) * cfg.train.epochs * perEpoch;
+  return static_cast<std::int64_t>(cfg.rounds) * cfg.train.epochs * perEpoch * sampleDpTrainingRuns(cfg.algorithm);
 }
 
 }  // namespace

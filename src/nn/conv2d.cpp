@@ -410,6 +410,59 @@ void Conv2DT<T>::backwardIm2col(const CMapT<T>& x, const CMapT<T>& dy, MapT<T>* 
   }
 }
 
+template <typename T>
+void Conv2DT<T>::samplePatches(const T* x, T* p) const {
+  for (int c = 0; c < g_.inC; ++c)
+    for (int kh = 0; kh < g_.k; ++kh)
+      for (int kw = 0; kw < g_.k; ++kw) {
+        T* col = p + ((static_cast<Index>(c) * g_.k + kh) * g_.k + kw) * g_.ohw;
+        const T* plane = x + static_cast<Index>(c) * g_.h * g_.w;
+        for (int oh = 0; oh < g_.oh; ++oh) {
+          const int ih = oh * g_.stride + kh - g_.pad;
+          T* out = col + static_cast<Index>(oh) * g_.ow;
+          if (ih < 0 || ih >= g_.h) {
+            std::fill(out, out + g_.ow, T(0));
+            continue;
+          }
+          const T* row = plane + static_cast<Index>(ih) * g_.w;
+          for (int ow = 0; ow < g_.ow; ++ow) {
+            const int iw = ow * g_.stride + kw - g_.pad;
+            out[ow] = iw >= 0 && iw < g_.w ? row[iw] : T(0);
+          }
+        }
+      }
+}
+
+template <typename T>
+PerExampleMethod Conv2DT<T>::perExampleNormMethod() const {
+  return perExampleMethod(g_.ohw, g_.kdim, g_.outC);
+}
+
+template <typename T>
+bool Conv2DT<T>::backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) {
+  const int batch = static_cast<int>(x.cols());
+  FEDSILO_ASSERT(x.rows() == g_.inSize && dz.rows() == g_.outSize && dz.cols() == batch);
+  const PerExampleMethod method = perExampleNormMethod();
+  if constexpr (kConvFast<T>) {
+    // The float direct path forms each sample's gradient with its own weight-gradient kernel.
+    if (direct_ && method == PerExampleMethod::Materialise && !bf16Active()) {
+      direct_->backwardPerExample(wt_, x.data(), dz.data(), dx ? dx->data() : nullptr, batch, norms2);
+      return true;
+    }
+  }
+  const std::size_t patchValues = static_cast<std::size_t>(g_.ohw * g_.kdim);
+  if (patches_.size() < patchValues) patches_.assign(patchValues, T(0));
+  for (int b = 0; b < batch; ++b) {
+    samplePatches(x.data() + static_cast<Index>(b) * g_.inSize, patches_.data());
+    CMapT<T> p(patches_.data(), g_.ohw, g_.kdim);                                // row t: a_t
+    CMapT<T> d(dz.data() + static_cast<Index>(b) * g_.outSize, g_.ohw, g_.outC);  // row t: d_t
+    norms2[b] += outerSumNormSquared(p.transpose(), d.transpose(), method) +
+                 static_cast<double>(d.colwise().sum().squaredNorm());
+  }
+  if (dx) backward(x, dz, dz, dx);
+  return true;
+}
+
 template class Conv2DT<float>;
 template class Conv2DT<double>;
 

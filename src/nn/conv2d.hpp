@@ -27,6 +27,7 @@
 #include "nn/conv_geometry.hpp"
 #include "nn/gemm.hpp"
 #include "nn/layer.hpp"
+#include "nn/per_example.hpp"
 #include "nn/relu_fusable.hpp"
 
 namespace fedsilo {
@@ -58,6 +59,12 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T>, public PoolFusableT<T>
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  // Per sample: its T = oh ow patches (im2col of that sample alone) and dz give ||G_i||^2 by the
+  // cheaper of materialising G_i and the ghost norm (nn/per_example.hpp), plus the bias's ||sum_t dz_t||^2;
+  // dx from the ordinary backward.
+  bool backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) override;
+  // How backwardPerExample forms the norms of this layer (perExampleMethod of its shape).
+  PerExampleMethod perExampleNormMethod() const;
   void forwardRelu(const CMapT<T>& x, MapT<T>& y) override;
   void backwardRelu(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
   // On the direct path (float without oneDNN: ConvDirect::forwardPooled, backwardPooled, both precisions).
@@ -81,6 +88,7 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T>, public PoolFusableT<T>
   bool backwardFast(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx, bool relu);
   void im2col(const T* x, int b0, int nb);           // x: the whole batch; fills cols_ for samples [b0, b0+nb)
   void col2im(T* dx, int b0, int nb);                // scatter-adds cols_ (as dP) into dx columns [b0, b0+nb)
+  void samplePatches(const T* x, T* p) const;        // one sample's im2col, p: ohw x kdim column-major
 
   const ConvGeometry g_;
   T* wt_ = nullptr;
@@ -92,6 +100,7 @@ class Conv2DT : public LayerT<T>, public ReluFusableT<T>, public PoolFusableT<T>
   AlignedVector<T> cols_;  // P (or dP) for one chunk: (nb*ohw) x kdim
   AlignedVector<T> z_;     // Z (or dZ) for one chunk: (nb*ohw) x outC
   AlignedVector<T> dz_;    // backwardRelu on the im2col path: dL/d(pre-activation), outSize x batch
+  AlignedVector<T> patches_;  // backwardPerExample: one sample's im2col (ohw x kdim)
   std::unique_ptr<ConvDirect> direct_;  // the float path (null: im2col)
 #ifdef FEDSILO_ONEDNN
   std::unique_ptr<OnednnConv> onednn_;  // the float path where oneDNN was measured faster (nn/onednn_conv.hpp)

@@ -231,8 +231,37 @@ void ConvDirect::backwardPooled(const float* w, float* dw, float* db, const floa
 }
 
 // From dL/dy and y, or with `pooled` from each chunk's dL/dz rebuilt into dzChunk_ (already ReLU-masked).
+void ConvDirect::backwardPerExample(const float* w, const float* x, const float* dz, float* dx, int batch,
+                                    double* norms2) {
+  FEDSILO_ASSERT(batch <= maxBatch_, "conv2d: batch ", batch, " exceeds reserved ", maxBatch_);
+  FEDSILO_ASSERT(!bf16_, "conv2d: per-example norms on the bf16 kernels");
+  backwardImpl(w, nullptr, biasSum_.data(), x, nullptr, dz, dx, batch, false, nullptr, norms2);
+}
+
+void ConvDirect::addPerExampleNorms(int nb, double* norms2) {
+  const kernels::ConvKernels& kc = kernels::active().conv;
+  const Index T = g_.ohw;
+  for (int s = 0; s < nb; ++s) {
+    const float* zs = z_.data() + s * T * ldw_;  // the sample's rows: its positions, channels at stride ldw_
+    kc.wgrad(in_.data.data(), in_.rowBase.data() + s * T, T, in_.tap.data(), static_cast<int>(g_.kdim), zs, ldw_,
+             g_.outC, dwt_.data(), ldw_, false);
+    double sum = 0.0;
+    for (Index k = 0; k < g_.kdim; ++k) {
+      float row = 0.0f;
+      for (int c = 0; c < g_.outC; ++c) row += dwt_[k * ldw_ + c] * dwt_[k * ldw_ + c];
+      sum += row;
+    }
+    for (int c = 0; c < g_.outC; ++c) {
+      float bias = 0.0f;
+      for (Index p = 0; p < T; ++p) bias += zs[p * ldw_ + c];
+      sum += static_cast<double>(bias) * bias;
+    }
+    norms2[s] += sum;
+  }
+}
+
 void ConvDirect::backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy,
-                              float* dx, int batch, bool relu, const PooledGradient* pooled) {
+                              float* dx, int batch, bool relu, const PooledGradient* pooled, double* norms2) {
   std::fill(db, db + g_.outC, 0.0f);
   const kernels::ConvKernels& kc = kernels::active().conv;
   if (dx) packFlippedWeights(w);
@@ -244,15 +273,20 @@ void ConvDirect::backwardImpl(const float* w, float* dw, float* db, const float*
     const float* dyc = pooled ? dzChunk_.data() : dy + b0 * g_.outSize;
     padInput(x, b0, nb);
     kc.planesToRows(dyc, yc, nb, g_.outC, g_.ohw, g_.outSize, z_.data(), ldw_);
-    addBiasGradient(nb, db);
-    kc.wgrad(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, in_.tap.data(), static_cast<int>(g_.kdim), z_.data(),
-             ldw_, g_.outC, dwt_.data(), ldw_, b0 > 0);
+    if (norms2) {
+      addPerExampleNorms(nb, norms2 + b0);
+    } else {
+      addBiasGradient(nb, db);
+      kc.wgrad(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, in_.tap.data(), static_cast<int>(g_.kdim),
+               z_.data(), ldw_, g_.outC, dwt_.data(), ldw_, b0 > 0);
+    }
     if (!dx) continue;
     padGradient(yc, dyc, nb, relu);
     kc.gemm(grad_.data.data(), grad_.rowBase.data(), nb * hw, grad_.tap.data(), g_.outC * g_.k * g_.k, wtD_.data(),
             ldwD_, g_.inC, zD_.data(), ldwD_, spanOf(grad_), g_.k);
     kc.rowsToPlanes(zD_.data(), ldwD_, nullptr, false, nb, g_.inC, hw, dx + b0 * g_.inSize, g_.inSize);
   }
+  if (norms2) return;
   // dw[c][k] = dwt_[k][c]
   kc.rowsToPlanes(dwt_.data(), ldw_, nullptr, false, 1, g_.outC, g_.kdim, dw, 0);
 }

@@ -44,6 +44,10 @@ class ConvDirect {
   void backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
                 int batch, bool relu);
   int chunkSamples() const { return chunk_; }
+  // DP-SGD's norms pass, materialised route (nn/per_example.hpp): norms2[i] += ||dW_i||^2 + ||db_i||^2 of
+  // each sample's own weight and bias gradient, each formed by the weight-gradient kernel over that
+  // sample's positions alone, and dx (if not null) as backward(); no batch weight gradient.
+  void backwardPerExample(const float* w, const float* x, const float* dz, float* dx, int batch, double* norms2);
 
   // Convolution + ReLU + a 2 x 2, stride-2 max-pool as one pass each way (nn/relu_fusable.hpp:
   // PoolFusableT), bit-identical to forward(relu = true), the pool's
@@ -72,7 +76,8 @@ class ConvDirect {
   void forwardImpl(const float* w, const float* bias, const float* x, float* y, int batch, bool relu,
                    const PooledOutput* pooled);
   void backwardImpl(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
-                    int batch, bool relu, const PooledGradient* pooled);
+                    int batch, bool relu, const PooledGradient* pooled, double* norms2 = nullptr);
+  void addPerExampleNorms(int nb, double* norms2);  // the chunk's samples, from in_ and z_ (backwardPerExample)
   void addBiasGradient(int nb, float* db);
 
   const ConvGeometry g_;

@@ -1,4 +1,5 @@
 #include "nn/dense.hpp"
+#include "nn/per_example.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -182,6 +183,13 @@ const T* DenseT<T>::maskedGradient(const CMapT<T>& y, const CMapT<T>& dy) {
 template <typename T>
 void DenseT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>& dy, MapT<T>* dx) {
   backwardFrom(x, dy.data(), static_cast<int>(dy.cols()), dx);
+}
+
+template <typename T>
+bool DenseT<T>::backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) {
+  addDenseGradNormsSquared<T>(x, dz, norms2);
+  if (dx) dx->noalias() = CMapRMT<T>(w_, out_, in_).transpose() * dz;
+  return true;
 }
 
 template <typename T>

@@ -41,6 +41,8 @@ class DenseT : public LayerT<T>, public ReluFusableT<T> {
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  // The ghost norm ||dz_i||^2 (||x_i||^2 + 1) (nn/per_example.hpp) and dx = W^T dz; no weight gradient.
+  bool backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) override;
   int in() const { return in_; }
   int out() const { return out_; }
 

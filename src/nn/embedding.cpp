@@ -1,6 +1,8 @@
 #include "nn/embedding.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -64,6 +66,32 @@ void EmbeddingT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>&
     }
   }
   if (dx) dx->setZero();
+}
+
+template <typename T>
+bool EmbeddingT<T>::backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) {
+  VecT<T> row(dim_);
+  std::vector<Index> tokens(static_cast<std::size_t>(seqLen_));
+  std::vector<char> done(static_cast<std::size_t>(seqLen_));
+  for (Index b = 0; b < x.cols(); ++b) {
+    for (Index t = 0; t < seqLen_; ++t) tokens[t] = tokenAt(x, t, b);
+    std::fill(done.begin(), done.end(), 0);
+    const T* g = dz.data() + b * dz.rows();
+    double sum = 0.0;
+    for (Index t = 0; t < seqLen_; ++t) {
+      if (done[t]) continue;
+      row = Eigen::Map<const VecT<T>>(g + t * dim_, dim_);
+      for (Index u = t + 1; u < seqLen_; ++u)
+        if (tokens[u] == tokens[t]) {
+          row += Eigen::Map<const VecT<T>>(g + u * dim_, dim_);
+          done[u] = 1;
+        }
+      sum += static_cast<double>(row.squaredNorm());
+    }
+    norms2[b] += sum;
+  }
+  if (dx) dx->setZero();
+  return true;
 }
 
 template class EmbeddingT<float>;

@@ -22,6 +22,9 @@ class EmbeddingT : public LayerT<T> {
   // Throws DataError for a token id that is not an integer in [0, vocab).
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  // Sample i's gradient has one row per distinct token v of its sequence, sum_{t: token t = v} dz_t:
+  // norms2[i] += sum_v ||that row||^2 (a sparse per-example gradient, never formed as a table).
+  bool backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) override;
   int vocab() const { return vocab_; }
   int dim() const { return dim_; }
 

@@ -87,6 +87,18 @@ class LayerT {
   // Given x, y (from forward) and dL/dy, OVERWRITE this layer's parameter gradients with dL/dparams
   // and, when dx != nullptr, write dL/dx. Called right after forward on the same batch.
   virtual void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) = 0;
+  // DP-SGD's norms pass (nn/per_example.hpp; Model::lossAndClippedGradient), right after forward on the
+  // same batch: dz is dL/d(this layer's output), column i holding the gradient of sample i's own loss;
+  // adds to norms2[i] the squared norm of sample i's gradient of this layer's parameters and, when
+  // dx != nullptr, writes dL/dx. May overwrite the parameter gradients. False: the layer has
+  // parameters but no per-example norms (Model::lossAndClippedGradient then refuses the model).
+  virtual bool backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) {
+    (void)x;
+    (void)dz;
+    (void)dx;
+    (void)norms2;
+    return false;
+  }
 };
 
 using Layer = LayerT<float>;

@@ -123,8 +123,8 @@ void LstmT<T>::forward(const CMapT<T>& x, MapT<T>& y, bool) {
 }
 
 template <typename T>
-void LstmT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>& dy, MapT<T>* dx) {
-  const Index B = x.cols(), H = hidden_, G = 4 * H, TB = seqLen_ * B;
+void LstmT<T>::backpropagateThroughTime(const CMapT<T>& dy) {
+  const Index B = dy.cols(), H = hidden_, G = 4 * H;
   FEDSILO_ASSERT(B <= maxBatch_);
   MapT<T> dh(dh_.data(), H, B);
   MapT<T> dc(dc_.data(), H, B);
@@ -152,6 +152,24 @@ void LstmT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>& dy, 
     // dh_{t-1} = W_hh^T dz_t (W_hh row-major [4H][H] read column-major is W_hh^T).
     if (t > 0) gemmBackH_.run(GemmOp::N, GemmOp::N, H, B, G, T(1), whh_, H, dz.data(), G, T(0), dh.data(), H);
   }
+}
+
+template <typename T>
+void LstmT<T>::inputGradient(MapT<T>& dx) {
+  const Index B = dx.cols(), G = 4 * static_cast<Index>(hidden_), TB = seqLen_ * B;
+  gemmDx_.run(GemmOp::N, GemmOp::N, in_, TB, G, T(1), wih_, in_, dz_.data(), G, T(0), xtb_.data(), in_);
+  xtbValid_ = false;
+  for (Index b = 0; b < B; ++b)
+    for (Index t = 0; t < seqLen_; ++t) {
+      const T* src = xtb_.data() + (t * B + b) * in_;
+      std::copy(src, src + in_, dx.data() + b * dx.rows() + t * in_);
+    }
+}
+
+template <typename T>
+void LstmT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>& dy, MapT<T>* dx) {
+  const Index B = x.cols(), G = 4 * static_cast<Index>(hidden_), H = hidden_, TB = seqLen_ * B;
+  backpropagateThroughTime(dy);
   // Bias gradients: column sums in column order (element-wise adds only, so the result does not
   // depend on buffer alignment).
   Eigen::Map<VecT<T>> dbih(dbih_, G), dbhh(dbhh_, G);
@@ -162,15 +180,26 @@ void LstmT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>& dy, 
   if (!xtbValid_) reorderInput(x);
   gemmWih_.run(GemmOp::N, GemmOp::T, in_, G, TB, T(1), xtb_.data(), in_, dz_.data(), G, T(0), dwih_, in_);
   gemmWhh_.run(GemmOp::N, GemmOp::T, H, G, TB, T(1), hs_.data(), H, dz_.data(), G, T(0), dwhh_, H);
-  if (dx) {
-    gemmDx_.run(GemmOp::N, GemmOp::N, in_, TB, G, T(1), wih_, in_, dz_.data(), G, T(0), xtb_.data(), in_);
-    xtbValid_ = false;
-    for (Index b = 0; b < B; ++b)
-      for (Index t = 0; t < seqLen_; ++t) {
-        const T* src = xtb_.data() + (t * B + b) * in_;
-        std::copy(src, src + in_, dx->data() + b * dx->rows() + t * in_);
-      }
+  if (dx) inputGradient(*dx);
+}
+
+template <typename T>
+bool LstmT<T>::backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) {
+  const Index B = x.cols(), H = hidden_, G = 4 * H;
+  backpropagateThroughTime(dz);
+  if (!xtbValid_) reorderInput(x);
+  using Steps = Eigen::Map<const MatT<T>, 0, Eigen::OuterStride<>>;  // one sample's column at every step
+  const PerExampleMethod inMethod = perExampleMethod(seqLen_, in_, G);
+  const PerExampleMethod recMethod = perExampleMethod(seqLen_, H, G);
+  for (Index b = 0; b < B; ++b) {
+    Steps d(dz_.data() + b * G, G, seqLen_, Eigen::OuterStride<>(G * B));
+    Steps xs(xtb_.data() + b * in_, in_, seqLen_, Eigen::OuterStride<>(in_ * B));
+    Steps hprev(hs_.data() + b * H, H, seqLen_, Eigen::OuterStride<>(H * B));  // slab t holds h_{t-1}
+    const double bias = static_cast<double>(d.rowwise().sum().squaredNorm());    // b_ih and b_hh alike
+    norms2[b] += outerSumNormSquared(xs, d, inMethod) + outerSumNormSquared(hprev, d, recMethod) + 2.0 * bias;
   }
+  if (dx) inputGradient(*dx);
+  return true;
 }
 
 template class LstmT<float>;

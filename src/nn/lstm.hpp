@@ -15,6 +15,7 @@
 #pragma once
 #include "nn/gemm.hpp"
 #include "nn/layer.hpp"
+#include "nn/per_example.hpp"
 
 namespace fedsilo {
 
@@ -37,12 +38,18 @@ class LstmT : public LayerT<T> {
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  // Backpropagation through time alone, then per sample sum_t dz_t [x_t; h_{t-1}]^T by the cheaper of
+  // materialising and the ghost norm (nn/per_example.hpp) over its T steps, plus both biases'
+  // ||sum_t dz_t||^2 each; dx as in backward. No weight gradient is formed.
+  bool backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) override;
   int inputDim() const { return in_; }
   int hidden() const { return hidden_; }
   bool returnSequences() const { return returnSeq_; }
 
  private:
   void reorderInput(const CMapT<T>& x);  // x (time-major per sample) -> xtb_ (column t*B + b)
+  void backpropagateThroughTime(const CMapT<T>& dy);  // dy -> dz_ for every step
+  void inputGradient(MapT<T>& dx);                    // dx = W_ih^T dz_ (overwrites xtb_)
 
   int in_, hidden_, seqLen_;
   bool returnSeq_;

@@ -151,11 +151,12 @@ CMapT<T> ModelT<T>::forward(const T* x, int batch, bool training) {
   lastInput_ = x;
   lastBatch_ = batch;
   lastFusion_ = fusion_;
+  lastPoolFusion_ = fusion_ && poolFusion_;
   const T* in = x;
   int inRows = input_.size();
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     CMapT<T> xin(in, inRows, batch);
-    if (fusion_ && pooled_[i]) {  // layer + ReLU + max-pool: the pool's output directly, acts_[i], acts_[i + 1] unused
+    if (lastPoolFusion_ && pooled_[i]) {  // layer + ReLU + max-pool: the pool's output directly, acts_[i], acts_[i + 1] unused
       i += 2;
       MapT<T> y(acts_[i].data(), outShapes_[i].size(), batch);
       pooled_[i - 2]->forwardReluPool(xin, y, poolAfter_[i - 2]->windowPositions(outShapes_[i - 1]));
@@ -213,7 +214,7 @@ void ModelT<T>::backwardImpl(const T* dLogits, int batch, T* dInput, const T* sg
   for (std::size_t ii = layers_.size(); ii-- > 0;) {
     // A fused pair (layer at ii - 1, ReLU at ii) is one step: from the ReLU's output and dL/dy to
     // the first layer's input gradient; so is a fused triple (layer at ii - 2, ReLU, max-pool at ii).
-    const bool pooled = lastFusion_ && ii > 1 && pooled_[ii - 2] != nullptr;
+    const bool pooled = lastPoolFusion_ && ii > 1 && pooled_[ii - 2] != nullptr;
     const bool fused = !pooled && lastFusion_ && ii > 0 && fused_[ii - 1] != nullptr;
     const std::size_t first = pooled ? ii - 2 : fused ? ii - 1 : ii;  // the layer whose input we differentiate into
     const int inRows = first == 0 ? input_.size() : outShapes_[first - 1].size();

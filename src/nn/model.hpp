@@ -122,7 +122,8 @@ class ModelT {
   // loss. The per-sample norms come from a backward pass that forms no parameter gradient; scaling
   // column i of dL/dlogits by the clip factor and running the ordinary backward pass then gives the
   // clipped sum, because backward is linear in each sample's column. `norms` (may be null) receives
-  // ||g_i||. Throws ConfigError naming a parameterised layer other than Dense.
+  // ||g_i||. Throws ConfigError naming a parameterised layer without per-example norms
+  // (LayerT::backwardPerExample).
   double lossAndClippedGradient(const T* x, const std::int32_t* labels, int batch, double clip,
                                 double* norms = nullptr);
 
@@ -164,6 +165,8 @@ class ModelT {
   std::vector<PoolFusableT<T>*> pooled_;
   std::vector<MaxPool2DT<T>*> poolAfter_;
   bool fusion_ = true;
+  bool poolFusion_ = true;       // false: forward runs fused triples as their parts (DP-SGD's norms pass)
+  bool lastPoolFusion_ = true;   // fusion_ && poolFusion_ at the last forward
   InitOptions init_;
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
   std::vector<AlignedVector<T>> acts_;

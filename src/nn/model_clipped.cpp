@@ -1,17 +1,14 @@
-// DP-SGD's per-example clipping without per-example gradients ("ghost clipping"; Goodfellow 2015,
-// "Efficient Per-Example Gradient Computations", arXiv:1510.01799, for the norms; Lee and Kifer 2021,
-// "Scaling up Differentially Private Deep Learning with Fast Per-Example Gradient Clipping", PoPETs,
-// arXiv:2009.03106, and Li, Tramer, Liang and Hashimoto 2022, arXiv:2110.05679, for the second
-// backward pass).
-//
-// For a Dense layer ||g_i||^2 = ||d_i||^2 (||a_i||^2 + 1) (nn/per_example.hpp). The norms pass
-// walks the layers backward like backward() but forms no weight gradient (the dominant GEMM of a
-// backward step); it only propagates dL/da = W^T d, which the first layer does not need either.
+// DP-SGD's per-example clipping by two backward passes (Lee and Kifer 2021, "Scaling up Differentially
+// Private Deep Learning with Fast Per-Example Gradient Clipping", PoPETs, arXiv:2009.03106; Li, Tramer,
+// Liang and Hashimoto 2022, arXiv:2110.05679; Bu, Mao and Xu 2022, arXiv:2205.10683, for convolutions):
+// the first forms no batch weight gradient and yields every sample's gradient norm, each layer adding
+// its share (LayerT::backwardPerExample: the ghost norm or a materialised per-sample gradient, whichever
+// costs less; nn/per_example.hpp); the second is the ordinary backward pass from the clip-scaled
+// dL/dlogits. Layers without parameters (ReLU, pooling, dropout, flatten) only pass dL/dx on.
 #include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
-#include "nn/dense.hpp"
 #include "nn/model.hpp"
 #include "nn/per_example.hpp"
 
@@ -19,6 +16,7 @@ namespace fedsilo {
 
 template <typename T>
 void ModelT<T>::ghostNormsSquared(const T* dLogits, int batch, double* norms2) {
+  FEDSILO_ASSERT(!lastPoolFusion_, "DP-SGD's norms pass needs a forward without fused pooling");
   std::fill(norms2, norms2 + batch, 0.0);
   std::size_t widest = static_cast<std::size_t>(input_.size());
   for (const Shape& s : outShapes_) widest = std::max<std::size_t>(widest, s.size());
@@ -27,9 +25,9 @@ void ModelT<T>::ghostNormsSquared(const T* dLogits, int batch, double* norms2) {
   T* bufs[2] = {gradA_.data(), gradB_.data()};
   int which = 0;
   for (std::size_t ii = layers_.size(); ii-- > 0;) {
-    // A fused pair (Dense at ii - 1, ReLU at ii): the Dense output was never stored, and the ReLU's
+    // A fused pair (layer at ii - 1, ReLU at ii): the layer's output was never stored, and the ReLU's
     // backward reads only its output and dL/dy.
-    const bool fused = fusion_ && ii > 0 && fused_[ii - 1] != nullptr;
+    const bool fused = lastFusion_ && ii > 0 && fused_[ii - 1] != nullptr;
     const std::size_t first = fused ? ii - 1 : ii;
     const int inRows = first == 0 ? input_.size() : outShapes_[first - 1].size();
     const T* xin = first == 0 ? lastInput_ : acts_[first - 1].data();
@@ -37,25 +35,19 @@ void ModelT<T>::ghostNormsSquared(const T* dLogits, int batch, double* norms2) {
     CMapT<T> y(acts_[ii].data(), outShapes_[ii].size(), batch);
     CMapT<T> dyMap(dy, outShapes_[ii].size(), batch);
     MapT<T> dx(bufs[which], inRows, batch);
+    MapT<T>* dxOrNull = first > 0 ? &dx : nullptr;
     LayerT<T>& layer = *layers_[first];
-    if (auto* dense = dynamic_cast<DenseT<T>*>(&layer)) {
-      const T* dz = dy;
-      if (fused) {
-        MapT<T> masked(ghostDz_.data(), dense->out(), batch);
-        masked = (y.array() > T(0)).select(dyMap, T(0));  // exactly ReluT::backward
-        dz = ghostDz_.data();
-      }
-      CMapT<T> dzMap(dz, dense->out(), batch);
-      addDenseGradNormsSquared<T>(a, dzMap, norms2);
-      if (first > 0) {
-        CMapRMT<T> w(params_.data() + layerParamOffset_[first], dense->out(), dense->in());
-        dx.noalias() = w.transpose() * dzMap;
-      }
-    } else if (!layer.paramSpecs().empty()) {
-      throw ConfigError(fmt("DP-SGD: layer ", first, " (", layer.kind(),
-                            ") has parameters but no per-example norms; DP-SGD supports Dense layers only"));
-    } else if (first > 0) {
-      layer.backward(a, y, dyMap, &dx);
+    const T* dz = dy;
+    if (fused) {
+      MapT<T> masked(ghostDz_.data(), outShapes_[first].size(), batch);
+      masked = (y.array() > T(0)).select(dyMap, T(0));  // exactly ReluT::backward
+      dz = ghostDz_.data();
+    }
+    CMapT<T> dzMap(dz, outShapes_[first].size(), batch);
+    if (layerBlock_[first].empty()) {
+      if (dxOrNull) layer.backward(a, y, dyMap, dxOrNull);
+    } else if (!layer.backwardPerExample(a, dzMap, dxOrNull, norms2)) {
+      throw ConfigError(fmt("DP-SGD: layer ", first, " (", layer.kind(), ") has parameters but no per-example norms"));
     }
     if (first == 0) break;
     dy = bufs[which];
@@ -68,6 +60,14 @@ template <typename T>
 double ModelT<T>::lossAndClippedGradient(const T* x, const std::int32_t* labels, int batch, double clip,
                                          double* norms) {
   FEDSILO_ASSERT(clip > 0.0, "clip norm ", clip);
+  // The norms pass reads every layer's stored output, which a fused layer, ReLU, max-pool triple does not
+  // store; the triple's parts run on their own (the same bits: Model::setFusion).
+  struct PoolFusionOff {
+    bool& on;
+    ~PoolFusionOff() { on = true; }
+  };
+  poolFusion_ = false;
+  PoolFusionOff restore{poolFusion_};
   CMapT<T> logits = forward(x, batch, true);
   MapT<T> dl(dlogits_.data(), classes_, batch);
   const double loss = loss_->forwardBackward(logits, labels, dl);

@@ -4,6 +4,13 @@
 
 namespace fedsilo {
 
+PerExampleMethod perExampleMethod(Index positions, Index inDim, Index outDim) {
+  // Multiply-adds: ghost T^2 (d + p) against materialised T d p; divide both by T.
+  const double ghost = static_cast<double>(positions) * static_cast<double>(inDim + outDim);
+  const double materialise = static_cast<double>(inDim) * static_cast<double>(outDim);
+  return ghost < materialise ? PerExampleMethod::Ghost : PerExampleMethod::Materialise;
+}
+
 template <typename T>
 void addDenseGradNormsSquared(const CMapT<T>& x, const CMapT<T>& dz, double* norms2) {
   FEDSILO_ASSERT(x.cols() == dz.cols(), "input and gradient batch sizes differ");

@@ -97,10 +97,14 @@ TEST(PrivacyOptions, RefusesAlgorithmsAndModelsNamingBoth) {
   expectError(with(kClient, {"--algorithm", "ditto"}), {"privacy.level = client", "algorithm = ditto", "fedavg"});
   expectError(with(kClient, {"--algorithm", "global", "--rounds", "1"}), {"algorithm = global"});
   expectError({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--algorithm", "qffl"},
-              {"privacy.level = sample", "algorithm = qffl"});
-  expectError({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--model", "cnn_mcmahan"},
-              {"privacy.level = sample", "model = cnn_mcmahan", "Dense"});
-  expectError({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--model", "lstm"}, {"model = lstm"});
+              {"privacy.level = sample", "algorithm = qffl", "training loss"});
+  expectError({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--algorithm", "pfedme"},
+              {"privacy.level = sample", "algorithm = pfedme", "inner steps reuse one batch"});
+  for (const char* a : {"fedfa", "alpha_fedavg"})
+    expectError({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--algorithm", a},
+                {"privacy.level = sample", std::string("algorithm = ") + a, "ditto"});
+  for (const char* a : {"ditto", "local"})
+    EXPECT_NO_THROW(parseArguments({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--algorithm", a})) << a;
   expectError(with(kClient, {"--algorithm", "playerfl"}), {"algorithm = playerfl", "playerfl.split"});
   EXPECT_NO_THROW(parseArguments(with(kClient, {"--algorithm", "playerfl", "--playerfl.split", "2"})));
   expectError({"--privacy.secure_aggregation", "true", "--algorithm", "pfedme"},
@@ -108,7 +112,7 @@ TEST(PrivacyOptions, RefusesAlgorithmsAndModelsNamingBoth) {
   expectError({"--privacy.secure_aggregation", "true", "--algorithm", "fedfa"}, {"algorithm = fedfa", "level = client"});
   for (const char* a : {"fedavg", "fedprox", "qffl", "fedfa", "alpha_fedavg", "fedbabu", "fedlp"})
     EXPECT_NO_THROW(parseArguments(with(kClient, {"--algorithm", a, "--privacy.secure_aggregation", "true"}))) << a;
-  for (const char* m : {"mlp", "logreg", "svm"})
+  for (const char* m : {"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm"})
     EXPECT_NO_THROW(parseArguments({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--model", m})) << m;
 }
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
-# cost: 105
+# cost: 160
 # Privacy in real runs (docs/privacy.md):
 #  * the /privacy/epsilon a client-level run records, round by round, is what `fedsilo epsilon` prints
 #    for the same q, z and rounds, and the progress line prints it;
 #  * private runs are identical at 1, 2 and 4 ranks (client level with noise at the clients, secure
-#    aggregation and dropouts; sample level), and with secure aggregation the whole file equals the
+#    aggregation and dropouts; sample level, on mlp, cnn_mcmahan, cnn_playerfl and lstm), and with secure aggregation the whole file equals the
 #    run without it but for the /privacy/secagg_* records (dropouts: the recovery round);
 #  * kill (SIGTERM) and --resume at another rank count gives the uninterrupted file (the accountants,
 #    the adaptive clip and the histories are in the checkpoint);
@@ -69,7 +69,13 @@ last=$(awk '$1 == 3 {print $NF}' "$WORK/eps.log")
 CLIENTS_SECAGG=(--privacy.level client --privacy.target_epsilon 6 --privacy.noise_placement clients
   --privacy.secure_aggregation true --privacy.secagg_threshold 1 --fl.dropout 0.3)
 SAMPLE=(--privacy.level sample --privacy.noise_multiplier 1.1 --algorithm fedprox --model.dropout 0.2)
-for name in clients_secagg sample; do
+# DP-SGD on the convolutional and recurrent presets (per-example norms of Conv2D, LSTM and Embedding).
+SAMPLE_CNN=(--privacy.level sample --privacy.noise_multiplier 1.1 --model cnn_mcmahan --model.dropout 0.2 --rounds 2)
+SAMPLE_PLAYERFL=(--privacy.level sample --privacy.noise_multiplier 1.1 --model cnn_playerfl --algorithm playerfl
+  --playerfl.split 3 --rounds 2)
+SAMPLE_LSTM=(--privacy.level sample --privacy.noise_multiplier 1.1 --dataset sequence --partition.scheme natural
+  --data.users 6 --data.samples_per_user 60 --model lstm --model.lstm_hidden 16 --model.embed_dim 8 --rounds 2)
+for name in clients_secagg sample sample_cnn sample_playerfl sample_lstm; do
   declare -n args="${name^^}"
   for np in 1 2 4; do
     run_to "$WORK/$name$np.log" $np "${BASE[@]}" "${args[@]}" --output "$WORK/$name$np.h5"
@@ -84,6 +90,15 @@ done
 run_to "$WORK/plain.log" 3 "${BASE[@]}" "${CLIENTS_SECAGG[@]:0:6}" --fl.dropout 0.3 --output "$WORK/plain.h5"
 same "$WORK/plain.h5" "$WORK/clients_secagg1.h5" && log "secure aggregation: the file equals the run without it" ||
   fail "secure aggregation changed the results (above)"
+
+# A sample-level run's epsilon of each client is `fedsilo epsilon` at its sampling rate and its steps.
+for name in sample sample_cnn; do
+  read -r q steps eps < <("$PY" -c "import h5py,sys; f=h5py.File(sys.argv[1]); print('%.17g %d %.6g' % (f['privacy/sampling_rate'][0], f['privacy/steps'][0], f['privacy/epsilon'][-1, 0]))" "$WORK/${name}1.h5")
+  sample_want=$("$FEDSILO_EXE" epsilon --sample_rate "$q" --noise_multiplier 1.1 --steps "$steps" --delta 1e-5 | sed -n 's/^epsilon = //p')
+  [ "$eps" = "$sample_want" ] && [ "$steps" -gt 0 ] &&
+    log "$name: client 0's epsilon after $steps steps: $eps (fedsilo epsilon: $sample_want)" ||
+    fail "$name: client 0 recorded epsilon $eps after $steps steps, fedsilo epsilon prints $sample_want"
+done
 
 # ---- kill and resume -------------------------------------------------------------------------------
 # resume_case NAME ARGS...: uninterrupted at 2 ranks; stopped by SIGTERM after round 2 (exit 75); resumed
@@ -107,6 +122,7 @@ resume_case() {
 resume_case client_adaptive_secagg "${BASE[@]}" --rounds 6 --privacy.level client --privacy.noise_multiplier 0.8 \
   --privacy.adaptive_clip true --privacy.clip_count_std 1 --privacy.secure_aggregation true
 resume_case sample "${BASE[@]}" --rounds 6 --privacy.level sample --privacy.target_epsilon 5
+resume_case sample_cnn "${BASE[@]}" --rounds 4 --privacy.level sample --privacy.target_epsilon 5 --model cnn_mcmahan
 
 # ---- bad input -------------------------------------------------------------------------------------
 check_bad() {  # NAME TEXT ARGS...
@@ -130,7 +146,7 @@ check_bad clip "privacy.clip = -1" --privacy.level client --privacy.noise_multip
 check_bad delta "privacy.delta = 2" --privacy.delta 2
 check_bad placement "privacy.noise_placement = cloud" --privacy.noise_placement cloud
 check_bad algorithm "algorithm = ditto" --privacy.level client --privacy.noise_multiplier 1 --algorithm ditto
-check_bad model "model = cnn_mcmahan" --privacy.level sample --privacy.noise_multiplier 1 --model cnn_mcmahan
+check_bad sample_algorithm "algorithm = qffl" --privacy.level sample --privacy.noise_multiplier 1 --algorithm qffl
 check_bad secagg "algorithm = pfedme" --privacy.secure_aggregation true --algorithm pfedme
 check_bad target "privacy.target_epsilon = 1e-09" --privacy.level client --privacy.target_epsilon 1e-9 --rounds 100000000
 check_bad sample_target "privacy.target_epsilon = 1e-09" --privacy.level sample --privacy.target_epsilon 1e-9 --rounds 100000

@@ -12,6 +12,10 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "nn/conv2d.hpp"
+#include "nn/dense.hpp"
+#include "nn/dropout.hpp"
+#include "nn/pool.hpp"
 #include "nn/presets.hpp"
 
 namespace fedsilo {
@@ -146,19 +150,217 @@ TEST(PerExampleNorms, ClippedSumEqualsTheSumOfClippedSingleSampleGradients) {
   expectClippedSum(*logreg, 7);
 }
 
-TEST(PerExampleNorms, RefusesModelsWithOtherParameterisedLayers) {
-  ModelConfig cfg;
-  cfg.name = ModelPreset::CnnMcMahan;
-  auto cnn = buildModel<float>(cfg, InputSpec{Shape{1, 28, 28}, 10, 0});
-  cnn->reserve(2);
-  std::vector<float> x(2 * 28 * 28, 0.5f);
+// A layer with a parameter and no per-example norms (LayerT::backwardPerExample's default).
+class ScaleLayer : public LayerT<float> {
+ public:
+  explicit ScaleLayer(int n) : n_(n) {}
+  std::string kind() const override { return "scale"; }
+  Shape outputShape() const override { return Shape{n_, 1, 1}; }
+  std::vector<ParamSpec> paramSpecs() const override { return {{"s", 1, false, 1}}; }
+  void bind(float* p, float* g) override {
+    s_ = p;
+    ds_ = g;
+  }
+  void forward(const CMapT<float>& x, MapT<float>& y, bool) override { y = x * *s_; }
+  void backward(const CMapT<float>& x, const CMapT<float>&, const CMapT<float>& dy, MapT<float>* dx) override {
+    *ds_ = x.cwiseProduct(dy).sum();
+    if (dx) *dx = dy * *s_;
+  }
+
+ private:
+  int n_;
+  float* s_ = nullptr;
+  float* ds_ = nullptr;
+};
+
+TEST(PerExampleNorms, RefusesALayerWithParametersAndNoPerExampleNorms) {
+  Model m(Shape{4, 1, 1}, 3);
+  m.add(std::make_unique<ScaleLayer>(4), "scale");
+  m.add(std::make_unique<Dense>(4, 3), "fc");
+  m.finalize();
+  m.reserve(2);
+  std::vector<float> x(8, 0.5f);
   std::vector<std::int32_t> y{1, 2};
   try {
-    cnn->lossAndClippedGradient(x.data(), y.data(), 2, 1.0);
+    m.lossAndClippedGradient(x.data(), y.data(), 2, 1.0);
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("Dense"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("layer 0 (scale)"), std::string::npos) << e.what();
   }
+}
+
+// ---- every layer of the zoo against explicit per-example gradients ---------------------------------
+
+TEST(PerExampleNorms, BothMethodsGiveTheNormOfTheSummedOuterProducts) {
+  // G = sum_t d_t a_t^T formed explicitly, against the materialised and the ghost route.
+  MatT<double> at = MatT<double>::Random(7, 5), dt = MatT<double>::Random(4, 5);
+  MatT<double> g = MatT<double>::Zero(4, 7);
+  for (int t = 0; t < 5; ++t) g += dt.col(t) * at.col(t).transpose();
+  EXPECT_NEAR(outerSumNormSquared(at, dt, PerExampleMethod::Materialise), g.squaredNorm(), 1e-12);
+  EXPECT_NEAR(outerSumNormSquared(at, dt, PerExampleMethod::Ghost), g.squaredNorm(), 1e-12);
+}
+
+TEST(PerExampleNorms, TheCostRuleGhostsFewPositionsAndManyChannels) {
+  // T (d + p) < d p: the ghost norm. cnn_mcmahan's conv1 (28 x 28 pixels, 1 x 5 x 5 -> 32) and conv2
+  // (14 x 14, 32 x 5 x 5 -> 64) materialise; cnn_playerfl's conv3 (7 x 7, 128 x 5 x 5 -> 256) ghosts.
+  EXPECT_EQ(perExampleMethod(784, 25, 32), PerExampleMethod::Materialise);
+  EXPECT_EQ(perExampleMethod(196, 800, 64), PerExampleMethod::Materialise);
+  EXPECT_EQ(perExampleMethod(49, 3200, 256), PerExampleMethod::Ghost);
+  EXPECT_EQ(perExampleMethod(1, 10, 10), PerExampleMethod::Ghost);  // Dense
+}
+
+// Inputs for `m`: images of standard normals, or token ids below `vocab` (with repeats).
+template <typename T>
+std::vector<T> inputsFor(const ModelT<T>& m, int batch, int vocab) {
+  Rng r(11, -1, -1, Purpose::Misc);
+  std::vector<T> x(static_cast<std::size_t>(m.inputSize()) * batch);
+  for (auto& v : x) v = vocab > 0 ? static_cast<T>(r.below(vocab)) : static_cast<T>(r.normal());
+  return x;
+}
+
+std::vector<std::int32_t> labelsFor(int classes, int batch) {
+  Rng r(12, -1, -1, Purpose::Misc);
+  std::vector<std::int32_t> y(batch);
+  for (auto& l : y) l = static_cast<std::int32_t>(r.below(classes));
+  return y;
+}
+
+// Every sample's gradient of its own loss, from the batch's forward (so dropout keeps the batch's masks):
+// the backward pass from dL/dlogits with every column but sample i's zeroed, times the batch size.
+std::vector<std::vector<double>> perExampleGradients(ModelT<double>& m, const std::vector<double>& x,
+                                                     const std::vector<std::int32_t>& y) {
+  const int batch = static_cast<int>(y.size());
+  std::vector<std::vector<double>> g;
+  for (int i = 0; i < batch; ++i) {
+    m.setRandomContext(5, 6, 7);
+    CMapT<double> logits = m.forward(x.data(), batch, true);
+    MatT<double> dl(m.numClasses(), batch);
+    MapT<double> dlMap(dl.data(), dl.rows(), dl.cols());
+    m.loss().forwardBackward(logits, y.data(), dlMap);
+    for (int j = 0; j < batch; ++j) dl.col(j) *= j == i ? static_cast<double>(batch) : 0.0;
+    m.backward(dl.data(), batch, nullptr);
+    g.emplace_back(m.grads(), m.grads() + m.numParams());
+  }
+  return g;
+}
+
+// The clipped sum at clip C = the median norm (some samples clipped, some not), in double against the
+// explicit sum of clipped per-example gradients to 1e-10 relative, and the float model with the same
+// parameters against it to float rounding. Every pass replays the same random context (dropout masks).
+void expectClippedSumMatchesExplicitGradients(ModelT<double>& md, ModelT<float>& mf, int batch, int vocab,
+                                              bool checkSingleSamples) {
+  for (Index k = 0; k < md.numParams(); ++k) md.params()[k] = static_cast<double>(mf.params()[k]);
+  const std::vector<float> xf = inputsFor(mf, batch, vocab);
+  const std::vector<double> x(xf.begin(), xf.end());
+  const std::vector<std::int32_t> y = labelsFor(md.numClasses(), batch);
+  const auto g = perExampleGradients(md, x, y);
+  std::vector<double> norms;
+  for (const auto& gi : g) norms.push_back(norm(gi));
+  if (checkSingleSamples) {  // without dropout, a sample's gradient does not depend on its batch
+    for (int i = 0; i < batch; ++i)
+      EXPECT_NEAR(norm(oneSampleGradient(md, x.data() + md.inputSize() * i, y[i])), norms[i], 1e-9 * norms[i]);
+  }
+  std::vector<double> sorted = norms;
+  std::sort(sorted.begin(), sorted.end());
+  const double clip = sorted[sorted.size() / 2];
+  ASSERT_LT(sorted.front(), clip);
+  ASSERT_GT(sorted.back(), clip);
+  std::vector<double> expected(static_cast<std::size_t>(md.numParams()), 0.0);
+  for (int i = 0; i < batch; ++i) {
+    const double factor = norms[i] > clip ? clip / norms[i] : 1.0;
+    for (std::size_t k = 0; k < expected.size(); ++k) expected[k] += factor * g[i][k];
+  }
+  const double scale = norm(expected);
+  ASSERT_GT(scale, 0.0);
+
+  std::vector<double> got(batch);
+  md.setRandomContext(5, 6, 7);
+  md.lossAndClippedGradient(x.data(), y.data(), batch, clip, got.data());
+  for (int i = 0; i < batch; ++i) EXPECT_NEAR(got[i], norms[i], 1e-10 * norms[i]) << "sample " << i;
+  double err = 0.0;
+  for (std::size_t k = 0; k < expected.size(); ++k) err += std::pow(md.grads()[k] - expected[k], 2);
+  EXPECT_LT(std::sqrt(err), 1e-10 * scale);
+
+  mf.setRandomContext(5, 6, 7);
+  mf.lossAndClippedGradient(xf.data(), y.data(), batch, clip, got.data());
+  for (int i = 0; i < batch; ++i) EXPECT_NEAR(got[i], norms[i], 1e-4 * norms[i]) << "sample " << i;
+  err = 0.0;
+  double worst = 0.0;
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    err += std::pow(mf.grads()[k] - expected[k], 2);
+    worst = std::max(worst, std::abs(mf.grads()[k] - expected[k]));
+  }
+  EXPECT_LT(std::sqrt(err), 1e-4 * scale) << "largest coordinate error " << worst;
+}
+
+template <typename T>
+std::unique_ptr<ModelT<T>> preset(ModelPreset name, const InputSpec& in, double dropout, int reserve) {
+  ModelConfig cfg;
+  cfg.name = name;
+  cfg.dropout = dropout;
+  cfg.embedDim = 6;
+  cfg.lstmHidden = 5;
+  cfg.lstmLayers = 2;
+  auto m = buildModel<T>(cfg, in);
+  Rng init(3, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(reserve);
+  return m;
+}
+
+void expectPresetClippedSum(ModelPreset name, const InputSpec& in, double dropout, int batch) {
+  auto md = preset<double>(name, in, dropout, batch);
+  auto mf = preset<float>(name, in, dropout, batch);
+  expectClippedSumMatchesExplicitGradients(*md, *mf, batch, in.vocabSize, dropout == 0.0);
+}
+
+TEST(PerExampleNorms, CnnMcMahanClippedSumMatchesExplicitGradients) {
+  expectPresetClippedSum(ModelPreset::CnnMcMahan, InputSpec{Shape{1, 8, 8}, 4, 0}, 0.0, 6);
+  expectPresetClippedSum(ModelPreset::CnnMcMahan, InputSpec{Shape{3, 8, 12}, 3, 0}, 0.4, 7);
+}
+
+TEST(PerExampleNorms, CnnPlayerFlClippedSumMatchesExplicitGradients) {
+  // conv3 at 2 x 2 pixels takes the ghost norm, conv1 and conv2 materialise.
+  expectPresetClippedSum(ModelPreset::CnnPlayerFl, InputSpec{Shape{1, 8, 8}, 3, 0}, 0.0, 5);
+  expectPresetClippedSum(ModelPreset::CnnPlayerFl, InputSpec{Shape{1, 8, 8}, 3, 0}, 0.3, 5);
+}
+
+TEST(PerExampleNorms, LstmAndEmbeddingClippedSumMatchesExplicitGradients) {
+  // vocabulary 5 over 7 steps: every sequence repeats tokens, so embedding rows accumulate.
+  expectPresetClippedSum(ModelPreset::Lstm, InputSpec{Shape{7, 1, 1}, 3, 5}, 0.0, 6);
+  expectPresetClippedSum(ModelPreset::Lstm, InputSpec{Shape{7, 1, 1}, 3, 5}, 0.3, 6);
+}
+
+// Strided and padded convolutions, one taking each route, with pooling, dropout and flatten between.
+template <typename T>
+std::unique_ptr<ModelT<T>> mixedConvModel() {
+  auto m = std::make_unique<ModelT<T>>(Shape{2, 9, 9}, 3);
+  auto c1 = std::make_unique<Conv2DT<T>>(2, 9, 9, 4, 3, 2, 1);  // 5 x 5 pixels, 18 -> 4: materialise
+  EXPECT_EQ(c1->perExampleNormMethod(), PerExampleMethod::Materialise);
+  m->add(std::move(c1), "conv1");
+  m->add(std::make_unique<ReluT<T>>(Shape{4, 5, 5}));
+  m->add(std::make_unique<MaxPool2DT<T>>(4, 5, 5, 2, 2));
+  auto c2 = std::make_unique<Conv2DT<T>>(4, 2, 2, 24, 3, 1, 1);  // 2 x 2 pixels, 36 -> 24: ghost
+  EXPECT_EQ(c2->perExampleNormMethod(), PerExampleMethod::Ghost);
+  m->add(std::move(c2), "conv2");
+  m->add(std::make_unique<ReluT<T>>(Shape{24, 2, 2}));
+  m->add(std::make_unique<DropoutT<T>>(Shape{24, 2, 2}, 0.25));
+  m->add(std::make_unique<FlattenT<T>>(Shape{24, 2, 2}));
+  m->add(std::make_unique<DenseT<T>>(96, 3), "fc");
+  m->finalize();
+  Rng init(3, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(8);
+  return m;
+}
+
+TEST(PerExampleNorms, StridedPaddedConvolutionsByBothRoutesMatchExplicitGradients) {
+  auto md = mixedConvModel<double>();
+  auto mf = mixedConvModel<float>();
+  expectClippedSumMatchesExplicitGradients(*md, *mf, 8, 0, false);
+  md->setFusion(false);
+  mf->setFusion(false);
+  expectClippedSumMatchesExplicitGradients(*md, *mf, 8, 0, false);
 }
 
 }  // namespace
