@@ -47,7 +47,8 @@ constexpr SampleDpRefusal kSampleDpRefusals[] = {
 // DP-SGD's per-example norms exist for Dense, Conv2D, LSTM and Embedding layers (nn/per_example.hpp),
 // so for these presets; a preset with other parameterised layers stays refused until its layers have them.
 constexpr ModelPreset kSampleDpModels[] = {ModelPreset::Mlp,        ModelPreset::Logreg,      ModelPreset::Svm,
-                                           ModelPreset::CnnMcMahan, ModelPreset::CnnPlayerFl, ModelPreset::Lstm};
+                                           ModelPreset::CnnMcMahan, ModelPreset::CnnPlayerFl, ModelPreset::Lstm,
+                                           ModelPreset::HeartMlp};
 
 std::string clientDpList() {
   std::string out;
