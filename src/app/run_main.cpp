@@ -64,13 +64,15 @@ Outcome runOnRank(int argc, char** argv, const LaunchEnvironment& launch, const 
   return out;
 }
 
-void leaveAfterFailure(const Outcome& out, const Communicator& comm) {
+void leaveAfterFailure(Outcome& out, const Communicator& comm) {
   std::fflush(stderr);
   if (out.agreed) {
     // Every rank agreed on the failure and the reporting rank has printed it. Leave together: mpirun
-    // kills the remaining ranks as soon as one exits non-zero, which could cut the message short.
+    // kills the remaining ranks as soon as one exits non-zero, which could cut the message short. And
+    // leave with one code: the reporting rank may have classified its error further (a storage
+    // failure) after the others learnt only that it failed.
     try {
-      comm.barrier();
+      out.code = comm.allreduceMax(out.code);
     } catch (const std::exception&) {  // nothing left to report; exit with the agreed code
     }
     return;
