@@ -424,9 +424,11 @@ int RunControl::reportStop() const {
 }
 
 int RunControl::finish() {
-  if (jsonl_) {
-    writing_ = &jsonl_->path();
-    coordinated(comm_, [&] { jsonl_->close(); });
+  if (cfg_.output.jsonl) {  // rank 0 writes it, every rank agrees on the outcome
+    if (jsonl_) writing_ = &jsonl_->path();
+    coordinated(comm_, [&] {
+      if (jsonl_) jsonl_->close();
+    });
     writing_ = &partialPath_;
   }
   writer_->commit();
