@@ -1,5 +1,6 @@
 #include "app/run_control.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "app/resume_check.hpp"
 #include "app/round_recorder.hpp"
 #include "app/signals.hpp"
+#include "app/storage_watchdog.hpp"
 #include "core/timer.hpp"
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
@@ -28,6 +30,12 @@
 namespace fedsilo {
 
 namespace {
+
+// How long a collective write phase (a checkpoint, the results file's close) may run while its
+// folder cannot take writes before the run is ended as stuck (app/storage_watchdog.hpp), and how much
+// longer ranks other than 0 wait, so that rank 0 speaks first.
+constexpr std::chrono::seconds kStuckWritePatience{10};
+constexpr std::chrono::seconds kRankReportDelay{3};
 
 void writeRootAttributes(ResultsWriter& w, const ExperimentConfig& cfg, const Communicator& comm) {
   w.writeRootAttribute("format", std::string("fedsilo-results-1"));
@@ -119,11 +127,7 @@ class RunControl {
   void abandonFiles() {
     (void)writer_.release();
     (void)from_.release();
-    if (ownsOutput_) {
-      std::remove(files_.partial.c_str());
-      std::remove(files_.checkpointTmp.c_str());
-      std::remove(files_.lock.c_str());
-    }
+    removeRunFiles();
     lock_.holdUntilExit();
   }
   // After a failure every rank agreed on: close the resume checkpoint here, on every rank together
@@ -139,6 +143,8 @@ class RunControl {
   void openCheckpoint();
   void restoreFromCheckpoint();
   void releaseKeptPartial();
+  void removeRunFiles() const;
+  [[noreturn]] void abortStuckWrite(const std::string& message) const;
   void openResults();
   void openJsonl();
   void printBanner();
@@ -162,6 +168,11 @@ class RunControl {
   OutputLock lock_;
   bool ownsOutput_ = false;  // every rank: rank 0 holds the lock, the output's files are this run's
   const std::string* writing_ = &partialPath_;  // see fileBeingWritten()
+  // Ends a collective write phase that a full disk has stuck inside parallel HDF5. Rank 0 waits
+  // kStuckWritePatience, the others kRankReportDelay longer, so that rank 0 reports it when every
+  // rank is stuck.
+  StorageWatchdog watchdog_{kStuckWritePatience + (comm_.isRoot() ? std::chrono::seconds(0) : kRankReportDelay),
+                            [this](const std::string& message) { abortStuckWrite(message); }};
   std::int64_t dataCrc_ = -1, partitionCrc_ = -1;  // the input fingerprint (app/input_fingerprint.hpp)
   const Placement countPlacement_;  // the placement a checkpoint is opened with, before the experiment's exists
   bool resume_ = false, reopen_ = false;
@@ -297,6 +308,25 @@ void RunControl::releaseKeptPartial() {
     saveCheckpoint(resumed_.nextRound, 0, -1, -1, "checkpoint for the re-opened results");
 }
 
+// The files of this run that a failed run leaves behind: the partial results, a half-written
+// checkpoint and the lock file; only when they are this run's (see abandonFiles).
+void RunControl::removeRunFiles() const {
+  if (!ownsOutput_) return;
+  std::remove(files_.partial.c_str());
+  std::remove(files_.checkpointTmp.c_str());
+  std::remove(files_.lock.c_str());
+}
+
+// On the watchdog's thread, while the main thread is stuck inside parallel HDF5: report, remove this
+// run's files (the last good checkpoint stays) and abort every rank. MPI_Abort from this thread is
+// the one MPI call fedsilo makes off the main thread; it is the call made to end a job that cannot
+// end itself.
+void RunControl::abortStuckWrite(const std::string& message) const {
+  std::fprintf(stderr, "fedsilo: error: %s\n", message.c_str());
+  removeRunFiles();
+  MpiEnvironment::abort(static_cast<int>(ExitCode::Storage));
+}
+
 void RunControl::openResults() {
   coordinated(comm_, [&] {
     writer_ = std::make_unique<ResultsWriter>(cfg_.output.path, comm_, exp_->placement(), reopen_);
@@ -369,7 +399,10 @@ bool RunControl::afterRound(const RoundSummary& summary) {
   const int sig = comm_.allreduceMax<int>(StopSignals::pending());
   if (sig != 0) {
     // Close the partial results cleanly FIRST, then record in the checkpoint that it may be re-opened.
-    writer_->closeKeepingPartial();
+    {
+      const StorageWatchdog::Watch watch(watchdog_, "closing the results file", partialPath_);
+      writer_->closeKeepingPartial();
+    }
     writer_.reset();
     saveCheckpoint(next, 1, fileSizeOnRoot(partialPath_, comm_), fileChecksumOnRoot(partialPath_, comm_));
     stoppedBy_ = sig;
@@ -399,6 +432,7 @@ void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t
   info.dataCrc = dataCrc_;
   info.partitionCrc = partitionCrc_;
   writing_ = &files_.checkpointTmp;
+  const StorageWatchdog::Watch watch(watchdog_, "writing the checkpoint", files_.checkpointTmp);
   std::unique_ptr<Checkpoint> checkpoint = Checkpoint::create(ckptPath_, comm_, exp_->placement(), info);
   exp_->checkpoint(*checkpoint);
   recorder_->save(*checkpoint);
@@ -431,7 +465,10 @@ int RunControl::finish() {
     });
     writing_ = &partialPath_;
   }
-  writer_->commit();
+  {
+    const StorageWatchdog::Watch watch(watchdog_, "closing the results file", partialPath_);
+    writer_->commit();
+  }
   if (comm_.isRoot()) {
     // The results file is complete: a checkpoint of this run (or a stale one) has no use any more.
     std::remove(ckptPath_.c_str());
@@ -451,18 +488,27 @@ int runControlled(const ExperimentConfig& cfg, const Communicator& comm, bool dr
   RunControl control(cfg, comm, faultPlanFromEnvironment());
   try {
     return dry ? control.dryRun() : control.run();
-  } catch (const RuntimeError& e) {
+  } catch (const PeerFailure&) {
+    control.closeCheckpoint();  // agreed: the reporting rank says what failed and how the run leaves
+    throw;
+  } catch (const Error& e) {
     // A write that failed for want of space, a quota, an I/O error: a storage failure (exit 74) that
     // names the system's reason and the file (asked before the partial file of this run is removed,
     // which frees its space).
-    const std::string message = storageFailureMessage(e.what(), control.fileBeingWritten());
-    const bool agreed = agreedFailure(e);
-    if (agreed) control.closeCheckpoint();
+    std::string storage = e.code() == ExitCode::Storage ? e.what() : "";
+    if (dynamic_cast<const RuntimeError*>(&e) != nullptr) storage = storageFailureMessage(e.what(), control.fileBeingWritten());
+    // HDF5 cannot close a file whose writes failed: its close writes the cached metadata again (in
+    // parallel HDF5 waiting in collectives for a rank whose write fails again), and a file whose close
+    // failed stays open until the library ends, which then crashes in H5F__close_cb. So a storage
+    // failure is never left through the closes: the files are abandoned (removed) and main() aborts
+    // every rank, even when every rank knows of the failure.
+    const bool closeTogether = agreedFailure(e) && storage.empty();
+    if (closeTogether) control.closeCheckpoint();
     else control.abandonFiles();
-    if (message.empty()) throw;
-    StorageError storage(message);
-    if (agreed) storage.markAgreed();
-    throw storage;
+    if (storage.empty()) throw;
+    StorageError failure(storage);
+    if (closeTogether) failure.markAgreed();
+    throw failure;
   } catch (...) {
     if (agreedFailure(std::current_exception()))
       control.closeCheckpoint();
