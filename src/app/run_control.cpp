@@ -496,7 +496,8 @@ int runControlled(const ExperimentConfig& cfg, const Communicator& comm, bool dr
     // names the system's reason and the file (asked before the partial file of this run is removed,
     // which frees its space).
     std::string storage = e.code() == ExitCode::Storage ? e.what() : "";
-    if (dynamic_cast<const RuntimeError*>(&e) != nullptr) storage = storageFailureMessage(e.what(), control.fileBeingWritten());
+    if (dynamic_cast<const RuntimeError*>(&e) != nullptr)
+      storage = storageFailureMessage(e.what(), control.fileBeingWritten());
     // HDF5 cannot close a file whose writes failed: its close writes the cached metadata again (in
     // parallel HDF5 waiting in collectives for a rank whose write fails again), and a file whose close
     // failed stays open until the library ends, which then crashes in H5F__close_cb. So a storage
