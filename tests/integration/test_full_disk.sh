@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
-# cost: 340
+# cost: 90
 # skip_return_code: 77
 # A disk that fills up at any point of a run (docs/hpc.md, "A full disk"): a fill-level sweep over a
 # short run that checkpoints every round and writes output.jsonl, on a small tmpfs whose size grows 8 KB
