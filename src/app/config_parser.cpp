@@ -121,8 +121,10 @@ std::string usageText(const OptionSet& options) {
      << "algorithms only; the command line wins over it, it wins over the plain sections. SECTION is one of the\n"
      << "experiment sections; the scoped sections of algorithms that do not run are checked as well.\n";
   os << "\nExit codes: 0 success, 2 bad command line or configuration, 3 bad or missing input data, 1 other errors,\n"
-     << "75 interrupted by SIGTERM/SIGUSR1 after writing <output>.ckpt (run again with --resume). mpirun itself\n"
-     << "exits 1 when it gets SIGTERM or Ctrl-C: send it SIGUSR1, or run through jobs/local/run.sh (docs/hpc.md).\n";
+     << "74 storage failure while the run wrote its files (no space, quota, I/O error: the last good <output>.ckpt\n"
+     << "is kept; free space and run again with --resume), 75 interrupted by SIGTERM/SIGUSR1 after writing\n"
+     << "<output>.ckpt (run again with --resume). mpirun itself exits 1 when it gets SIGTERM or Ctrl-C: send it\n"
+     << "SIGUSR1, or run through jobs/local/run.sh (docs/hpc.md).\n";
   os << "\n" << environmentHelp();
   return os.str();
 }

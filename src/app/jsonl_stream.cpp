@@ -61,7 +61,14 @@ double etaSeconds(const std::vector<double>& secondsSoFar, int rounds) {
 }
 
 JsonlStream::~JsonlStream() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) ::close(fd_);  // unchecked here; close() reports the result of a run that finishes
+}
+
+void JsonlStream::close() {
+  const int fd = fd_;
+  fd_ = -1;
+  if (fd >= 0 && ::close(fd) != 0)
+    throw RuntimeError(fmt("output.jsonl: cannot write ", path_, ": ", std::strerror(errno)));
 }
 
 void JsonlStream::restart(const std::string& text) {
@@ -77,7 +84,12 @@ void JsonlStream::restart(const std::string& text) {
     std::remove(tmp.c_str());
     throw;
   }
-  ::close(fd);
+  // close(2) reports a write the file system could not keep (NFS: ENOSPC and EDQUOT show there).
+  if (::close(fd) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw RuntimeError(fmt("output.jsonl: cannot write ", tmp, ": ", std::strerror(err)));
+  }
   if (std::rename(tmp.c_str(), path_.c_str()) != 0)
     throw RuntimeError(fmt("output.jsonl: cannot rename ", tmp, " to ", path_, ": ", std::strerror(errno)));
   fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);

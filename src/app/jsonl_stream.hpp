@@ -37,6 +37,8 @@ class JsonlStream {
   void restart(const std::string& text);
   // Appends `line` in one write.
   void append(const std::string& line);
+  // Closes the file, checked: RuntimeError when the system reports a write it could not keep.
+  void close();
 
  private:
   std::string path_;

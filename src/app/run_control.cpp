@@ -1,5 +1,6 @@
 #include "app/run_control.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -10,12 +11,14 @@
 #include "app/console.hpp"
 #include "app/fault_injection.hpp"
 #include "app/finished_results.hpp"
+#include "app/input_fingerprint.hpp"
 #include "app/jsonl_stream.hpp"
 #include "app/kernel_choice.hpp"
 #include "app/output_paths.hpp"
 #include "app/resume_check.hpp"
 #include "app/round_recorder.hpp"
 #include "app/signals.hpp"
+#include "app/storage_watchdog.hpp"
 #include "core/timer.hpp"
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
@@ -28,6 +31,12 @@
 namespace fedsilo {
 
 namespace {
+
+// How long a collective write phase (a checkpoint, the results file's close) may run while its
+// folder cannot take writes before the run is ended as stuck (app/storage_watchdog.hpp), and how much
+// longer ranks other than 0 wait, so that rank 0 speaks first.
+constexpr std::chrono::seconds kStuckWritePatience{10};
+constexpr std::chrono::seconds kRankReportDelay{3};
 
 void writeRootAttributes(ResultsWriter& w, const ExperimentConfig& cfg, const Communicator& comm) {
   w.writeRootAttribute("format", std::string("fedsilo-results-1"));
@@ -71,6 +80,20 @@ std::string roundLine(const RoundSummary& s, double eta, bool withEpsilon, bool 
   return b;
 }
 
+// The inputs the configuration does not pin down must be those of the checkpoint (see
+// app/input_fingerprint.hpp): a resume over other data would mix two experiments in one results file.
+void checkInputFingerprint(const CheckpointInfo& info, const std::string& path, std::int64_t data,
+                           std::int64_t partition) {
+  if (info.dataCrc != data)
+    throw DataError(fmt("--resume: the data differ from those that ", path, " was written with (CRC-32C ", data,
+                        ", the checkpoint recorded ", info.dataCrc, "): a data file was replaced or changed since; ",
+                        "restore it, or remove the checkpoint to start over"));
+  if (info.partitionCrc != partition)
+    throw DataError(fmt("--resume: the partition of the clients differs from the one that ", path,
+                        " was written with (CRC-32C ", partition, ", the checkpoint recorded ", info.partitionCrc,
+                        "); remove the checkpoint to start over"));
+}
+
 // One results row per finished round: counters that disagree were not written by fedsilo (or were
 // edited), and resuming from them would mix rounds.
 void checkRoundCounters(const CheckpointInfo& info, const std::string& path, int rounds) {
@@ -100,23 +123,23 @@ class RunControl {
   // After a failure only this rank saw (outside a coordinated region): the other ranks may be blocked
   // in a collective HDF5 call, and closing these files is collective too, so closing would hang.
   // Abandon them and remove the partial results file, a half-written checkpoint and the lock file,
-  // but only when they are this run's (it holds the output's lock); main() then aborts every rank.
+  // but only when they are this run's (it holds the output's lock: on a file system without locks
+  // they may be another run's, and stay); main() then aborts every rank.
   // Rank 0 keeps its lock on the removed lock file until it exits: a run that starts meanwhile makes
   // a new one, which the other ranks of this run cannot touch: each of their steps that names a file
   // (create, rename, remove) follows a collective call that cannot complete without this rank.
   void abandonFiles() {
     (void)writer_.release();
     (void)from_.release();
-    if (ownsOutput_) {
-      std::remove(files_.partial.c_str());
-      std::remove(files_.checkpointTmp.c_str());
-      std::remove(files_.lock.c_str());
-    }
+    removeRunFiles();
     lock_.holdUntilExit();
   }
   // After a failure every rank agreed on: close the resume checkpoint here, on every rank together
   // (a Checkpoint destroyed by unwinding abandons its file instead of closing it collectively).
   void closeCheckpoint() { from_.reset(); }
+  // The file the run was writing when it failed, for the message of a storage failure: the results
+  // file's partial file, or, while one is saved, the new checkpoint or <output>.jsonl.
+  const std::string& fileBeingWritten() const { return *writing_; }
 
  private:
   bool startUp(FolderMode folders);
@@ -124,6 +147,8 @@ class RunControl {
   void openCheckpoint();
   void restoreFromCheckpoint();
   void releaseKeptPartial();
+  void removeRunFiles() const;
+  [[noreturn]] void abortStuckWrite(const std::string& message) const;
   void openResults();
   void openJsonl();
   void printBanner();
@@ -145,7 +170,14 @@ class RunControl {
   // Declared before the files so that it is released after they are closed (and the partial file of
   // a failed run removed).
   OutputLock lock_;
-  bool ownsOutput_ = false;  // every rank: the lock was taken, the output's files are this run's
+  bool ownsOutput_ = false;  // every rank: rank 0 holds the lock, the output's files are this run's
+  const std::string* writing_ = &partialPath_;  // see fileBeingWritten()
+  // Ends a collective write phase that a full disk has stuck inside parallel HDF5. Rank 0 waits
+  // kStuckWritePatience, the others kRankReportDelay longer, so that rank 0 reports it when every
+  // rank is stuck.
+  StorageWatchdog watchdog_{kStuckWritePatience + (comm_.isRoot() ? std::chrono::seconds(0) : kRankReportDelay),
+                            [this](const std::string& message) { abortStuckWrite(message); }};
+  std::int64_t dataCrc_ = -1, partitionCrc_ = -1;  // the input fingerprint (app/input_fingerprint.hpp)
   const Placement countPlacement_;  // the placement a checkpoint is opened with, before the experiment's exists
   bool resume_ = false, reopen_ = false;
   CheckpointInfo resumed_;
@@ -168,13 +200,15 @@ bool RunControl::startUp(FolderMode folders) {
   prepareOutputFolder(cfg_.output.path, comm_, folders);
   lock_ = lockOutput(cfg_.output.path, comm_, folders);
   if (!lock_.warning().empty()) console_.warning(lock_.warning());  // a file system without locks
-  ownsOutput_ = true;
+  ownsOutput_ = comm_.allreduceMax<int>(lock_.held() ? 1 : 0) == 1;
   if (!findCheckpoint()) return false;
   if (resume_) openCheckpoint();  // before loading any data: a mismatch fails fast
   agreeKernelSet(comm_);
   agreePrecision(comm_, cfg_.train.precision);
   exp_ = std::make_unique<Experiment>(cfg_, comm_, faults_, console_);
   recorder_ = std::make_unique<RoundRecorder>(comm_, exp_->placement());
+  dataCrc_ = dataFingerprint(exp_->data());
+  partitionCrc_ = partitionFingerprint(exp_->clients());
   if (from_) restoreFromCheckpoint();
   return true;
 }
@@ -246,6 +280,8 @@ void RunControl::openCheckpoint() {
 }
 
 void RunControl::restoreFromCheckpoint() {
+  // Every rank computed the same fingerprints from the same data: agreed on, printed once.
+  coordinated(comm_, [&] { checkInputFingerprint(from_->info(), ckptPath_, dataCrc_, partitionCrc_); });
   from_->usePlacement(exp_->placement());
   exp_->checkpoint(*from_);
   recorder_->load(*from_, ckptPath_, from_->info().roundNames, static_cast<std::uint64_t>(from_->info().rows));
@@ -274,6 +310,25 @@ void RunControl::restoreFromCheckpoint() {
 void RunControl::releaseKeptPartial() {
   if (reopen_)
     saveCheckpoint(resumed_.nextRound, 0, -1, -1, "checkpoint for the re-opened results");
+}
+
+// The files of this run that a failed run leaves behind: the partial results, a half-written
+// checkpoint and the lock file; only when they are this run's (see abandonFiles).
+void RunControl::removeRunFiles() const {
+  if (!ownsOutput_) return;
+  std::remove(files_.partial.c_str());
+  std::remove(files_.checkpointTmp.c_str());
+  std::remove(files_.lock.c_str());
+}
+
+// On the watchdog's thread, while the main thread is stuck inside parallel HDF5: report, remove this
+// run's files (the last good checkpoint stays) and abort every rank. MPI_Abort from this thread is
+// the one MPI call fedsilo makes off the main thread; it is the call made to end a job that cannot
+// end itself.
+void RunControl::abortStuckWrite(const std::string& message) const {
+  std::fprintf(stderr, "fedsilo: error: %s\n", message.c_str());
+  removeRunFiles();
+  MpiEnvironment::abort(static_cast<int>(ExitCode::Storage));
 }
 
 void RunControl::openResults() {
@@ -334,10 +389,13 @@ bool RunControl::afterRound(const RoundSummary& summary) {
   roundSeconds_.push_back(summary.seconds);
   const double eta = etaSeconds(roundSeconds_, cfg_.rounds);
   console_.say(roundLine(summary, eta, cfg_.privacy.level != PrivacyLevel::None, cfg_.system.enabled()));
-  if (cfg_.output.jsonl)
+  if (cfg_.output.jsonl) {
+    if (jsonl_) writing_ = &jsonl_->path();
     coordinated(comm_, [&] {
       if (jsonl_) jsonl_->append(roundJson(summary, eta));
     });
+    writing_ = &partialPath_;
+  }
   faults_.afterRound(summary.round);
   const int next = summary.round + 1;
   if (next >= cfg_.rounds) return true;  // a stop request now changes nothing: the run is done
@@ -346,7 +404,10 @@ bool RunControl::afterRound(const RoundSummary& summary) {
   const int sig = comm_.allreduceMax<int>(StopSignals::pending());
   if (sig != 0) {
     // Close the partial results cleanly FIRST, then record in the checkpoint that it may be re-opened.
-    writer_->closeKeepingPartial();
+    {
+      const StorageWatchdog::Watch watch(watchdog_, "closing the results file", partialPath_);
+      writer_->closeKeepingPartial();
+    }
     writer_.reset();
     saveCheckpoint(next, 1, fileSizeOnRoot(partialPath_, comm_), fileChecksumOnRoot(partialPath_, comm_));
     stoppedBy_ = sig;
@@ -373,10 +434,15 @@ void RunControl::saveCheckpoint(int next, std::int64_t partialKept, std::int64_t
   info.numRanks = comm_.size();
   info.roundNames = recorder_->names();
   info.modelLayers = layerTableText(exp_->layerTable());
+  info.dataCrc = dataCrc_;
+  info.partitionCrc = partitionCrc_;
+  writing_ = &files_.checkpointTmp;
+  const StorageWatchdog::Watch watch(watchdog_, "writing the checkpoint", files_.checkpointTmp);
   std::unique_ptr<Checkpoint> checkpoint = Checkpoint::create(ckptPath_, comm_, exp_->placement(), info);
   exp_->checkpoint(*checkpoint);
   recorder_->save(*checkpoint);
   checkpoint->commit();
+  writing_ = &partialPath_;
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f", timer.seconds());
   console_.say(fmt(what, " before round ", next, ": ", ckptPath_, " (", seconds, " s)"));
@@ -397,7 +463,17 @@ int RunControl::reportStop() const {
 }
 
 int RunControl::finish() {
-  writer_->commit();
+  if (cfg_.output.jsonl) {  // rank 0 writes it, every rank agrees on the outcome
+    if (jsonl_) writing_ = &jsonl_->path();
+    coordinated(comm_, [&] {
+      if (jsonl_) jsonl_->close();
+    });
+    writing_ = &partialPath_;
+  }
+  {
+    const StorageWatchdog::Watch watch(watchdog_, "closing the results file", partialPath_);
+    writer_->commit();
+  }
   if (comm_.isRoot()) {
     // The results file is complete: a checkpoint of this run (or a stale one) has no use any more.
     std::remove(ckptPath_.c_str());
@@ -417,17 +493,28 @@ int runControlled(const ExperimentConfig& cfg, const Communicator& comm, bool dr
   RunControl control(cfg, comm, faultPlanFromEnvironment());
   try {
     return dry ? control.dryRun() : control.run();
-  } catch (const RuntimeError& e) {
-    // A write that failed for want of space or permission: say so when the message does not (asked
-    // before the partial file of this run is removed, which frees its space).
-    const std::string message = withStorageProblem(e.what(), cfg.output.path);
-    const bool agreed = agreedFailure(e);
-    if (agreed) control.closeCheckpoint();
+  } catch (const PeerFailure&) {
+    control.closeCheckpoint();  // agreed: the reporting rank says what failed and how the run leaves
+    throw;
+  } catch (const Error& e) {
+    // A write that failed for want of space, a quota, an I/O error: a storage failure (exit 74) that
+    // names the system's reason and the file (asked before the partial file of this run is removed,
+    // which frees its space).
+    std::string storage = e.code() == ExitCode::Storage ? e.what() : "";
+    if (dynamic_cast<const RuntimeError*>(&e) != nullptr)
+      storage = storageFailureMessage(e.what(), control.fileBeingWritten());
+    // HDF5 cannot close a file whose writes failed: its close writes the cached metadata again (in
+    // parallel HDF5 waiting in collectives for a rank whose write fails again), and a file whose close
+    // failed stays open until the library ends, which then crashes in H5F__close_cb. So a storage
+    // failure is never left through the closes: the files are abandoned (removed) and main() aborts
+    // every rank, even when every rank knows of the failure.
+    const bool closeTogether = agreedFailure(e) && storage.empty();
+    if (closeTogether) control.closeCheckpoint();
     else control.abandonFiles();
-    if (message == e.what()) throw;
-    RuntimeError withReason(message);
-    if (agreed) withReason.markAgreed();
-    throw withReason;
+    if (storage.empty()) throw;
+    StorageError failure(storage);
+    if (closeTogether) failure.markAgreed();
+    throw failure;
   } catch (...) {
     if (agreedFailure(std::current_exception()))
       control.closeCheckpoint();

@@ -2,8 +2,10 @@
 // handling, and how the ranks leave after a failure.
 #include "app/run_main.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "app/calibrate_command.hpp"
 #include "app/config_parser.hpp"
@@ -25,12 +27,14 @@ struct Outcome {
   int code = 0;
   bool threw = false;   // an exception ended the run
   bool agreed = false;  // every rank knows about that failure
+  std::string error;    // what this rank reports ("" when another rank reports it)
 };
 
-void failedWith(Outcome& out, int code, bool agreed) {
+void failedWith(Outcome& out, int code, bool agreed, const std::string& error = "") {
   out.code = code == 0 ? 1 : code;
   out.threw = true;
   out.agreed = agreed;
+  out.error = error;
 }
 
 // Parses the command line and runs the experiment on this rank. A non-zero code without an exception is
@@ -56,22 +60,36 @@ Outcome runOnRank(int argc, char** argv, const LaunchEnvironment& launch, const 
   } catch (const PeerFailure& e) {
     failedWith(out, static_cast<int>(e.code()), agreedFailure(e));
   } catch (const Error& e) {
-    std::fprintf(stderr, "fedsilo: error: %s\n", e.what());
-    failedWith(out, static_cast<int>(e.code()), agreedFailure(e));
+    failedWith(out, static_cast<int>(e.code()), agreedFailure(e), e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fedsilo: error: %s\n", e.what());
-    failedWith(out, 1, agreedFailure(e));
+    failedWith(out, 1, agreedFailure(e), e.what());
   }
   return out;
 }
 
-void leaveAfterFailure(const Outcome& out, const Communicator& comm) {
+// How long a rank other than rank 0 waits before it reports a failure that was not agreed on and
+// aborts the run. Several ranks can fail in the same collective call (a full disk inside a collective
+// HDF5 flush): rank 0, when it is one of them, reports first and its abort ends the others before they
+// print, so the failure is said once. A rank that fails alone reports after this wait.
+constexpr auto kUnagreedReportDelay = std::chrono::seconds(3);
+
+// Prints this rank's error line ("fedsilo: error: ..."), if it has one.
+void reportFailure(const Outcome& out, const Communicator& comm) {
+  if (out.error.empty()) return;
+  if (!out.agreed && !comm.isRoot()) std::this_thread::sleep_for(kUnagreedReportDelay);
+  std::fprintf(stderr, "fedsilo: error: %s\n", out.error.c_str());
+}
+
+void leaveAfterFailure(Outcome& out, const Communicator& comm) {
+  reportFailure(out, comm);
   std::fflush(stderr);
   if (out.agreed) {
     // Every rank agreed on the failure and the reporting rank has printed it. Leave together: mpirun
-    // kills the remaining ranks as soon as one exits non-zero, which could cut the message short.
+    // kills the remaining ranks as soon as one exits non-zero, which could cut the message short. And
+    // leave with one code: the reporting rank may have classified its error further (a storage
+    // failure) after the others learnt only that it failed.
     try {
-      comm.barrier();
+      out.code = comm.allreduceMax(out.code);
     } catch (const std::exception&) {  // nothing left to report; exit with the agreed code
     }
     return;

@@ -6,7 +6,8 @@
 
 namespace fedsilo {
 
-enum class ExitCode : int { Ok = 0, Other = 1, Config = 2, Data = 3 };
+// Storage = 74 is sysexits.h's EX_IOERR; 75 (EX_TEMPFAIL, a stop on a signal) is app/run_control.hpp's.
+enum class ExitCode : int { Ok = 0, Other = 1, Config = 2, Data = 3, Storage = 74 };
 
 class Error : public std::runtime_error {
  public:
@@ -38,6 +39,14 @@ class DataError : public Error {
 class NumericError : public Error {
  public:
   explicit NumericError(const std::string& what) : Error(ExitCode::Other, what) {}
+};
+
+// A write, close, sync or rename of an output file failed (no space, quota, I/O error, read-only
+// file system) while the run was going (exit code 74). The message ends with the system's reason and
+// the file: "...: No space left on device (out/r.h5.ckpt.tmp)".
+class StorageError : public Error {
+ public:
+  explicit StorageError(const std::string& what) : Error(ExitCode::Storage, what) {}
 };
 
 // Anything else detected at run time: I/O, MPI, internal (exit code 1).

@@ -71,8 +71,17 @@ class Handle {
   Handle& operator=(const Handle&) = delete;
   ~Handle() { reset(); }
 
+  // Closes now and throws RuntimeError "HDF5: close <what> failed[: reason]" when the close fails:
+  // closing a file (or a dataset with cached chunks) writes what HDF5 still holds, so a failed close
+  // means data that never reached the file. The id is given up either way. Nothing to close: no-op.
+  void close(const std::string& what) {
+    const hid_t id = std::exchange(id_, -1);
+    if (id >= 0 && close_ && close_(id) < 0) throw RuntimeError(failure("close " + what));
+  }
+  // Closes without looking at the result: for destructors and for giving a handle up after a
+  // failure already being reported. Code that publishes what it wrote calls close() instead.
   void reset() {
-    if (id_ >= 0 && close_) close_(id_);
+    if (id_ >= 0 && close_) (void)close_(id_);
     id_ = -1;
   }
   bool valid() const { return id_ >= 0; }

@@ -57,6 +57,8 @@ class Experiment {
   int nextRound() const { return driver_->nextRound(); }
   const RoundDriver& driver() const { return *driver_; }
   const DataBundle& data() const { return data_; }
+  // Every client's train/val/test index lists (the same on every rank).
+  const std::vector<ClientData>& clients() const { return clients_; }
   // One line on the privacy settings for the banner (empty when privacy is off).
   std::string privacyDescription() const { return driver_->privacyDescription(); }
 

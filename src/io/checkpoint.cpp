@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include "comm/h5_mpio.hpp"
 #include "core/h5_handle.hpp"
@@ -21,7 +23,8 @@ namespace {
 // -3: every array carries a CRC-32C (attribute crc32c; per-client arrays one per client in
 // /clients/<name>/crc32c), the root attributes one over all of them (info_crc32c).
 // -4: the global model's layer table (root attribute model_layers).
-constexpr const char* kFormat = "fedsilo-checkpoint-4";
+// -5: the fingerprint of the run's inputs (data_crc32c, partition_crc32c).
+constexpr const char* kFormat = "fedsilo-checkpoint-5";
 constexpr const char* kCrcAttribute = "crc32c";
 
 template <typename T>
@@ -72,6 +75,9 @@ std::int64_t readIntAttribute(hid_t obj, const std::string& file, const char* na
   throw RuntimeError(fmt("checkpoint ", file, ": attribute '", name, "' is not an integer scalar"));
 }
 
+// "" when the closed checkpoint `file` reads back whole, else what is wrong (defined below).
+std::string verifyCheckpointFile(const std::string& file);
+
 }  // namespace
 
 std::string checkpointPath(const std::string& output) { return output + ".ckpt"; }
@@ -110,8 +116,8 @@ std::int64_t infoChecksum(const std::string& format, const CheckpointInfo& i) {
     crc = crc32c(&n, sizeof n, crc);
     crc = crc32c(text->data(), text->size(), crc);
   }
-  const std::vector<std::int64_t> numbers{i.nextRound,   i.rows,          i.partialKept, i.partialSize,
-                                          i.partialCrc, i.numClients, i.numRanks};
+  const std::vector<std::int64_t> numbers{i.nextRound,  i.rows,       i.partialKept, i.partialSize, i.partialCrc,
+                                          i.numClients, i.numRanks,   i.dataCrc,     i.partitionCrc};
   return crc32cOf(numbers, crc);
 }
 
@@ -128,14 +134,17 @@ void writeInfo(hid_t f, const CheckpointInfo& info) {
   writeIntAttribute(f, "partial_crc32c", info.partialCrc);
   writeIntAttribute(f, "num_clients", info.numClients);
   writeIntAttribute(f, "num_ranks", info.numRanks);
+  writeIntAttribute(f, "data_crc32c", info.dataCrc);
+  writeIntAttribute(f, "partition_crc32c", info.partitionCrc);
   writeIntAttribute(f, "info_crc32c", infoChecksum(kFormat, info));
 }
 
-CheckpointInfo readInfo(hid_t f, const std::string& path, const Placement& placement) {
+// The root attributes, checked against info_crc32c (not against a configuration).
+CheckpointInfo readInfoAttributes(hid_t f, const std::string& path) {
   const std::string format = readStringAttribute(f, path, "format");
   if (format != kFormat)
-    throw RuntimeError(fmt("--resume: ", path, " has format '", format, "', expected ", kFormat,
-                           " (a checkpoint of another fedsilo version: remove it to start over)"));
+    throw ConfigError(fmt("--resume: ", path, " has format '", format, "', expected ", kFormat,
+                          " (a checkpoint of another fedsilo version: remove it to start over)"));
   CheckpointInfo i;
   i.version = readStringAttribute(f, path, "version");
   i.config = readStringAttribute(f, path, "config");
@@ -148,9 +157,16 @@ CheckpointInfo readInfo(hid_t f, const std::string& path, const Placement& place
   i.partialCrc = readIntAttribute(f, path, "partial_crc32c");
   i.numClients = readIntAttribute(f, path, "num_clients");
   i.numRanks = readIntAttribute(f, path, "num_ranks");
+  i.dataCrc = readIntAttribute(f, path, "data_crc32c");
+  i.partitionCrc = readIntAttribute(f, path, "partition_crc32c");
   if (readIntAttribute(f, path, "info_crc32c") != infoChecksum(format, i))
     throw RuntimeError(fmt("checkpoint ", path, ": its attributes do not match their checksum (the file is damaged; ",
                            "it was left as it is: remove it to start over)"));
+  return i;
+}
+
+CheckpointInfo readInfo(hid_t f, const std::string& path, const Placement& placement) {
+  CheckpointInfo i = readInfoAttributes(f, path);
   if (i.nextRound < 0 || i.rows < 0)
     throw RuntimeError(fmt("checkpoint ", path, ": next_round = ", i.nextRound, " and rows = ", i.rows,
                            " (expected counts >= 0)"));
@@ -210,28 +226,43 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& path, const Comm
 }
 
 Checkpoint::~Checkpoint() {
-  if (std::uncaught_exceptions() > unwindingAtCreation_) {
+  if (impl_ && impl_->fileId.valid() && std::uncaught_exceptions() > unwindingAtCreation_) {
     // See the header: abandon, do not close (a collective close may hang).
     (void)impl_.release();
     return;
   }
   impl_.reset();
+  // A checkpoint that was not published (never committed, or its commit failed) is removed: the
+  // previous generation under path_ stays the last good one.
   if (saving_ && !committed_ && comm_.isRoot()) std::remove((path_ + ".tmp").c_str());
 }
 
 void Checkpoint::commit() {
   FEDSILO_ASSERT(saving_ && !committed_);
-  impl_->fileId.reset();  // collective close: every rank's data is on disk after this
+  const std::string tmp = impl_->file;
+  // Flush first, then close, each checked: every rank's data are on disk after this. The flush
+  // writes what HDF5 still caches while every rank is inside the same call; a write that fails
+  // there returns an error (the run then aborts every rank). The close writes little after it, so
+  // a full disk is seen in the flush rather than inside the close, where parallel HDF5 1.10 goes
+  // on to the MPI-IO close after a failed write on one rank and never returns (docs/hpc.md).
+  h5::check(H5Fflush(impl_->fileId, H5F_SCOPE_GLOBAL), "flush checkpoint " + tmp);
   impl_->dxpl.reset();
   impl_->lcpl.reset();
-  committed_ = true;
+  impl_->fileId.close("checkpoint " + tmp);
   coordinated(comm_, [&] {
     if (!comm_.isRoot()) return;
+    // The new generation replaces the old one only once it reads back whole: every array against
+    // its checksum, through a serial open of the closed file.
+    const std::string damaged = verifyCheckpointFile(tmp);
+    if (!damaged.empty())
+      throw StorageError(fmt("checkpoint: ", tmp, " does not read back as written (", damaged,
+                             "); the previous checkpoint is kept (", path_, ")"));
     // rename(2) replaces the old checkpoint atomically: a crash leaves the old or the new one; the
     // data are fsynced first, so the new one is never published empty or torn.
-    const std::string err = durableRename(path_ + ".tmp", path_);
-    if (!err.empty()) throw RuntimeError(fmt("checkpoint: cannot publish ", path_, ".tmp as ", path_, ": ", err));
+    const std::string err = durableRename(tmp, path_);
+    if (!err.empty()) throw StorageError(fmt("checkpoint: cannot publish ", tmp, " as ", path_, ": ", err, " (", tmp, ")"));
   });
+  committed_ = true;
 }
 
 namespace {
@@ -378,6 +409,100 @@ bool readClientValues(Checkpoint::Impl& impl, const std::string& path, const Cli
     at += n;
   }
   return intact;
+}
+
+// The bytes of `count` elements of the 1-D dataset `ds` from element `start` (or of row `start` of a
+// 2-D one, count being its width), in the dataset's own file type: little-endian, as the checksums
+// were computed. False when the read fails.
+bool readStoredBytes(hid_t ds, hsize_t start, hsize_t count, std::vector<unsigned char>& bytes) {
+  h5::Handle type = h5::Handle::adopt(H5Dget_type(ds), H5Tclose);
+  h5::Handle fs = h5::Handle::adopt(H5Dget_space(ds), H5Sclose);
+  if (!type.valid() || !fs.valid()) return false;
+  bytes.assign(static_cast<std::size_t>(count) * H5Tget_size(type), 0);
+  if (count == 0) return true;
+  const int nd = H5Sget_simple_extent_ndims(fs);
+  hsize_t offset[2] = {start, 0}, extent[2] = {nd == 2 ? 1 : count, count};
+  if (nd < 1 || nd > 2 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, offset, nullptr, extent, nullptr) < 0) return false;
+  hsize_t flat[1] = {count};
+  h5::Handle ms = h5::Handle::adopt(H5Screate_simple(1, flat, nullptr), H5Sclose);
+  return ms.valid() && H5Dread(ds, type, ms, fs, H5P_DEFAULT, bytes.data()) >= 0;
+}
+
+// The whole of a dataset's bytes (see readStoredBytes).
+bool readAllStoredBytes(hid_t ds, std::vector<unsigned char>& bytes) {
+  h5::Handle fs = h5::Handle::adopt(H5Dget_space(ds), H5Sclose);
+  const hssize_t n = fs.valid() ? H5Sget_simple_extent_npoints(fs) : -1;
+  return n >= 0 && (H5Sget_simple_extent_ndims(fs) == 1 || n == 0) &&
+         readStoredBytes(ds, 0, static_cast<hsize_t>(n), bytes);
+}
+
+std::vector<std::int64_t> asInt64(const std::vector<unsigned char>& bytes) {
+  std::vector<std::int64_t> v(bytes.size() / sizeof(std::int64_t));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(std::int64_t));
+  return v;
+}
+
+// /clients/<name>/values against /clients/<name>/crc32c, client by client (one client's vector in
+// memory at a time). "" or what is wrong.
+std::string verifyClientValues(hid_t f, const std::string& values) {
+  const std::string base = values.substr(0, values.size() - std::strlen("/values"));
+  std::vector<unsigned char> bytes;
+  std::vector<std::int64_t> length, crc;
+  for (auto [name, into] : {std::pair{"/length", &length}, std::pair{"/crc32c", &crc}}) {
+    h5::Handle ds = h5::Handle::adopt(H5Dopen2(f, (base + name).c_str(), H5P_DEFAULT), H5Dclose);
+    if (!ds.valid() || !readAllStoredBytes(ds, bytes)) return fmt("cannot read ", base, name);
+    *into = asInt64(bytes);
+  }
+  if (length.size() != crc.size()) return fmt(base, ": length and crc32c differ in size");
+  const ClientLayout layout(length);
+  h5::Handle ds = h5::Handle::adopt(H5Dopen2(f, values.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) return fmt("cannot open ", values);
+  for (std::size_t k = 0; k < length.size(); ++k) {
+    if (length[k] < 0) continue;
+    const hsize_t start = layout.uniform ? k : layout.offset[k];
+    if (!readStoredBytes(ds, start, static_cast<hsize_t>(length[k]), bytes)) return fmt("cannot read ", values);
+    if (crc32c(bytes.data(), bytes.size()) != static_cast<std::uint32_t>(crc[k]))
+      return fmt(values, " of client ", k, " does not match its checksum");
+  }
+  return "";
+}
+
+// Every dataset but the per-client values: its bytes against its crc32c attribute.
+std::string verifyWholeArray(hid_t ds, const std::string& name) {
+  std::vector<unsigned char> bytes;
+  if (!readAllStoredBytes(ds, bytes)) return fmt("cannot read ", name);
+  const std::optional<std::int64_t> crc = h5::integerAttribute(ds, kCrcAttribute);
+  if (!crc || *crc != static_cast<std::int64_t>(crc32c(bytes.data(), bytes.size())))
+    return fmt(name, " does not match its checksum");
+  return "";
+}
+
+std::string verifyCheckpointFile(const std::string& file) {
+  const h5::QuietErrors quiet;
+  h5::Handle f = h5::Handle::adopt(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) return "it does not open as HDF5";
+  try {
+    (void)readInfoAttributes(f, file);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  std::vector<std::string> links;
+  const H5L_iterate_t collect = [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->push_back(name);
+    return 0;
+  };
+  if (H5Lvisit(f, H5_INDEX_NAME, H5_ITER_INC, collect, &links) < 0) return "its groups cannot be listed";
+  for (const std::string& link : links) {
+    const std::string name = "/" + link;
+    h5::Handle obj = h5::Handle::adopt(H5Oopen(f, name.c_str(), H5P_DEFAULT), H5Oclose);
+    if (!obj.valid()) return fmt("cannot open ", name);
+    if (H5Iget_type(obj) != H5I_DATASET) continue;
+    const bool clientValues = name.rfind("/clients/", 0) == 0 && name.size() > 7 &&
+                              name.compare(name.size() - 7, 7, "/values") == 0;
+    const std::string problem = clientValues ? verifyClientValues(f, name) : verifyWholeArray(obj, name);
+    if (!problem.empty()) return problem;
+  }
+  return "";  // a read-only close writes nothing: its result says nothing about the file
 }
 
 }  // namespace

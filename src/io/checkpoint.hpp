@@ -51,6 +51,12 @@ struct CheckpointInfo {
   // The global model's layer blocks (layerTableText in io/model_reader.hpp), so that model.init can
   // check a checkpoint's model by names and sizes as it checks a results file's /model/layers.
   std::string modelLayers;
+  // The fingerprint of the run's inputs, which the configuration alone does not pin down: CRC-32C of
+  // the loaded data (every sample's features and label, train and test) and of the partition (every
+  // client's train, validation and test indices). A resume with other data files, or a partition
+  // that comes out differently, is refused (docs/hpc.md, "Checkpoints").
+  std::int64_t dataCrc = -1;
+  std::int64_t partitionCrc = -1;
 };
 
 class Checkpoint final : public StateArchive {
@@ -77,7 +83,11 @@ class Checkpoint final : public StateArchive {
   Checkpoint(const Checkpoint&) = delete;
   Checkpoint& operator=(const Checkpoint&) = delete;
 
-  // Collective: closes `path`.tmp and renames it to `path` (rank 0), so `path` is always complete.
+  // Collective: flushes and closes `path`.tmp (each checked), reads it back on rank 0 (every array
+  // against its checksum), then renames it to `path`, so `path` is always a complete, verified
+  // checkpoint and the previous one stays until the new one is. A failed flush or close throws on
+  // the rank that saw it (not agreed: main aborts every rank); a failed read-back or rename throws
+  // StorageError on every rank (agreed), and the destructor removes `path`.tmp.
   void commit();
   const CheckpointInfo& info() const { return info_; }
 

@@ -81,7 +81,11 @@ std::string lockHolderText(int fd) {
 
 OutputLock OutputLock::acquire(const std::string& lockPath, const std::string& output) {
   for (int attempt = 0; attempt < kAcquireTries; ++attempt) {
-    const int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    // Whether this call created the file: on a file system without locks only then may it remove it
+    // again (otherwise it may be the file of a run that is writing the same output right now).
+    int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    const bool created = fd >= 0;
+    if (fd < 0 && errno == EEXIST) fd = ::open(lockPath.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
       throw RuntimeError(fmt("output = ", output, ": cannot create the lock file ", lockPath, ": ", std::strerror(errno)));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -95,7 +99,7 @@ OutputLock OutputLock::acquire(const std::string& lockPath, const std::string& o
                                     " at the same time would not be detected")
                               : fmt("cannot lock ", lockPath, ": ", std::strerror(err));
       ::close(fd);
-      ::unlink(lockPath.c_str());
+      if (created) ::unlink(lockPath.c_str());
       return unlocked;
     }
     if (!stillNamed(fd, lockPath)) {  // the previous holder removed it after our open: take the new one

@@ -30,7 +30,7 @@ std::string writeVariableStrings(hid_t f, const std::string& path, const std::ve
   h5::Handle space = h5::Handle::adopt(H5Screate_simple(1, dims, nullptr), H5Sclose);
   h5::Handle lcpl = h5::Handle::adopt(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   if (!space.valid() || !lcpl.valid() || H5Pset_create_intermediate_group(lcpl, 1) < 0) return "dataspace " + path;
-  if (H5Lexists(f, path.c_str(), H5P_DEFAULT) > 0) H5Ldelete(f, path.c_str(), H5P_DEFAULT);
+  if (H5Lexists(f, path.c_str(), H5P_DEFAULT) > 0 && H5Ldelete(f, path.c_str(), H5P_DEFAULT) < 0) return "replace " + path;
   h5::Handle ds = h5::Handle::adopt(H5Dcreate2(f, path.c_str(), type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
   if (!ds.valid()) return "create " + path;
   if (values.empty()) return "";
@@ -74,19 +74,26 @@ ResultsWriter::ResultsWriter(const std::string& path, const Communicator& comm, 
 
 ResultsWriter::~ResultsWriter() {
   if (committed_) return;
-  rounds_.clear();
+  rounds_.clear();  // unchecked closes: the run failed already, and the partial file goes
   dxpl_.reset();
   lcpl_.reset();
   file_.reset();
   if (comm_.isRoot()) std::remove(partial_.c_str());
 }
 
-void ResultsWriter::commit() {
+// Closes the round datasets and the file, each checked, after a flush (see Checkpoint::commit in
+// io/checkpoint.cpp for why the flush comes first). Throws on the rank where one of them failed.
+void ResultsWriter::closeFile() {
+  for (auto& [name, dataset] : rounds_) dataset.close("/rounds/" + name + " in " + partial_);
   rounds_.clear();
-  h5::check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "H5Fflush");
+  h5::check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush " + partial_);
   dxpl_.reset();
   lcpl_.reset();
-  file_.reset();
+  file_.close(partial_);
+}
+
+void ResultsWriter::commit() {
+  closeFile();
   // Every rank's data are in the file after the collective close. Rank 0 adds the string datasets
   // (serially: parallel HDF5 1.10 cannot write variable-length data), then fsyncs and renames.
   std::string err;
@@ -95,15 +102,17 @@ void ResultsWriter::commit() {
     if (err.empty()) err = durableRename(partial_, path_);
   }
   const int ok = comm_.allreduceMin(err.empty() ? 1 : 0);
-  committed_ = true;
-  if (!ok) throw RuntimeError(fmt("output = ", path_, ": cannot publish ", partial_, comm_.isRoot() ? ": " + err : ""));
+  committed_ = err.empty() && ok;  // else the destructor removes what is left of the partial file
+  if (ok) return;
+  // Every rank took part in the allreduce above: agreed, and said once, by rank 0.
+  if (!comm_.isRoot()) throw PeerFailure(ExitCode::Storage);
+  StorageError failed(fmt("output = ", path_, ": cannot publish ", partial_, ": ", err, " (", partial_, ")"));
+  failed.markAgreed();
+  throw failed;
 }
 
 void ResultsWriter::closeKeepingPartial() {
-  rounds_.clear();
-  dxpl_.reset();
-  lcpl_.reset();
-  file_.reset();
+  closeFile();
   committed_ = true;  // the destructor must not remove the partial file
 }
 
@@ -113,7 +122,7 @@ void ResultsWriter::writeRootAttribute(const std::string& name, const std::strin
 
 void ResultsWriter::writeRootAttribute(const std::string& name, std::int64_t value) {
   h5::Handle space(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
-  if (H5Aexists(file_, name.c_str()) > 0) H5Adelete(file_, name.c_str());
+  if (H5Aexists(file_, name.c_str()) > 0) h5::check(H5Adelete(file_, name.c_str()), "replace attribute " + name);
   h5::Handle a(H5Acreate2(file_, name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
                "create attribute " + name);
   h5::check(H5Awrite(a, H5T_NATIVE_INT64, &value), "write attribute " + name);
@@ -123,7 +132,7 @@ void ResultsWriter::writeStringAttribute(const std::string& path, const std::str
   h5::Handle obj(H5Oopen(file_, path.c_str(), H5P_DEFAULT), H5Oclose, "open " + path);
   h5::Handle type(fixedString(value.size()), H5Tclose, "string type");
   h5::Handle space(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
-  if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
+  if (H5Aexists(obj, name.c_str()) > 0) h5::check(H5Adelete(obj, name.c_str()), "replace attribute " + name);
   h5::Handle a(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
                "create attribute " + name);
   h5::check(H5Awrite(a, type, value.empty() ? "" : value.data()), "write attribute " + name);
@@ -160,7 +169,7 @@ hid_t ResultsWriter::roundDataset(const std::string& name, bool perClient, hid_t
     }
     d = H5Dcreate2(file_, path.c_str(), fileType, space, lcpl_, dcpl, H5P_DEFAULT);
   }
-  if (d < 0) throw RuntimeError(fmt("HDF5: cannot create or open ", path));
+  if (d < 0) throw RuntimeError(fmt("HDF5: cannot create or open ", path, failureReason(partial_)));
   return rounds_.emplace(name, h5::Handle(d, H5Dclose, path)).first->second;
 }
 
@@ -215,7 +224,8 @@ void ResultsWriter::truncateRounds(std::uint64_t rows) {
   h5::check(H5Gget_info(g, &info), "H5Gget_info");
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     char name[256];
-    H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT);
+    if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) < 0)
+      throw RuntimeError(h5::failure("list /rounds"));
     h5::Handle d(H5Dopen2(g, name, H5P_DEFAULT), H5Dclose, std::string("open /rounds/") + name);
     h5::Handle s(H5Dget_space(d), H5Sclose, "space");
     hsize_t dims[2] = {0, 0};
@@ -232,7 +242,7 @@ void ResultsWriter::writeReplicated(const std::string& path, hid_t memType, hid_
   std::vector<hsize_t> d(dims.begin(), dims.end());
   h5::Handle fs(d.empty() ? H5Screate(H5S_SCALAR) : H5Screate_simple(static_cast<int>(d.size()), d.data(), nullptr),
                 H5Sclose, "dataspace " + path);
-  if (H5Lexists(file_, path.c_str(), H5P_DEFAULT) > 0) H5Ldelete(file_, path.c_str(), H5P_DEFAULT);
+  if (H5Lexists(file_, path.c_str(), H5P_DEFAULT) > 0) h5::check(H5Ldelete(file_, path.c_str(), H5P_DEFAULT), "replace " + path);
   h5::Handle ds(H5Dcreate2(file_, path.c_str(), fileType, fs, lcpl_, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
                 "create " + path);
   hsize_t total = 1;
@@ -294,7 +304,7 @@ void ResultsWriter::writeRows(const std::string& path, hid_t memType, hid_t file
   hsize_t dims[2] = {K, width};
   const int rank = width == 1 && !matrix ? 1 : 2;
   h5::Handle fs(H5Screate_simple(rank, dims, nullptr), H5Sclose, "dataspace " + path);
-  if (H5Lexists(file_, path.c_str(), H5P_DEFAULT) > 0) H5Ldelete(file_, path.c_str(), H5P_DEFAULT);
+  if (H5Lexists(file_, path.c_str(), H5P_DEFAULT) > 0) h5::check(H5Ldelete(file_, path.c_str(), H5P_DEFAULT), "replace " + path);
   h5::Handle ds(H5Dcreate2(file_, path.c_str(), fileType, fs, lcpl_, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
                 "create " + path);
   const hsize_t n = static_cast<hsize_t>(placement_.count(comm_.rank()));

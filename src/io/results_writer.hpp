@@ -68,6 +68,8 @@ class ResultsWriter : public RecordSink {
   // Rank 0, after the collective close: writes the kept string datasets serially. "" or what failed.
   std::string writePendingStrings();
   void appendRoundValue(const std::string& name, hid_t memType, hid_t fileType, const void* value);
+  // Collective: flushes and closes every handle, each result checked (throws on the failing rank).
+  void closeFile();
 
   // First member, so it is the last to go: HDF5 stays quiet until every handle below is closed.
   h5::QuietErrors quietErrors_;

@@ -53,11 +53,20 @@ std::string storageProblem(const std::string& path) {
   return writeProbe(folder, kProbeBytes);
 }
 
-std::string withStorageProblem(const std::string& message, const std::string& path) {
-  for (int err : {EROFS, ENOSPC, EACCES, EDQUOT})
-    if (message.find(std::strerror(err)) != std::string::npos) return message;
-  const std::string problem = storageProblem(path);
-  return problem.empty() || message.find(problem) != std::string::npos ? message : fmt(message, " (", problem, ")");
+int storageErrno(const std::string& text) {
+  for (int err : {ENOSPC, EDQUOT, EROFS, EIO, EFBIG, EACCES})
+    if (text.find(std::strerror(err)) != std::string::npos) return err;
+  return 0;
+}
+
+std::string storageFailureMessage(const std::string& message, const std::string& file) {
+  int err = storageErrno(message);
+  if (err == 0) err = storageErrno(storageProblem(file));
+  if (err == 0) return "";
+  const std::string reason = std::strerror(err);
+  const bool endsWithReason =
+      message.size() >= reason.size() && message.compare(message.size() - reason.size(), reason.size(), reason) == 0;
+  return fmt(message, endsWithReason ? "" : ": " + reason, " (", file, ")");
 }
 
 std::string failureReason(const std::string& file) {

@@ -20,8 +20,13 @@ std::string storageProblem(const std::string& path);
 // recorded (h5::errorDetail) or else storageProblem(file); "" when neither knows one.
 std::string failureReason(const std::string& file);
 
-// `message` with " (<storageProblem(path)>)" appended, unless there is no such problem or the message
-// already names a storage error (read-only file system, no space, permission denied, quota).
-std::string withStorageProblem(const std::string& message, const std::string& path);
+// The errno of the storage failure whose strerror text `text` contains (no space, quota, read-only
+// file system, I/O error, file too large, permission denied), or 0.
+int storageErrno(const std::string& text);
+
+// For a run-time error `message` met while writing `file`: the message of a storage failure (exit 74,
+// StorageError), "<message>: <reason> (<file>)", when the message names one of storageErrno's errors
+// or the folder of `file` cannot take writes now (storageProblem); "" when neither is the case.
+std::string storageFailureMessage(const std::string& message, const std::string& file);
 
 }  // namespace fedsilo

@@ -4,11 +4,11 @@
 # Storage errors carry the system's reason, in one error line, with nothing left behind
 # (docs/hpc.md, "Failure modes"). Needs root (it mounts file systems; they are unmounted at the end):
 #  * a file system that fills up mid-run (a 1 MiB tmpfs with ~120 KB free: enough for the start-up
-#    checks, not for the results file): exit 1 naming "No space left on device" (Open MPI's MPI-IO
+#    checks, not for the results file): exit 74 (a storage failure) naming "No space left on device" (Open MPI's MPI-IO
 #    reports a failed write without a reason; fedsilo asks the file system), at 1 and 2 ranks, and
 #    no .partial or .lock left;
-#  * a full file system from the start: refused at start-up (before any data is read) with ENOSPC;
-#  * a read-only bind mount: refused at start-up with "Read-only file system";
+#  * a full file system from the start: refused at start-up (before any data is read) with ENOSPC, exit 74;
+#  * a read-only bind mount: refused at start-up with "Read-only file system", exit 74;
 #  * a checkpoint path that is a folder: one line (exit 2), no MPI-IO messages, nothing created.
 TEST_NAME=test_storage_errors
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
@@ -44,14 +44,14 @@ check_case() {
 mkdir full && mount -t tmpfs -o size=1M tmpfs full && MOUNTS+=("$WORK/full") || die "cannot mount a tmpfs"
 dd if=/dev/zero of=full/filler bs=1k count=900 status=none 2>/dev/null || true
 for np in 1 2; do
-  check_case fills-up "$np" 1 "No space left on device" full/r.h5
+  check_case fills-up "$np" 74 "No space left on device \\(full/r\.h5[^ ]*\\)$" full/r.h5
 done
 dd if=/dev/zero of=full/more bs=1k count=1024 status=none 2>/dev/null || true  # now nothing is free
-check_case full-at-start 2 1 "output = full/r.h5: cannot write 4096 bytes in full: No space left on device" full/r.h5
+check_case full-at-start 2 74 "output = full/r.h5: cannot write 4096 bytes in full: No space left on device" full/r.h5
 grep -q 'round +global_acc' full-at-start.log && fail "full-at-start: the run started before the check"
 
 mkdir rw ro && mount --bind rw ro && MOUNTS+=("$WORK/ro") && mount -o remount,bind,ro ro || die "cannot make a read-only bind mount"
-check_case read-only 2 1 "output = ro/r.h5: cannot create a file in ro: Read-only file system" ro/r.h5
+check_case read-only 2 74 "output = ro/r.h5: cannot create a file in ro: Read-only file system" ro/r.h5
 
 mkdir ckdir && mkdir ckdir/r.h5.ckpt
 check_case checkpoint-is-a-folder 2 2 "ckdir/r.h5.ckpt \(the checkpoint\) is a folder" ckdir/r.h5 --checkpoint.every 1

@@ -109,3 +109,43 @@ TEST(H5Handle, AFailedCallThrowsOrIsAdoptedForTheCallersOwnError) {
   EXPECT_THROW(h5::check(-1, "H5Dwrite"), RuntimeError);
   EXPECT_NO_THROW(h5::check(0, "H5Dwrite"));
 }
+
+// close() reports a close that fails (a file whose last writes did not reach the disk): here HDF5's
+// own H5Fclose on an id that is no longer open, which HDF5 refuses. The id is given up either way, so
+// nothing is closed twice; reset() and the destructor stay quiet.
+TEST(H5Handle, ACheckedCloseThatFailsThrowsAndGivesTheIdUp) {
+  const h5::QuietErrors quiet;
+  const std::string path = test::tempDir("h5handle") + "/c.h5";
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(id, 0);
+  ASSERT_GE(H5Fclose(id), 0);
+  h5::Handle stale = h5::Handle::adopt(id, H5Fclose);
+  try {
+    stale.close("c.h5");
+    FAIL() << "a failed close was not reported";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("HDF5: close c.h5 failed", 0), 0u) << e.what();
+  }
+  EXPECT_FALSE(stale.valid());
+  EXPECT_NO_THROW(stale.close("c.h5"));  // nothing left to close
+
+  h5::Handle good(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, "create c.h5");
+  const hid_t goodId = good.id();
+  EXPECT_NO_THROW(good.close("c.h5"));
+  EXPECT_LE(H5Iis_valid(goodId), 0);
+  EXPECT_FALSE(good.valid());
+
+  h5::Handle quietOne = h5::Handle::adopt(id, H5Fclose);
+  EXPECT_NO_THROW(quietOne.reset());  // the unchecked form, for paths already reporting a failure
+}
+
+// A close function that fails counts as a failed close, whatever the kind of handle.
+TEST(H5Handle, ACheckedCloseCallsTheCloseFunctionOnce) {
+  static int calls = 0;
+  calls = 0;
+  h5::Handle h = h5::Handle::adopt(12345, [](hid_t) -> herr_t { return ++calls, -1; });
+  EXPECT_THROW(h.close("dataset /rounds/x"), RuntimeError);
+  EXPECT_EQ(calls, 1);
+  h = h5::Handle();
+  EXPECT_EQ(calls, 1);  // given up: the move-assignment closed nothing
+}

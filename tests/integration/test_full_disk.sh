@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# label: integration
+# timeout: 900
+# cost: 90
+# skip_return_code: 77
+# A disk that fills up at any point of a run (docs/hpc.md, "A full disk"): a fill-level sweep over a
+# short run that checkpoints every round and writes output.jsonl, on a small tmpfs whose size grows 8 KB
+# per level (1 rank and 2 ranks on alternate levels) until the run fits. Each level fails wherever
+# its size runs out: at start-up, in the first results rows, inside HDF5's own writes and flushes of
+# the checkpoint or of the results file, in the JSON Lines file, in the final close or rename. Every
+# failing level must:
+#  * exit 74 within 30 s (no hang, no signal; a write phase stuck inside parallel HDF5 is ended by the
+#    storage watchdog after 10-13 s), print exactly one `fedsilo: error:` line that ends in
+#    "No space left on device (<a file of the output>)", and no `done` line;
+#  * leave nothing beside the last good checkpoint (no .partial, .ckpt.tmp, .lock, .jsonl.tmp, no
+#    write-probe files);
+#  * after space is freed, resume (--resume) to a results file and output.jsonl equal to those of an
+#    uninterrupted run (h5_same: every dataset bit for bit but the wall times).
+# Needs root and permission to mount a tmpfs (a file system that really fills, so the failures come
+# from the kernel inside HDF5 and MPI-IO); otherwise it reports SKIPPED to ctest (exit 77).
+TEST_NAME=test_full_disk
+source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIPPED: needs root to mount a small tmpfs"
+  exit 77
+fi
+make_workdir
+MNT=$WORK/disk
+mkdir "$MNT"
+cleanup() {
+  umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+if ! mount -t tmpfs -o size=16k tmpfs "$MNT" 2>/dev/null; then
+  echo "SKIPPED: cannot mount a tmpfs here (a container without CAP_SYS_ADMIN)"
+  exit 77
+fi
+umount "$MNT"
+RUN=(--dataset synthetic --clients 4 --model.hidden 8 --rounds 3 --checkpoint.every 1 --output.jsonl true)
+
+"$MPIEXEC" -n 1 "$FEDSILO_EXE" "${RUN[@]}" --output "$WORK/ref.h5" >"$WORK/ref.log" 2>&1 ||
+  { cat "$WORK/ref.log"; die "the uninterrupted run failed"; }
+
+# leftovers: the files in the tmpfs but the results file, its .jsonl and the checkpoint.
+leftovers() { ls -A "$MNT" | grep -vxE 'r\.h5|r\.h5\.jsonl|r\.h5\.ckpt' | tr '\n' ' ' || true; }
+
+size=16 fitted=0 levels=0
+while ((fitted == 0 && size <= 1024)); do
+  np=$((1 + (size / 8) % 2))
+  mount -t tmpfs -o size=${size}k tmpfs "$MNT" || die "cannot mount a tmpfs"
+  rc=0
+  t0=$(now_ms)
+  timeout -s KILL 60 "$MPIEXEC" -n "$np" "$FEDSILO_EXE" "${RUN[@]}" --output "$MNT/r.h5" >"$WORK/run.log" 2>&1 || rc=$?
+  ms=$(($(now_ms) - t0))
+  levels=$((levels + 1))
+  if ((rc == 0)); then
+    fitted=1
+    log "$size KB (-n $np): the run fits"
+  else
+    errs=$(grep 'fedsilo: error' "$WORK/run.log" || true)
+    log "$size KB (-n $np): exit $rc in $ms ms: $errs"
+    where="$size KB (-n $np)"
+    ((rc == 74)) || { fail "$where: exit $rc, expected 74"; cat "$WORK/run.log"; }
+    ((ms < 30000)) || fail "$where: took $ms ms, expected < 30 s"
+    [ "$(grep -c . <<<"$errs")" = 1 ] || fail "$where: $(grep -c . <<<"$errs") error lines, expected 1"
+    grep -qE "No space left on device \($MNT/r\.h5[^ ]*\)$" <<<"$errs" ||
+      fail "$where: the error does not end in 'No space left on device (<file of the output>)'"
+    grep -q '^done' "$WORK/run.log" && fail "$where: printed a done line"
+    left=$(leftovers)
+    [ -z "$left" ] || fail "$where: left behind: $left"
+    # Space freed: the run resumes from the last good checkpoint (or starts over without one) and
+    # ends where the uninterrupted run ended.
+    mount -o remount,size=4m "$MNT"
+    rc=0
+    timeout -s KILL 60 "$MPIEXEC" -n "$np" "$FEDSILO_EXE" "${RUN[@]}" --output "$MNT/r.h5" --resume \
+      >"$WORK/resume.log" 2>&1 || rc=$?
+    if ((rc != 0)); then
+      fail "$where: the resumed run exited $rc"
+      cat "$WORK/resume.log"
+    else
+      h5_same "$WORK/ref.h5" "$MNT/r.h5" || fail "$where: the resumed results differ from the uninterrupted run's"
+      cmp -s <(sed 's/"seconds".*//' "$WORK/ref.h5.jsonl") <(sed 's/"seconds".*//' "$MNT/r.h5.jsonl") ||
+        fail "$where: the resumed output.jsonl differs from the uninterrupted run's"
+      left=$(ls -A "$MNT" | grep -vxE 'r\.h5|r\.h5\.jsonl' | tr '\n' ' ' || true)
+      [ -z "$left" ] || fail "$where: the resumed run left: $left"
+    fi
+  fi
+  umount "$MNT"
+  size=$((size + 8))
+done
+((fitted == 1)) || fail "the run did not fit in 1 MB"
+log "$levels fill levels, $((levels - 1)) of them full before the run's end"
+((levels >= 10)) || fail "only $levels fill levels before the run fitted (expected the sweep to cover the run)"
+finish
