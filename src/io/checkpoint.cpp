@@ -142,6 +142,10 @@ void writeInfo(hid_t f, const CheckpointInfo& info) {
 // The root attributes, checked against info_crc32c (not against a configuration).
 CheckpointInfo readInfoAttributes(hid_t f, const std::string& path) {
   const std::string format = readStringAttribute(f, path, "format");
+  // Not a checkpoint at all (a results file, another program's HDF5): unreadable as one, exit 1.
+  if (format.rfind("fedsilo-checkpoint-", 0) != 0)
+    throw RuntimeError(fmt("--resume: ", path, " is not a fedsilo checkpoint (its format is '", format,
+                           "', expected ", kFormat, ")"));
   if (format != kFormat)
     throw ConfigError(fmt("--resume: ", path, " has format '", format, "', expected ", kFormat,
                           " (a checkpoint of another fedsilo version: remove it to start over)"));

@@ -22,8 +22,10 @@ COMPARE=$(cat <<'PYEOF'
 import sys, h5py, numpy as np
 mode, paths = sys.argv[1], sys.argv[2:]
 fs = [h5py.File(p, "r") for p in paths]
+# The bytes on the wire: the encoded sizes, which also replace the raw counts every run records.
 BYTES = ("rounds/client_upload_encoded_bytes", "rounds/broadcast_encoded_bytes", "summary/upload_bytes_total",
-         "summary/download_bytes_total", "summary/compression_ratio_mean")
+         "summary/download_bytes_total", "summary/compression_ratio_mean", "rounds/client_upload_bytes",
+         "rounds/client_download_bytes")
 def datasets(f):
     out = []
     f.visit(lambda n: out.append(n) if isinstance(f[n], h5py.Dataset) else None)
@@ -40,6 +42,9 @@ for f in fs[1:]:
             print("differs:", d, f.filename); sys.exit(1)
 if mode == "as_none" and "rounds/client_upload_encoded_bytes" not in fs[1]:
     print("the topk run records no bytes"); sys.exit(1)
+if mode == "as_none" and not np.array_equal(fs[1]["rounds/client_upload_bytes"][()],
+                                            fs[1]["rounds/client_upload_encoded_bytes"][()]):
+    print("client_upload_bytes is not the encoded size"); sys.exit(1)
 PYEOF
 )
 

@@ -26,10 +26,11 @@ run_to() {  # LOG NP ARGS...: sets RC
 
 # same A B: every dataset equal except wall times, the rank placement and secure aggregation's own
 # records (present in one file only, or timings).
-same() {
-  "$PY" - "$1" "$2" <<'PYEOF'
+same() {  # A B [DATASET ...]: the two files agree in every dataset but timings and the ones named
+  "$PY" - "$@" <<'PYEOF'
 import sys, h5py, numpy as np
 SKIP = {"rounds/seconds", "rounds/train_seconds", "summary/seconds_per_round", "clients/rank", "privacy/secagg_seconds"}
+SKIP |= set(sys.argv[3:])
 def items(f):
     out = {}
     f.visititems(lambda n, o: out.__setitem__(n, o[()]) if isinstance(o, h5py.Dataset) else None)
@@ -88,8 +89,17 @@ done
 "$PY" -c "import h5py,sys; d=h5py.File(sys.argv[1])['privacy/secagg_dropped'][:]; sys.exit(0 if d.sum() > 0 else 1)" \
   "$WORK/clients_secagg1.h5" || fail "no client dropped in the secure-aggregation run: recovery untested"
 run_to "$WORK/plain.log" 3 "${BASE[@]}" "${CLIENTS_SECAGG[@]:0:6}" --fl.dropout 0.3 --output "$WORK/plain.h5"
-same "$WORK/plain.h5" "$WORK/clients_secagg1.h5" && log "secure aggregation: the file equals the run without it" ||
+# The bytes on the wire are the one thing secure aggregation changes (masked words and the protocol's
+# messages, docs/system.md), and they must grow.
+same "$WORK/plain.h5" "$WORK/clients_secagg1.h5" rounds/client_upload_bytes rounds/client_download_bytes &&
+  log "secure aggregation: the file equals the run without it, bytes aside" ||
   fail "secure aggregation changed the results (above)"
+"$PY" - "$WORK/plain.h5" "$WORK/clients_secagg1.h5" <<'PYEOF' || fail "secure aggregation did not add to the bytes uploaded"
+import sys, h5py
+plain, masked = (h5py.File(p, "r")["rounds/client_upload_bytes"][:].sum() for p in sys.argv[1:])
+print("    upload bytes: %d plain, %d under secure aggregation" % (plain, masked))
+sys.exit(0 if masked > plain > 0 else 1)
+PYEOF
 
 # A sample-level run's epsilon of each client is `fedsilo epsilon` at its sampling rate and its steps.
 for name in sample sample_cnn; do
