@@ -24,11 +24,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/heart_disease DESTINATION share/fed
 # Public headers, under include/fedsilo so that the include lines stay `#include "fl/algorithm.hpp"`
 # (fedsilo::options adds include/fedsilo to its users' include path). Public: what an algorithm of its
 # own needs (core, nn, optim, data, fl with the built-in algorithms to derive from, privacy, which fl's
-# headers use for differentially private training, robust, which fl/robust_round.hpp uses), comm's interface without MPI (the communicator and
+# headers use for differentially private training, robust, compress and sim, which fl/robust_round.hpp, fl/compressed_upload.hpp and fl/sim_round.hpp use), comm's interface without MPI (the communicator and
 # the placement; mpi.h stays inside the library), and the entry point. Not public: io, the rest of app,
 # and the headers that pull in HDF5 (core/h5_handle.hpp) or define the allocator (core/malloc_counter.hpp,
 # for tests and benchmarks only).
-foreach(module core nn optim data fl privacy robust)
+foreach(module core nn optim data fl privacy robust compress sim)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/${module} DESTINATION ${FEDSILO_INCLUDE_DIR}
           FILES_MATCHING PATTERN "*.hpp" PATTERN h5_handle.hpp EXCLUDE PATTERN malloc_counter.hpp EXCLUDE)
 endforeach()
