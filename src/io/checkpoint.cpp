@@ -144,8 +144,7 @@ CheckpointInfo readInfoAttributes(hid_t f, const std::string& path) {
   const std::string format = readStringAttribute(f, path, "format");
   // Not a checkpoint at all (a results file, another program's HDF5): unreadable as one, exit 1.
   if (format.rfind("fedsilo-checkpoint-", 0) != 0)
-    throw RuntimeError(fmt("--resume: ", path, " is not a fedsilo checkpoint (its format is '", format,
-                           "', expected ", kFormat, ")"));
+    throw RuntimeError(fmt("--resume: ", path, " is not a fedsilo checkpoint (its format is '", format, "')"));
   if (format != kFormat)
     throw ConfigError(fmt("--resume: ", path, " has format '", format, "', expected ", kFormat,
                           " (a checkpoint of another fedsilo version: remove it to start over)"));
@@ -244,19 +243,17 @@ Checkpoint::~Checkpoint() {
 void Checkpoint::commit() {
   FEDSILO_ASSERT(saving_ && !committed_);
   const std::string tmp = impl_->file;
-  // Flush first, then close, each checked: every rank's data are on disk after this. The flush
-  // writes what HDF5 still caches while every rank is inside the same call; a write that fails
-  // there returns an error (the run then aborts every rank). The close writes little after it, so
-  // a full disk is seen in the flush rather than inside the close, where parallel HDF5 1.10 goes
-  // on to the MPI-IO close after a failed write on one rank and never returns (docs/hpc.md).
+  // Flush, then close, each checked. The flush writes what HDF5 still caches while every rank is in
+  // the same call, so a full disk fails there (the run then aborts every rank) rather than inside the
+  // close, where parallel HDF5 1.10 goes on to the MPI-IO close after a failed write on one rank and
+  // never returns (docs/hpc.md).
   h5::check(H5Fflush(impl_->fileId, H5F_SCOPE_GLOBAL), "flush checkpoint " + tmp);
   impl_->dxpl.reset();
   impl_->lcpl.reset();
   impl_->fileId.close("checkpoint " + tmp);
   coordinated(comm_, [&] {
     if (!comm_.isRoot()) return;
-    // The new generation replaces the old one only once it reads back whole: every array against
-    // its checksum, through a serial open of the closed file.
+    // The new generation replaces the old one only once every array reads back against its checksum.
     const std::string damaged = verifyCheckpointFile(tmp);
     if (!damaged.empty())
       throw StorageError(fmt("checkpoint: ", tmp, " does not read back as written (", damaged,

@@ -291,7 +291,7 @@ ckptcase() {  # NAME PATTERN FILE: --resume with FILE as the run's <output>.ckpt
 ckptcase ckpt-zero-bytes "out-ckpt-zero-bytes.h5.ckpt \(not an HDF5 file" "$WORK/zero.h5"
 ckptcase ckpt-text "out-ckpt-text.h5.ckpt \(not an HDF5 file" "$WORK/text.h5"
 ckptcase ckpt-truncated "out-ckpt-truncated.h5.ckpt \(not an HDF5 file" "$WORK/truncated.ckpt"
-ckptcase ckpt-results-file "out-ckpt-results-file.h5.ckpt is not a fedsilo checkpoint \(its format is 'fedsilo-results-1'" "$WORK/good.h5"
+ckptcase ckpt-results-file "out-ckpt-results-file.h5.ckpt is not a fedsilo checkpoint \(its format is 'fedsilo-results-1'\)" "$WORK/good.h5"
 ckptcase ckpt-not-fedsilo "out-ckpt-not-fedsilo.h5.ckpt: attribute 'format' missing" "$WORK/foreign.h5"
 ckptcase ckpt-no-array "out-ckpt-no-array.h5.ckpt has no array 'driver/global'" "$WORK/no-array.ckpt"
 # Edited attributes or arrays no longer match the checkpoint's checksums: refused as damaged, before
