@@ -303,14 +303,8 @@ ExperimentConfig toConfig(std::map<std::string, std::string>& values, bool round
   readAlgorithm(values, roundsGiven, c);
   c.privacy = readPrivacy(values, c);
   c.robust = readRobust(values, c);
-  c.compress = readCompress(values, c);
   c.system = readSystem(values, c);
-  // The clock's upload times and deadline test are taken when an update is ready, before it is
-  // encoded; with compression they would charge the raw payload, so the two are not combined.
-  if (c.compress.active() && c.system.enabled())
-    throw ConfigError(fmt("fl.compress = ", raw.text("fl.compress"),
-                          " with the system model ([system] rates set): the simulated clock does not charge "
-                          "encoded sizes yet; run the compression without [system] (docs/compression.md)"));
+  c.compress = readCompress(values, c);  // after the system model, which refuseUnsoundCompression checks
   // DP-SGD's Poisson batches are gathered without augmentation (its privacy analysis counts each record once).
   if (c.privacy.sampleLevel() && c.data.augment != AugmentKind::None)
     throw ConfigError(fmt("data.augment = ", raw.text("data.augment"),
