@@ -130,6 +130,7 @@ refuse "zfp tolerance with qsgd" "fl.compress_tolerance" --fl.compress qsgd --fl
 refuse "an algorithm without a reduced upload" "algorithm = local" --algorithm local --fl.compress qsgd
 refuse "secure aggregation + qsgd" "privacy.secure_aggregation" --fl.compress qsgd --privacy.secure_aggregation true
 refuse "secure aggregation + topk" "index sets" --fl.compress topk --privacy.secure_aggregation true
+refuse "qsgd with the system model" "the simulated clock does not charge encoded sizes" --fl.compress qsgd --system.compute_gflops constant:10
 DP=(--privacy.level client --privacy.noise_multiplier 0.5 --privacy.clip 1)
 refuse "client DP + qsgd" "sensitivity" "${DP[@]}" --fl.compress qsgd
 refuse "client DP + error feedback" "fl.error_feedback = true with privacy.level = client" "${DP[@]}" --fl.compress topk --fl.error_feedback true
