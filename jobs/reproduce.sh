@@ -7,7 +7,8 @@
 #   bash jobs/reproduce.sh [--full] [--ranks N] [--seeds "0 1 2"] [--out DIR] [--manifest | --check | --slurm]
 # --seeds replaces every config's own seed list. --manifest prints the plan (one "CONFIG ALGORITHM SEED
 # [options]" line per run, the jobs/sweep.sbatch format); --check validates every planned command with
-# fedsilo --dry-run and exits (non-zero when one is rejected). The runs go through jobs/local/sweep.sh
+# fedsilo --dry-run (FEDSILO_CHECK_JOBS at a time, default twice the cores) and exits (non-zero when one is
+# rejected). The runs go through jobs/local/sweep.sh
 # (mpirun -n RANKS; finished runs are skipped, interrupted ones resumed: run the script again) into
 # DIR/<config>_<algorithm>_s<seed>[_<options>].h5, default DIR = out/reproduce. --slurm writes the plan as a
 # manifest, submits it as a job array (jobs/sweep.sbatch, FEDSILO_OUT = DIR) and a report job that runs
@@ -124,26 +125,48 @@ build_plan() {
 }
 build_plan
 
-# check_plan: fedsilo --dry-run on every distinct planned command (the seed does not change what parses).
-# --overwrite: the planned runs write files of their own; a finished file at the configuration's own
-# output (an earlier run of it) is no reason to reject the plan.
+# check_plan: fedsilo --dry-run on every distinct planned command (the seed does not change what parses),
+# FEDSILO_CHECK_JOBS at a time (default: twice the cores; a dry run mostly waits on MPI's start-up).
 check_plan() {
-  local exe=${FEDSILO_EXE:-$ROOT/build/fedsilo} seen="" line cfg alg seed extra key bad=0 n=0 err
+  local exe=${FEDSILO_EXE:-$ROOT/build/fedsilo} seen="" line cfg alg seed extra key n=0 distinct=()
   [ -x "$exe" ] || { echo "reproduce.sh: no fedsilo binary at $exe (bash jobs/setup.sh, or set FEDSILO_EXE)" >&2; return 2; }
   for line in "${grid_runs[@]}" "${lines[@]}"; do
     read -r cfg alg seed extra <<<"$line"
     key="$cfg $alg $extra"
     case "$seen" in *"|$key|"*) continue ;; esac
     seen+="|$key|"
+    distinct+=("$line")
     n=$((n + 1))
-    # shellcheck disable=SC2086
-    if ! err=$(cd "$ROOT" && "$exe" --config "$cfg" --algorithm "$alg" --seed "$seed" $extra --overwrite --dry-run 2>&1 >/dev/null); then
-      echo "reproduce.sh: rejected: $line: $err" >&2
-      bad=1
-    fi
   done
-  [ "$bad" = 0 ] && echo "reproduce.sh: all $((${#grid_runs[@]} + ${#lines[@]})) planned runs parse ($n distinct commands checked with --dry-run)"
-  return "$bad"
+  # Each dry run gets an output of its own in a temporary folder: a dry run takes its output's lock for a
+  # moment, and the planned runs write files of their own (so the configuration's own output, which an
+  # earlier run may have finished, is not what they would write).
+  local outs rc=0
+  outs=$(mktemp -d)
+  printf '%s\n' "${distinct[@]}" | awk '{print NR "\t" $0}' |
+    FEDSILO_EXE=$exe FEDSILO_ROOT=$ROOT FEDSILO_CHECK_OUT=$outs xargs -d '\n' -P "${FEDSILO_CHECK_JOBS:-$((2 * $(nproc)))}" -I{} \
+      bash -c "$(declare -f dry_run_one); dry_run_one \"\$1\"" _ {} || rc=$?
+  rm -rf "$outs"
+  if [ "$rc" = 0 ]; then
+    echo "reproduce.sh: all $((${#grid_runs[@]} + ${#lines[@]})) planned runs parse ($n distinct commands checked with --dry-run)"
+    return 0
+  fi
+  return 1
+}
+
+# dry_run_one "N<TAB>LINE": fedsilo --dry-run on one manifest line (CONFIG ALGORITHM SEED [options]) from
+# the repository root, writing to FEDSILO_CHECK_OUT/N.h5; prints the line and fedsilo's error when it is
+# rejected.
+# shellcheck disable=SC2317 # run by xargs through declare -f
+dry_run_one() {
+  local n=${1%%$'\t'*} line=${1#*$'\t'} cfg alg seed extra err
+  read -r cfg alg seed extra <<<"$line"
+  # shellcheck disable=SC2086 # extra is a word list
+  if ! err=$(cd "$FEDSILO_ROOT" && "$FEDSILO_EXE" --config "$cfg" --algorithm "$alg" --seed "$seed" $extra \
+               --output "$FEDSILO_CHECK_OUT/$n.h5" --dry-run 2>&1 >/dev/null); then
+    echo "reproduce.sh: rejected: $line: $err" >&2
+    return 1
+  fi
 }
 
 case $MODE in

@@ -97,3 +97,27 @@ def test_every_planned_run_parses():
     p = _run("--check")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "planned runs parse" in p.stdout
+
+
+def test_check_names_every_rejected_command_and_gives_each_dry_run_its_own_output(tmp_path):
+    # A stand-in for fedsilo that rejects one algorithm and logs the outputs it was given: the parallel
+    # check must fail, name each rejected planned command, and never hand two dry runs the same output.
+    log = tmp_path / "outputs.log"
+    fake = tmp_path / "fedsilo"
+    fake.write_text(
+        "#!/bin/bash\n"
+        "args=\"$*\"\n"
+        "out=${args##*--output }; out=${out%% *}\n"
+        f"echo \"$out\" >> '{log}'\n"
+        "case \" $* \" in *' --algorithm fedlp '*) echo 'fedsilo: error: fake rejection' >&2; exit 2 ;; esac\n"
+        "exit 0\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, FEDSILO_EXE=str(fake), FEDSILO_CHECK_JOBS="3")
+    p = subprocess.run(["bash", SCRIPT, "--check"], cwd=REPO, capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode != 0, p.stdout + p.stderr
+    assert "planned runs parse" not in p.stdout
+    rejected = [l for l in p.stderr.splitlines() if l.startswith("reproduce.sh: rejected: ")]
+    assert rejected and all(" fedlp " in l and l.endswith("fedsilo: error: fake rejection") for l in rejected), p.stderr
+    assert "configs/playerfl_heart.ini fedlp 0" in p.stderr
+    outputs = log.read_text().split()
+    assert len(outputs) == len(set(outputs)) > len(rejected)

@@ -51,12 +51,12 @@ out=$(in_env 'FEDSILO_SRUN_MPI=pmix --x' -- fedsilo_srun_mpi 2>&1) || RC=$?
   fail "FEDSILO_SRUN_MPI='pmix --x': exit $RC, expected 2 naming it: $out"
 
 SHOW='fedsilo_env; echo "root=${OMPI_ALLOW_RUN_AS_ROOT:-}${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-}'
-SHOW+=' over=${OMPI_MCA_rmaps_base_oversubscribe:-} blas=$OPENBLAS_NUM_THREADS hook=${HOOK_SAW:-}"'
+SHOW+=' over=${OMPI_MCA_rmaps_base_oversubscribe:-}${OMPI_MCA_ess_singleton_isolated:-} blas=$OPENBLAS_NUM_THREADS hook=${HOOK_SAW:-}"'
 NOT_ROOT='id() { echo 1000; }; '  # as a user without root: `id -u` in jobs/env.sh sees 1000
 if [ "$(id -u)" = 0 ]; then
-  expect_out "fedsilo_env outside SLURM, as root" "root=11 over=1 blas=1 hook=" "$(in_env -- "$SHOW")"
+  expect_out "fedsilo_env outside SLURM, as root" "root=11 over=11 blas=1 hook=" "$(in_env -- "$SHOW")"
 fi
-expect_out "fedsilo_env outside SLURM, not root" "root= over=1 blas=1 hook=" "$(in_env -- "$NOT_ROOT$SHOW")"
+expect_out "fedsilo_env outside SLURM, not root" "root= over=11 blas=1 hook=" "$(in_env -- "$NOT_ROOT$SHOW")"
 expect_out "fedsilo_env in a SLURM job" "root= over= blas=1 hook=" \
   "$(in_env SLURM_JOB_ID=7 OPENBLAS_NUM_THREADS=4 -- "$SHOW")"
 cat >"$WORK/hook.sh" <<'EOS'
