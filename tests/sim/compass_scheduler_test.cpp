@@ -310,6 +310,22 @@ TEST(CompassScheduler, ExpireAtTheLatestArrivalAggregatesWhoArrived) {
   EXPECT_TRUE(late.members.empty());
 }
 
+TEST(CompassScheduler, ArrivalExactlyAtTheLatestArrivalIsOnTime) {
+  CompassScheduler s(2, options(20, 100, 1.5, 1.0));
+  s.dispatch(0, 0.0);
+  s.dispatch(1, 0.0);
+  s.arrive(0, 100.0, 100);
+  s.arrive(1, 100.0, 100);
+  const int group = s.dispatch(0, 100.0).group;
+  s.dispatch(1, 100.0);
+  EXPECT_EQ(s.arrive(0, 200.0, 100).kind, Kind::Wait);
+  const CompassDecision d = s.arrive(1, 250.0, 100);  // latest arrival = 100 + 1.5 x 100
+  EXPECT_EQ(d.kind, Kind::Group);
+  EXPECT_EQ(d.group, group);
+  EXPECT_EQ(d.members, std::vector<int>({0, 1}));
+  EXPECT_EQ(d.redispatch, std::vector<int>({0, 1}));  // silo 0 measured faster this time
+}
+
 TEST(CompassScheduler, SameEventsGiveTheSameSchedule) {
   const Profile p = [](int c, int job) { return 0.5 + 0.37 * c + 0.1 * (job % 4); };
   Federation a(6, options(5, 50, 1.3, 0.7), p), b(6, options(5, 50, 1.3, 0.7), p);
