@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "sim/compass_scheduler.hpp"
 #include "sim/event_queue.hpp"
+#include "support/memory_archive.hpp"
 
 using namespace fedsilo;
 using Kind = CompassDecision::Kind;
@@ -349,6 +350,19 @@ TEST(CompassScheduler, StateRoundTripContinuesIdentically) {
   EXPECT_EQ(b.scheduler().save(), mid);
   EXPECT_EQ(describe(a.run(20)), describe(b.run(20)));
   EXPECT_EQ(a.scheduler().save(), b.scheduler().save());
+}
+
+TEST(CompassScheduler, CheckpointThroughAnArchiveRestoresTheState) {
+  Federation a(4, options(10, 80, 1.2, 0.9), [](int c, int job) { return 1.0 + c + 0.5 * (job % 2); });
+  a.start();
+  a.run(10);
+  test::MemoryArchive ar;
+  a.scheduler().checkpoint(ar, "fedcompass/scheduler");
+  EXPECT_EQ(ar.names(), std::vector<std::string>({"fedcompass/scheduler"}));
+  ar.startLoading();
+  CompassScheduler restored(4, options(10, 80, 1.2, 0.9));
+  restored.checkpoint(ar, "fedcompass/scheduler");
+  EXPECT_EQ(restored.save(), a.scheduler().save());
 }
 
 TEST(CompassScheduler, LoadRefusesAStateItDidNotWrite) {
