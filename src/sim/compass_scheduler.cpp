@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -29,12 +30,6 @@ int reachableSteps(double seconds, double secondsPerStep) {
 void insertSorted(std::vector<int>& v, int x) { v.insert(std::lower_bound(v.begin(), v.end(), x), x); }
 
 void eraseValue(std::vector<int>& v, int x) { v.erase(std::remove(v.begin(), v.end(), x), v.end()); }
-
-std::vector<int> mergeSorted(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out;
-  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
 
 // Reads the flat state vector front to back, refusing anything out of range.
 class StateReader {
@@ -187,6 +182,7 @@ CompassDecision CompassScheduler::arrive(int client, double now, int stepsDone) 
     c.phase = Phase::Idle;
     d.kind = CompassDecision::Kind::Single;
     d.members = {client};
+    d.onTime = {client};
     d.redispatch = {client};
     return d;
   }
@@ -199,7 +195,9 @@ CompassDecision CompassScheduler::arrive(int client, double now, int stepsDone) 
                    " was not fired before an arrival at ", now);
     c.phase = Phase::Idle;
     c.group = -1;
-    insertSorted(lateBuffer_, client);
+    // A silo late twice before the next group aggregation: its newer update replaces the older one
+    // (the authors' implementation keys its buffer by client), so it counts once.
+    if (!std::binary_search(lateBuffer_.begin(), lateBuffer_.end(), client)) insertSorted(lateBuffer_, client);
     d.kind = CompassDecision::Kind::Buffered;
     d.redispatch = {client};
     g->closed = true;  // its deadline has passed: nobody joins it any more
@@ -240,7 +238,10 @@ CompassDecision CompassScheduler::aggregateGroup(Group& g) {
   CompassDecision d;
   d.kind = CompassDecision::Kind::Group;
   d.group = g.id;
-  d.members = mergeSorted(lateBuffer_, g.arrived);
+  std::set_union(lateBuffer_.begin(), lateBuffer_.end(), g.arrived.begin(), g.arrived.end(),
+                 std::back_inserter(d.members));
+  d.late = std::move(lateBuffer_);
+  d.onTime = g.arrived;
   lateBuffer_.clear();
   d.redispatch = g.arrived;
   std::stable_sort(d.redispatch.begin(), d.redispatch.end(), [this](int a, int b) {

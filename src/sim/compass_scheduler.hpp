@@ -40,12 +40,17 @@ struct CompassDecision {
   enum class Kind {
     Wait,      // the update joins its group's buffer; the silo idles until the group is aggregated
     Single,    // a silo's first arrival: aggregate its update alone now
-    Buffered,  // a late arrival: its update waits for the next group aggregation; redispatch it now
+    Buffered,  // a late arrival: its update waits for the next group aggregation (replacing an older
+               // late update of the same silo); redispatch it now
     Group,     // aggregate `members` now (a group's arrivals plus the late updates buffered so far)
   };
   Kind kind = Kind::Wait;
   int group = -1;               // the group aggregated (Group) or the silo's group (Wait, Buffered)
-  std::vector<int> members;     // updates that enter this aggregation, ascending client id
+  std::vector<int> members;     // silos whose updates enter this aggregation, ascending client id:
+                                // `late` and the group's on-time arrivals (a silo in both enters with its
+                                // on-time update, the newer; its late one is dropped)
+  std::vector<int> late;        // the late updates buffered so far that enter it (Group), ascending id
+  std::vector<int> onTime;      // the group's on-time arrivals (Group) or the silo itself (Single)
   std::vector<int> redispatch;  // silos to dispatch now, in this order (fastest first, ties by id)
 };
 

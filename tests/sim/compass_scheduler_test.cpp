@@ -311,6 +311,30 @@ TEST(CompassScheduler, ExpireAtTheLatestArrivalAggregatesWhoArrived) {
   EXPECT_TRUE(late.members.empty());
 }
 
+TEST(CompassScheduler, ASiloLateOnceAndThenOnTimeCountsOnceWithItsNewerUpdate) {
+  CompassScheduler s(2, options(20, 100, 1.2, 1.0));
+  s.dispatch(0, 0.0);
+  s.dispatch(1, 0.0);
+  s.arrive(0, 100.0, 100);
+  s.dispatch(0, 100.0);  // group 0: expected 200, latest 220
+  s.arrive(1, 100.0, 100);
+  EXPECT_EQ(s.dispatch(1, 100.0).localSteps, 100);
+  EXPECT_EQ(s.arrive(0, 200.0, 100).kind, Kind::Wait);
+  const CompassDecision expired = s.expire(0, 220.0);
+  EXPECT_EQ(expired.members, std::vector<int>({0}));
+  const CompassAssignment next0 = s.dispatch(0, 220.0);  // group 1: expected 320
+  EXPECT_EQ(s.arrive(1, 230.0, 100).kind, Kind::Buffered);
+  const CompassAssignment next1 = s.dispatch(1, 230.0);  // 1.3 s per step: (320 - 230) / 1.3 -> 69
+  EXPECT_EQ(next1.group, next0.group);
+  EXPECT_EQ(next1.localSteps, 69);
+  EXPECT_EQ(s.arrive(1, 230.0 + 69 * 1.3, 69).kind, Kind::Wait);
+  const CompassDecision d = s.arrive(0, 320.0, 100);
+  EXPECT_EQ(d.kind, Kind::Group);
+  EXPECT_EQ(d.members, std::vector<int>({0, 1}));
+  EXPECT_EQ(d.late, std::vector<int>({1}));
+  EXPECT_EQ(d.onTime, std::vector<int>({0, 1}));
+}
+
 TEST(CompassScheduler, ArrivalExactlyAtTheLatestArrivalIsOnTime) {
   CompassScheduler s(2, options(20, 100, 1.5, 1.0));
   s.dispatch(0, 0.0);
