@@ -98,8 +98,8 @@ def curve_rows(runs: List[Dict]) -> List[Dict]:
 
 
 def staleness_counts(runs: List[Dict]) -> Dict[str, Dict[int, int]]:
-    """Per label: how many applied updates had each staleness (versions between the one a silo trained
-    on and the one its update entered), over all its runs."""
+    """Per label: how many finite entries of /rounds/staleness (one per version and silo whose update
+    entered it) had each staleness, over all its runs."""
     out: Dict[str, Dict[int, int]] = {}
     for r in runs:
         if r["staleness"] is None:
