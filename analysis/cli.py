@@ -128,6 +128,17 @@ def cmd_simtime(args) -> int:
     return 0
 
 
+def cmd_async(args) -> int:
+    from . import asyncruns as A
+
+    text, figure = A.run_command(args.view, args.files, args.metric, getattr(args, "target", 0.0),
+                                 "csv" if args.csv else "markdown", getattr(args, "plot", None))
+    _write(text, args.out)
+    if figure:
+        print(f"wrote {figure}")
+    return 0
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -311,6 +322,34 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--plot", metavar="PNG", help="also write the accuracy-against-time figure")
     q.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     q.set_defaults(func=cmd_simtime)
+
+    q = sp.add_parser("async", formatter_class=fmt, help="synchronous and asynchronous runs on the simulated clock",
+                      description="Runs with a simulated clock (/rounds/sim_time), synchronous and asynchronous, "
+                                  "grouped by algorithm (a synchronous run with fl.deadline_seconds > 0 as "
+                                  "'ALG (deadline)'); the band of a group is mean +- sd over its runs (seeds).")
+    ap = q.add_subparsers(dest="view", metavar="VIEW")
+    ap.required = True
+
+    def async_opts(r, plot=True):
+        r.add_argument("files", nargs="+", metavar="FILE")
+        r.add_argument("--metric", default="mean_client", help="mean_client (default) or global")
+        r.add_argument("--csv", action="store_true", help="CSV instead of a Markdown table")
+        r.add_argument("--out", metavar="FILE", help="write the table to FILE instead of stdout")
+        if plot:
+            r.add_argument("--plot", metavar="PNG", help="also write the figure")
+        r.set_defaults(func=cmd_async)
+
+    async_opts(ap.add_parser("curves", help="accuracy against simulated time, mean +- sd over seeds",
+                             description="Per group and at every row end of its runs: the mean and sd over "
+                                         "its runs of the accuracy each had reached by then."))
+    async_opts(ap.add_parser("staleness", help="histogram of the staleness of applied updates",
+                             description="Per group: how many applied updates had each staleness "
+                                         "(/rounds/staleness, NaN entries skipped), summed over its runs."))
+    r = ap.add_parser("targets", help="simulated time to a target accuracy, mean +- sd over seeds",
+                      description="Per group: runs, runs that reached --target, and the mean, sd, min and max "
+                                  "of their simulated seconds to it.")
+    async_opts(r, plot=False)
+    r.add_argument("--target", type=float, default=0.85, help="target accuracy (default 0.85)")
 
     q = sp.add_parser("report", formatter_class=fmt, help="one Markdown report for a directory of runs",
                       description="Every results file under DIR (recursively; *.h5, skipping *.partial and "

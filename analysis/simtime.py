@@ -27,30 +27,42 @@ def _attr(f, name) -> str:
     return v.decode() if isinstance(v, (bytes, np.bytes_)) else str(v)
 
 
-def read_run(path: str, metric: str = "mean_client") -> Dict:
-    """One run's clock, accuracy per round (NaN in rounds not evaluated) and bytes."""
+def open_clocked(path: str, metric: str):
+    """The results file of a run with a simulated clock, open for reading; a one-line InputError for a
+    bad --metric, a file that is not HDF5 or a run without /rounds/sim_time."""
     if metric not in METRICS:
         raise InputError("--metric", f"expected one of {', '.join(METRICS)}, got {metric!r}")
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
         raise InputError(path, f"cannot open as HDF5 ({exc})")
-    with f:
-        if "rounds/sim_time" not in f:
-            raise InputError(path, "no /rounds/sim_time: the run had no system model (docs/system.md)")
-        if metric == "mean_client":
-            client = f["rounds/client_accuracy"][:]
-            with warnings.catch_warnings():  # a round not evaluated is NaN for every client
-                warnings.simplefilter("ignore", RuntimeWarning)
-                acc = np.nanmean(client, axis=1) if client.size else np.full(len(client), np.nan)
-        else:
-            acc = f["rounds/global_accuracy"][:]
+    if "rounds/sim_time" not in f:
+        f.close()
+        raise InputError(path, "no /rounds/sim_time: the run had no system model (docs/system.md)")
+    return f
+
+
+def read_accuracy(f, metric: str) -> np.ndarray:
+    """Accuracy per round row: the mean client accuracy or the global one (NaN in rows not evaluated)."""
+    if metric == "mean_client":
+        client = f["rounds/client_accuracy"][:]
+        with warnings.catch_warnings():  # a round not evaluated is NaN for every client
+            warnings.simplefilter("ignore", RuntimeWarning)
+            acc = np.nanmean(client, axis=1) if client.size else np.full(len(client), np.nan)
+    else:
+        acc = f["rounds/global_accuracy"][:]
+    return np.asarray(acc, dtype=float)
+
+
+def read_run(path: str, metric: str = "mean_client") -> Dict:
+    """One run's clock, accuracy per round (NaN in rounds not evaluated) and bytes."""
+    with open_clocked(path, metric) as f:
         return {
             "path": path,
             "algorithm": _attr(f, "algorithm"),
             "seed": int(f.attrs["seed"]),
             "sim_time": f["rounds/sim_time"][:].astype(float),
-            "accuracy": np.asarray(acc, dtype=float),
+            "accuracy": read_accuracy(f, metric),
             "upload_bytes": f["rounds/client_upload_bytes"][:].astype(float),
             "download_bytes": f["rounds/client_download_bytes"][:].astype(float),
         }
@@ -129,16 +141,18 @@ def curves_csv(runs: List[Dict]) -> str:
     return out.getvalue()
 
 
-def plot(runs: List[Dict], out: str, metric: str) -> str:
+def plot_bands(bands: Dict[str, Dict], out: str, metric: str) -> str:
+    """Accuracy against simulated time: per label a step curve `mean` over `time` with the band
+    [`lo`, `hi`] shaded."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for alg, c in curves(runs).items():
-        ax.step(c["time"], c["mean"], where="post", label=f"{alg} ({c['runs']} runs)")
-        ax.fill_between(c["time"], c["min"], c["max"], step="post", alpha=0.2)
+    for label, c in bands.items():
+        ax.step(c["time"], c["mean"], where="post", label=f"{label} ({c['runs']} runs)")
+        ax.fill_between(c["time"], c["lo"], c["hi"], step="post", alpha=0.2)
     ax.set_xlabel("simulated time (s)")
     ax.set_ylabel("mean client accuracy" if metric == "mean_client" else "global accuracy")
     ax.legend()
@@ -146,3 +160,8 @@ def plot(runs: List[Dict], out: str, metric: str) -> str:
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return out
+
+
+def plot(runs: List[Dict], out: str, metric: str) -> str:
+    bands = {alg: {**c, "lo": c["min"], "hi": c["max"]} for alg, c in curves(runs).items()}
+    return plot_bands(bands, out, metric)
