@@ -331,6 +331,46 @@ std::vector<T> Communicator::allgatherv(const std::vector<T>& mine) const {
   return all;
 }
 
+template <typename T>
+std::vector<T> Communicator::alltoallv(const std::vector<std::vector<T>>& toRank, std::vector<int>* counts) const {
+  FEDSILO_ASSERT(toRank.size() == static_cast<std::size_t>(size_), "alltoallv: ", toRank.size(),
+                 " pieces for ", size_, " ranks");
+  if (!handle_) {
+    if (counts) *counts = {static_cast<int>(toRank[0].size())};
+    return toRank[0];
+  }
+  std::vector<int> sendCount(static_cast<std::size_t>(size_)), recvCount(static_cast<std::size_t>(size_));
+  for (int d = 0; d < size_; ++d) {
+    FEDSILO_ASSERT(toRank[static_cast<std::size_t>(d)].size() < (std::size_t(1) << 31), "alltoallv piece too large");
+    sendCount[static_cast<std::size_t>(d)] = static_cast<int>(toRank[static_cast<std::size_t>(d)].size());
+  }
+  checkMpi(MPI_Alltoall(sendCount.data(), 1, MPI_INT, recvCount.data(), 1, MPI_INT, commOf(*this)), "MPI_Alltoall");
+  std::vector<std::size_t> displ(static_cast<std::size_t>(size_) + 1, 0);
+  for (std::size_t s = 0; s < recvCount.size(); ++s) displ[s + 1] = displ[s] + static_cast<std::size_t>(recvCount[s]);
+  std::vector<T> out(displ.back());
+  // Point to point from the callers' own vectors: no packed send buffer.
+  std::vector<MPI_Request> requests;
+  for (int s = 0; s < size_; ++s)
+    if (s != rank_ && recvCount[static_cast<std::size_t>(s)] > 0) {
+      requests.emplace_back();
+      checkMpi(MPI_Irecv(out.data() + displ[static_cast<std::size_t>(s)], recvCount[static_cast<std::size_t>(s)],
+                         mpiType<T>(), s, 0, commOf(*this), &requests.back()),
+               "MPI_Irecv");
+    }
+  for (int d = 0; d < size_; ++d)
+    if (d != rank_ && sendCount[static_cast<std::size_t>(d)] > 0) {
+      requests.emplace_back();
+      checkMpi(MPI_Isend(toRank[static_cast<std::size_t>(d)].data(), sendCount[static_cast<std::size_t>(d)],
+                         mpiType<T>(), d, 0, commOf(*this), &requests.back()),
+               "MPI_Isend");
+    }
+  const std::vector<T>& own = toRank[static_cast<std::size_t>(rank_)];
+  std::copy(own.begin(), own.end(), out.begin() + static_cast<std::ptrdiff_t>(displ[static_cast<std::size_t>(rank_)]));
+  checkMpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  if (counts) *counts = recvCount;
+  return out;
+}
+
 #define FEDSILO_INSTANTIATE(T)                                                              \
   template void Communicator::bcast<T>(T*, std::size_t, int) const;                         \
   template void Communicator::bcast<T>(std::vector<T>&, int) const;                         \
@@ -338,7 +378,8 @@ std::vector<T> Communicator::allgatherv(const std::vector<T>& mine) const {
   template T Communicator::allreduceMax<T>(T) const;                                        \
   template T Communicator::allreduceMin<T>(T) const;                                        \
   template std::vector<T> Communicator::gatherv<T>(const std::vector<T>&, int, std::vector<int>*) const; \
-  template std::vector<T> Communicator::allgatherv<T>(const std::vector<T>&) const;
+  template std::vector<T> Communicator::allgatherv<T>(const std::vector<T>&) const;                  \
+  template std::vector<T> Communicator::alltoallv<T>(const std::vector<std::vector<T>>&, std::vector<int>*) const;
 FEDSILO_INSTANTIATE(char)
 FEDSILO_INSTANTIATE(std::int8_t)
 FEDSILO_INSTANTIATE(std::uint8_t)

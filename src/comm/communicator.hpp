@@ -87,6 +87,10 @@ class Communicator {
   std::vector<T> gatherv(const std::vector<T>& mine, int root = 0, std::vector<int>* counts = nullptr) const;
   template <typename T>
   std::vector<T> allgatherv(const std::vector<T>& mine) const;
+  // Personalised all-to-all: toRank[d] (one vector per rank) goes to rank d; returns what every rank
+  // sent this one, concatenated in rank order. counts, when given, receives the per-source lengths.
+  template <typename T>
+  std::vector<T> alltoallv(const std::vector<std::vector<T>>& toRank, std::vector<int>* counts = nullptr) const;
 
  private:
   friend struct detail::MpiAccess;

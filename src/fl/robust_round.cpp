@@ -40,6 +40,8 @@ RobustRound::RobustRound(const ExperimentConfig& cfg, const Communicator& comm, 
       numClasses_(numClasses),
       malicious_(chooseMalicious(cfg.robust.attack, cfg.clients, cfg.seed)),
       gathers_(cfg.robust.gathersUpdates()),
+      byColumns_(gathers_ && aggregatesByColumns(cfg.robust.aggregator.kind) &&
+                 attacksByColumns(cfg.robust.attack.kind)),
       selected_(static_cast<std::size_t>(cfg.clients), 0.0),
       weight_(static_cast<std::size_t>(cfg.clients), kNaN) {}
 
@@ -61,19 +63,30 @@ void RobustRound::keepUpdate(int client, const std::vector<char>& reduced, const
     FEDSILO_ASSERT(blockWeight[b] == weight, "client ", client, " sent block ", blocks_[b].name, " with weight ",
                    blockWeight[b], ", its other blocks with ", weight, ": robust aggregation needs one weight");
   }
-  ids_.push_back(client);
-  weights_.push_back(weight);
+  std::vector<float> row;
   for (std::size_t b = 0; b < blocks_.size(); ++b) {
     if (!reduced[b]) continue;
     const auto at = static_cast<std::size_t>(blocks_[b].offset), n = static_cast<std::size_t>(blocks_[b].size);
-    for (std::size_t i = 0; i < n; ++i) rows_.push_back(sent[at + i] - global[at + i]);
+    for (std::size_t i = 0; i < n; ++i) row.push_back(sent[at + i] - global[at + i]);
   }
+  if (byColumns_) {
+    columns_.add(client, weight, row, comm_.size());
+    return;
+  }
+  ids_.push_back(client);
+  weights_.push_back(weight);
+  rows_.insert(rows_.end(), row.begin(), row.end());
 }
 
-void RobustRound::gather() {
+void RobustRound::gather(int round) {
   std::fill(selected_.begin(), selected_.end(), 0.0);
   std::fill(weight_.begin(), weight_.end(), kNaN);
   if (!gathers_) return;
+  if (byColumns_) {
+    const int needed = findAggregator(cfg_.robust.aggregator.kind).minRows(cfg_.robust.aggregator);
+    byColumnsRound_ = aggregateByColumns(comm_, cfg_.robust, cfg_.seed, round, malicious_, needed, columns_);
+    return;
+  }
   std::vector<int> ids = comm_.gatherv(ids_, 0);
   std::vector<double> weights = comm_.gatherv(weights_, 0);
   std::vector<float> rows = comm_.gatherv(rows_, 0);
@@ -83,7 +96,21 @@ void RobustRound::gather() {
 }
 
 void RobustRound::serverInput(int round, const std::vector<float>& global, ServerInput& in, Announcer& announce) {
-  if (!gathers_ || ids_.empty()) return;
+  if (!gathers_) return;
+  const int needed = findAggregator(cfg_.robust.aggregator.kind).minRows(cfg_.robust.aggregator);
+  const AggregatedRound r = byColumns_ ? std::move(byColumnsRound_) : aggregateGathered(round, needed);
+  byColumnsRound_ = AggregatedRound{};
+  if (r.clients.empty()) return;
+  if (!r.aggregated) {
+    keepGlobalModel(round, static_cast<int>(r.clients.size()), needed, r.clients, in, announce);
+    return;
+  }
+  useResult(r, global, in);
+}
+
+AggregatedRound RobustRound::aggregateGathered(int round, int needed) {
+  AggregatedRound out;
+  if (ids_.empty()) return out;
   // The rows in client order: a gather delivers them rank by rank.
   std::vector<std::size_t> order(ids_.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -102,19 +129,22 @@ void RobustRound::serverInput(int round, const std::vector<float>& global, Serve
     weights.push_back(weights_[from]);
   }
   std::vector<float>().swap(rows_);  // the matrix holds them now
-  const int needed = findAggregator(cfg_.robust.aggregator.kind).minRows(cfg_.robust.aggregator);
-  if (u.rows < needed) {
-    keepGlobalModel(round, u.rows, needed, attack.clients, in, announce);
-    return;
-  }
+  out.clients = attack.clients;
+  out.aggregated = u.rows >= needed;
+  if (!out.aggregated) return out;
   applyAttack(cfg_.robust.attack, attack, u);
   if (center_.size() != n) center_.assign(n, 0.0);
-  const AggregateResult result = aggregate(cfg_.robust.aggregator, AggregateInput{u, weights, center_});
-  center_ = result.aggregate;
-  for (std::size_t r = 0; r < order.size(); ++r) {
-    const auto k = static_cast<std::size_t>(attack.clients[r]);
-    selected_[k] = result.selected[r] ? 1.0 : 0.0;
-    weight_[k] = result.weight[r];
+  out.result = aggregate(cfg_.robust.aggregator, AggregateInput{u, weights, center_});
+  center_ = out.result.aggregate;
+  return out;
+}
+
+void RobustRound::useResult(const AggregatedRound& r, const std::vector<float>& global, ServerInput& in) {
+  const AggregateResult& result = r.result;
+  for (std::size_t i = 0; i < r.clients.size(); ++i) {
+    const auto k = static_cast<std::size_t>(r.clients[i]);
+    selected_[k] = result.selected[i] ? 1.0 : 0.0;
+    weight_[k] = result.weight[i];
   }
   // global + aggregate as the mean of each reduced block (weight sum 1).
   mean_.resize(in.acc->size());

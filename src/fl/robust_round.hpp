@@ -19,6 +19,7 @@
 #include "fl/algorithm.hpp"
 #include "fl/announcer.hpp"
 #include "fl/local_trainer.hpp"
+#include "fl/robust_columns.hpp"
 #include "robust/aggregator.hpp"
 
 namespace fedsilo {
@@ -46,8 +47,9 @@ class RobustRound {
                   const float* sent, const std::vector<float>& global);
 
   // --- server ---
-  // Collective: the kept updates to rank 0.
-  void gather();
+  // Collective: the kept updates to rank 0; or, for a coordinate-wise aggregator and attack, shared out
+  // by column blocks and attacked and aggregated on every rank (fl/robust_columns.hpp).
+  void gather(int round);
   // Rank 0: attack and aggregate; `in` then reads global + aggregate as the mean of each reduced block.
   // With fewer updates than the aggregator needs (Krum's 2f + 3, after dropouts), the round keeps the
   // global model (docs/robustness.md), records no update as used and warns.
@@ -60,6 +62,10 @@ class RobustRound {
   void checkpoint(StateArchive& ar);         // the centre of centered clipping
 
  private:
+  // Rank 0: the gathered rows in client order, attacked and aggregated.
+  AggregatedRound aggregateGathered(int round, int needed);
+  // Rank 0: the result as this round's choices and as global + aggregate in `in`.
+  void useResult(const AggregatedRound& r, const std::vector<float>& global, ServerInput& in);
   // The round of too few updates: every reduced block keeps the global model (weight sum 0).
   void keepGlobalModel(int round, int rows, int needed, const std::vector<int>& senders, ServerInput& in,
                        Announcer& announce);
@@ -71,6 +77,9 @@ class RobustRound {
   int numClasses_ = 0;
   std::vector<char> malicious_;  // per client
   bool gathers_ = false;
+  bool byColumns_ = false;          // gathers_, with a coordinate-wise aggregator and attack
+  ColumnShare columns_;             // byColumns_: this round's kept updates, cut by rank
+  AggregatedRound byColumnsRound_;  // byColumns_: the round's result (rank 0)
   // This round's kept updates of this rank (ids, weights, rows) and, on rank 0, everyone's.
   std::vector<int> ids_;
   std::vector<double> weights_;

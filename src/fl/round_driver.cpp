@@ -293,7 +293,7 @@ std::vector<double> RoundDriver::serverStepAndBroadcast(int round, const Reducti
   const Communicator& comm = p_.comm;
   comm.reduceExact(acc_, 0);
   if (privacy_) privacy_->afterReduction(acc_, layout.privacySumsAt());
-  if (robust_) robust_->gather();
+  if (robust_) robust_->gather(round);
   const std::vector<double> payloads = comm.gatherv(local.payloadRows, 0);
   const bool sensitivityRound = isFirst(round) || isLast(round);
   const std::vector<double> sensitivity =
