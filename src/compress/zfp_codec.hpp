@@ -28,6 +28,7 @@ class ZfpCodec final : public Compressor {
   std::uint8_t parameter() const override { return static_cast<std::uint8_t>(tolerance_ > 0.0 ? 0 : rateBits_); }
   void encodeBlock(const float* x, std::size_t m, Rng& rng, ByteWriter& w) const override;
   void decodeBlock(ByteReader& r, std::size_t m, Rng& rng, float* out) const override;
+  std::optional<std::size_t> sectionBytes(std::size_t m) const override;
 
  private:
   double tolerance_;

@@ -9,6 +9,8 @@
 
 #include "comm/communicator.hpp"
 #include "comm/placement.hpp"
+#include "compress/qsgd_codec.hpp"
+#include "core/error.hpp"
 #include "fl/compressed_upload.hpp"
 #include "fl/sim_round.hpp"
 #include "support/null_sink.hpp"
@@ -143,6 +145,60 @@ TEST(SimRound, WithoutTheSystemModelCountsBytesAndChargesTheEncodedSizes) {
   test::MemorySink down;
   sim.recordRound(down);
   EXPECT_EQ(down.rows["client_download_bytes"][0], (std::vector<double>{64.0, 64.0}));
+}
+
+// qsgd at 3 bits over fc1 and fc2: the header, then per block its norm and 4-bit codes,
+// 8 + (4 + 50) + (4 + 5) bytes.
+constexpr double kQsgd3Bytes = 71.0;
+
+TEST(SimRound, WithACodecTheClockChargesTheEncodedSizeAndItsDeadlineTest) {
+  ExperimentConfig cfg = twoSilos();
+  // Silo 0 trains 0.975 s: with its raw upload (0.010456 s) it would finish at 0.995676 s, past the
+  // deadline; with the encoded one (0.010071 s) at 0.995291 s, within it.
+  cfg.system.deadlineSeconds = 0.9955;
+  const Communicator comm = Communicator::single();
+  const Placement placement{2, 1};
+  const QsgdCodec qsgd(3);
+  const std::vector<double> weights{1.0, 1.0};
+  {
+    SimRound raw(cfg, comm, placement, kFlopsPerSample);
+    raw.beginRound(0, bothBlocks());
+    EXPECT_FALSE(raw.clientTrained(0, 975, &weights));
+  }
+  SimRound sim(cfg, comm, placement, kFlopsPerSample);
+  RoundPayload payload = bothBlocks();
+  payload.codec = &qsgd;
+  sim.beginRound(0, payload);
+  EXPECT_TRUE(sim.clientTrained(0, 975, &weights));
+  EXPECT_TRUE(sim.clientTrained(1, 100, &weights));
+  sim.endRound();
+  const double upload = kQsgd3Bytes / 1e6 + 0.010;
+  EXPECT_DOUBLE_EQ(sim.roundSeconds(), kDownload + 0.975 + upload);
+  test::MemorySink sink;
+  sim.recordRound(sink);
+  EXPECT_EQ(sink.rows["client_upload_bytes"][0], (std::vector<double>{kQsgd3Bytes, kQsgd3Bytes}));
+  EXPECT_EQ(sink.rows["client_download_bytes"][0], (std::vector<double>{440.0, 440.0}));
+  EXPECT_DOUBLE_EQ(sink.rows["client_upload_seconds"][0][1], upload);
+
+  // With fl.compress_downlink the broadcast is charged its encoded size too.
+  payload.downlinkEncoded = true;
+  sim.beginRound(1, payload);
+  EXPECT_TRUE(sim.clientTrained(0, 100, &weights));
+  test::MemorySink down;
+  sim.recordRound(down);
+  EXPECT_EQ(down.rows["client_download_bytes"][0][0], kQsgd3Bytes);
+  EXPECT_DOUBLE_EQ(down.rows["client_download_seconds"][0][0], kQsgd3Bytes / 2e6 + 0.010);
+}
+
+TEST(SimRound, TheClockRunsWithEveryCodecButZfp) {
+  ExperimentConfig cfg = twoSilos();
+  cfg.algorithm = "fedavg";
+  cfg.compress.method = CompressMethod::Qsgd;
+  EXPECT_NO_THROW(refuseUnsoundCompression(cfg));
+  cfg.compress.method = CompressMethod::Zfp;
+  EXPECT_THROW(refuseUnsoundCompression(cfg), ConfigError);
+  cfg.system = SystemConfig{};
+  EXPECT_NO_THROW(refuseUnsoundCompression(cfg));
 }
 
 }  // namespace
