@@ -66,8 +66,8 @@ class Compressor {
   void decode(const EncodedUpdate& e, float* out) const;
   std::vector<float> decode(const EncodedUpdate& e) const;
   // The size encode() gives an update over `blocks` where the layout alone fixes it (every codec but
-  // ZFP's): what the simulated clock charges a silo's link before its update is encoded. nullopt where
-  // the size depends on the values.
+  // ZFP's fixed-accuracy mode): what the simulated clock charges a silo's link before its update is
+  // encoded. nullopt where the size depends on the values.
   std::optional<std::size_t> encodedSize(const BlockLayout& blocks) const;
 
  protected:

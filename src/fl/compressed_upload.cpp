@@ -55,11 +55,11 @@ void refuseUnsoundCompression(const ExperimentConfig& cfg) {
     throw ConfigError(fmt(what, " with algorithm = ", cfg.algorithm, ": it uploads no parameter vector through the "
                           "reduction to compress (compression works with ", compressibleAlgorithms(), ")"));
   // The clock charges an upload and tests the deadline before the update is encoded, with the size its
-  // layout gives (Compressor::encodedSize); ZFP's stream length is known only from the stream.
-  if (cfg.system.enabled() && c.method == CompressMethod::Zfp)
-    throw ConfigError(fmt(what, " with the system model ([system] rates set): ZFP's encoded size is known only once "
-                          "an update is encoded (in fixed-accuracy mode it depends on the values), and the clock "
-                          "charges an upload before; use qsgd, topk, randk or signsgd with [system]"));
+  // layout gives (Compressor::encodedSize); ZFP's fixed-accuracy stream length depends on the values.
+  if (cfg.system.enabled() && c.method == CompressMethod::Zfp && c.tolerance)
+    throw ConfigError(fmt(what, " with fl.compress_tolerance and the system model ([system] rates set): the encoded "
+                          "size of ZFP's fixed-accuracy mode depends on the values and the clock charges an upload "
+                          "before it is encoded; use ZFP's fixed rate (fl.compress_bits) with [system]"));
   if (cfg.privacy.secureAggregation)
     throw ConfigError(fmt(what, " with privacy.secure_aggregation = true: masked sums need one linear fixed-point "
                           "encoding shared by every client, and ", compressMethodName(c.method),

@@ -31,8 +31,8 @@
 namespace fedsilo {
 
 // Refuses (ConfigError, one line naming the option and what it cannot run with) a compression setting
-// that is unsound with the rest of the configuration (the matrix in docs/compression.md): zfp with the
-// system model (its size is known only once encoded, the clock charges uploads before), algorithms
+// that is unsound with the rest of the configuration (the matrix in docs/compression.md): zfp's fixed
+// accuracy with the system model (its size depends on the values, the clock charges uploads before), algorithms
 // that upload nothing through the reduction, secure aggregation, client-level DP but for a contracting
 // compressor (topk, signsgd) with the noise at the server and no error feedback.
 void refuseUnsoundCompression(const ExperimentConfig& cfg);

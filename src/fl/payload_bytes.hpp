@@ -31,7 +31,7 @@ struct RoundPayload {
   // fl.compress: the codec every upload goes through (null: none), and with fl.compress_downlink the
   // broadcast too. What goes through it weighs its encoded size (header, scales, indices, values) in
   // place of the float32 blocks and float64 values, known from the layout alone (Compressor::encodedSize)
-  // for every codec but ZFP's, whose uploads keep the raw count until they are encoded.
+  // for every codec but ZFP's fixed accuracy, whose uploads keep the raw count until they are encoded.
   const Compressor* codec = nullptr;
   bool downlinkEncoded = false;
 };

@@ -57,7 +57,7 @@ class SimRound {
   // clientTrained charges the size its layout gives (fl/payload_bytes) to the record, the deadline test
   // and the clock. Once the updates are encoded, their sizes replace this round's upload counts, and with
   // fl.compress_downlink the download of every silo that took part: the same figures, but for ZFP's
-  // (refused with the clock: refuseUnsoundCompression), known only from its stream.
+  // fixed-accuracy sizes (refused with the clock: refuseUnsoundCompression), known only from the stream.
   void chargeEncodedBytes(const EncodedRoundBytes& encoded, bool downlinkEncoded);
   // /clients/compute_gflops, uplink_mbps, downlink_mbps, latency_ms with the clock on, and
   // /summary/rounds_to_target, time_to_target with eval.target_accuracy set (collective).

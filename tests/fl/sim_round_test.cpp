@@ -190,12 +190,14 @@ TEST(SimRound, WithACodecTheClockChargesTheEncodedSizeAndItsDeadlineTest) {
   EXPECT_DOUBLE_EQ(down.rows["client_download_seconds"][0][0], kQsgd3Bytes / 2e6 + 0.010);
 }
 
-TEST(SimRound, TheClockRunsWithEveryCodecButZfp) {
+TEST(SimRound, TheClockRunsWithEveryCodecButZfpsFixedAccuracy) {
   ExperimentConfig cfg = twoSilos();
   cfg.algorithm = "fedavg";
   cfg.compress.method = CompressMethod::Qsgd;
   EXPECT_NO_THROW(refuseUnsoundCompression(cfg));
   cfg.compress.method = CompressMethod::Zfp;
+  EXPECT_NO_THROW(refuseUnsoundCompression(cfg));  // fixed rate: its size follows from the layout
+  cfg.compress.tolerance = 1e-3;
   EXPECT_THROW(refuseUnsoundCompression(cfg), ConfigError);
   cfg.system = SystemConfig{};
   EXPECT_NO_THROW(refuseUnsoundCompression(cfg));
