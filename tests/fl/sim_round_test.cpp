@@ -14,6 +14,7 @@
 #include "fl/compressed_upload.hpp"
 #include "fl/sim_round.hpp"
 #include "support/null_sink.hpp"
+#include "support/two_blocks.hpp"
 
 namespace fedsilo {
 namespace {
@@ -22,15 +23,7 @@ DistributionSpec constant(double x) { return {DistributionKind::Constant, {x}, "
 
 // Blocks fc1 (100 floats) and fc2 (10 floats), both federated.
 const std::vector<LayerBlock>& twoBlocks() {
-  static const std::vector<LayerBlock> blocks = [] {
-    LayerBlock a, b;
-    a.name = "fc1";
-    a.size = 100;
-    b.name = "fc2";
-    b.offset = 100;
-    b.size = 10;
-    return std::vector<LayerBlock>{a, b};
-  }();
+  static const std::vector<LayerBlock> blocks = test::twoBlocks();
   return blocks;
 }
 
