@@ -55,6 +55,16 @@ void Compressor::decode(const EncodedUpdate& e, float* out) const {
   if (r.left() != 0) throw RuntimeError(fmt(name(), ": ", r.left(), " bytes after the last block of an encoded update"));
 }
 
+std::optional<std::size_t> Compressor::encodedSize(const BlockLayout& blocks) const {
+  std::size_t bytes = kHeaderBytes;
+  for (const BlockSpan& b : blocks) {
+    const std::optional<std::size_t> section = sectionBytes(b.size);
+    if (!section) return std::nullopt;
+    bytes += *section;
+  }
+  return bytes;
+}
+
 std::vector<float> Compressor::decode(const EncodedUpdate& e) const {
   std::vector<float> out(e.n);
   decode(e, out.data());

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -64,6 +65,10 @@ class Compressor {
   // The dense vector the bytes stand for; out has e.n elements.
   void decode(const EncodedUpdate& e, float* out) const;
   std::vector<float> decode(const EncodedUpdate& e) const;
+  // The size encode() gives an update over `blocks` where the layout alone fixes it (every codec but
+  // ZFP's fixed-accuracy mode): what the simulated clock charges a silo's link before its update is
+  // encoded. nullopt where the size depends on the values.
+  std::optional<std::size_t> encodedSize(const BlockLayout& blocks) const;
 
  protected:
   virtual std::uint8_t codecId() const = 0;
@@ -72,6 +77,8 @@ class Compressor {
   virtual void encodeBlock(const float* x, std::size_t m, Rng& rng, ByteWriter& w) const = 0;
   // The inverse: fills out[0, m) from the section, drawing from rng exactly as encodeBlock did.
   virtual void decodeBlock(ByteReader& r, std::size_t m, Rng& rng, float* out) const = 0;
+  // The bytes of the section encodeBlock writes for m elements; nullopt where they depend on the values.
+  virtual std::optional<std::size_t> sectionBytes(std::size_t m) const = 0;
 };
 
 }  // namespace fedsilo

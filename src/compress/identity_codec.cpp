@@ -11,4 +11,6 @@ void IdentityCodec::encodeBlock(const float* x, std::size_t m, Rng&, ByteWriter&
 
 void IdentityCodec::decodeBlock(ByteReader& r, std::size_t m, Rng&, float* out) const { r.f32s(out, m); }
 
+std::optional<std::size_t> IdentityCodec::sectionBytes(std::size_t m) const { return 4 * m; }
+
 }  // namespace fedsilo

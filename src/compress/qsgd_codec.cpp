@@ -92,4 +92,6 @@ void QsgdCodec::decodeBlock(ByteReader& r, std::size_t m, Rng&, float* out) cons
   }
 }
 
+std::optional<std::size_t> QsgdCodec::sectionBytes(std::size_t m) const { return 4 + packedBytes(m, bits_ + 1); }
+
 }  // namespace fedsilo

@@ -22,6 +22,7 @@ class QsgdCodec final : public Compressor {
   std::uint8_t parameter() const override { return static_cast<std::uint8_t>(bits_); }
   void encodeBlock(const float* x, std::size_t m, Rng& rng, ByteWriter& w) const override;
   void decodeBlock(ByteReader& r, std::size_t m, Rng& rng, float* out) const override;
+  std::optional<std::size_t> sectionBytes(std::size_t m) const override;
 
  private:
   unsigned bits_;

@@ -53,4 +53,6 @@ void RandKCodec::decodeBlock(ByteReader& r, std::size_t m, Rng& rng, float* out)
   scatterValues(r, idx, static_cast<float>(static_cast<double>(m) / static_cast<double>(k)), out);
 }
 
+std::optional<std::size_t> RandKCodec::sectionBytes(std::size_t m) const { return 4 + 4 * keptCount(m, ratio_); }
+
 }  // namespace fedsilo

@@ -19,6 +19,7 @@ class RandKCodec final : public Compressor {
   std::uint8_t codecId() const override;
   void encodeBlock(const float* x, std::size_t m, Rng& rng, ByteWriter& w) const override;
   void decodeBlock(ByteReader& r, std::size_t m, Rng& rng, float* out) const override;
+  std::optional<std::size_t> sectionBytes(std::size_t m) const override;
 
  private:
   double ratio_;

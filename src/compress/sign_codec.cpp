@@ -38,4 +38,6 @@ void SignCodec::decodeBlock(ByteReader& r, std::size_t m, Rng&, float* out) cons
   }
 }
 
+std::optional<std::size_t> SignCodec::sectionBytes(std::size_t m) const { return 4 + packedBytes(m, 1); }
+
 }  // namespace fedsilo

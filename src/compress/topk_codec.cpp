@@ -81,4 +81,10 @@ void TopKCodec::decodeBlock(ByteReader& r, std::size_t m, Rng&, float* out) cons
   scatterValues(r, idx, 1.0f, out);
 }
 
+std::optional<std::size_t> TopKCodec::sectionBytes(std::size_t m) const {
+  const std::size_t k = keptCount(m, ratio_);
+  if (k == m) return 4 + 4 * m;
+  return 4 + packedBytes(k, bitWidth(m - 1)) + 4 * k;
+}
+
 }  // namespace fedsilo

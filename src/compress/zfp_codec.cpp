@@ -111,6 +111,21 @@ void ZfpCodec::decodeBlock(ByteReader& r, std::size_t m, Rng&, float* out) const
     throw RuntimeError(fmt("zfp: decompressing a block of ", m, " floats from ", bytes, " bytes failed"));
 }
 
+// Fixed rate: every 1-D block of 4 values takes the stream's maxbits (ZFP's own figure for the rate,
+// which it raises to a minimum for floats), and the stream ends at a whole stream word. Fixed
+// accuracy: the length depends on the values.
+std::optional<std::size_t> ZfpCodec::sectionBytes(std::size_t m) const {
+  if (tolerance_ > 0.0) return std::nullopt;
+  if (m == 0) return 4;
+  ZfpStream zfp(tolerance_, rateBits_, nullptr, 0);
+  unsigned minBits = 0, maxBits = 0, maxPrec = 0;
+  int minExp = 0;
+  zfp_stream_params(zfp.get(), &minBits, &maxBits, &maxPrec, &minExp);
+  const std::size_t bits = (m + 3) / 4 * maxBits;
+  const std::size_t words = (bits + stream_word_bits - 1) / stream_word_bits;
+  return 4 + words * stream_word_bits / 8;
+}
+
 #endif
 
 }  // namespace fedsilo

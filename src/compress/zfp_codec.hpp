@@ -4,8 +4,9 @@
 // built only with the CMake option FEDSILO_ZFP (libzfp-dev); without it makeZfpCodec refuses with the
 // ConfigError of CompressConfig::validate().
 //
-// Section per block: the ZFP stream's length in bytes (u32), then the stream. Fixed rate:
-// 4 + ceil(ceil(m / 4) · 4 · bits / 8) bytes (1-D blocks of 4 values); fixed accuracy: data-dependent.
+// Section per block: the ZFP stream's length in bytes (u32), then the stream. Fixed rate: each 1-D
+// block of 4 values takes max(4 · bits, 9) bits, the stream rounded up to whole stream words (8 bits in
+// Debian's build); fixed accuracy: data-dependent.
 #pragma once
 #include <memory>
 
@@ -28,6 +29,7 @@ class ZfpCodec final : public Compressor {
   std::uint8_t parameter() const override { return static_cast<std::uint8_t>(tolerance_ > 0.0 ? 0 : rateBits_); }
   void encodeBlock(const float* x, std::size_t m, Rng& rng, ByteWriter& w) const override;
   void decodeBlock(ByteReader& r, std::size_t m, Rng& rng, float* out) const override;
+  std::optional<std::size_t> sectionBytes(std::size_t m) const override;
 
  private:
   double tolerance_;

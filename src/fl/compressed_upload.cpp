@@ -5,6 +5,7 @@
 #include "compress/registry.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "fl/payload_bytes.hpp"
 
 namespace fedsilo {
 
@@ -53,11 +54,12 @@ void refuseUnsoundCompression(const ExperimentConfig& cfg) {
   if (!compressRule(cfg.algorithm))
     throw ConfigError(fmt(what, " with algorithm = ", cfg.algorithm, ": it uploads no parameter vector through the "
                           "reduction to compress (compression works with ", compressibleAlgorithms(), ")"));
-  // The clock's upload times and deadline test are taken when an update is ready, before it is
-  // encoded; with compression they would charge the raw payload.
-  if (cfg.system.enabled())
-    throw ConfigError(fmt(what, " with the system model ([system] rates set): the simulated clock does not charge "
-                          "encoded sizes yet; run the compression without [system] (docs/compression.md)"));
+  // The clock charges an upload and tests the deadline before the update is encoded, with the size its
+  // layout gives (Compressor::encodedSize); ZFP's fixed-accuracy stream length depends on the values.
+  if (cfg.system.enabled() && c.method == CompressMethod::Zfp && c.tolerance)
+    throw ConfigError(fmt(what, " with fl.compress_tolerance and the system model ([system] rates set): the encoded "
+                          "size of ZFP's fixed-accuracy mode depends on the values and the clock charges an upload "
+                          "before it is encoded; use ZFP's fixed rate (fl.compress_bits) with [system]"));
   if (cfg.privacy.secureAggregation)
     throw ConfigError(fmt(what, " with privacy.secure_aggregation = true: masked sums need one linear fixed-point "
                           "encoding shared by every client, and ", compressMethodName(c.method),
@@ -103,20 +105,19 @@ CompressedUpload::CompressedUpload(const ExperimentConfig& cfg, const Communicat
   decoded_.assign(n_, 0.0f);
 }
 
-BlockLayout CompressedUpload::sentBlocks(const std::vector<char>& reduced,
-                                         const std::vector<double>* blockWeight) const {
-  BlockLayout layout;
-  for (std::size_t b = 0; b < blocks_.size(); ++b)
-    if (reduced[b] && (!blockWeight || (*blockWeight)[b] != 0.0))
-      layout.push_back({static_cast<std::size_t>(blocks_[b].offset), static_cast<std::size_t>(blocks_[b].size)});
-  return layout;
-}
-
 EncodedUpdate CompressedUpload::encodeAndDecode(const float* update, const BlockLayout& layout, const StreamKey& key,
                                                 float* decoded) const {
   EncodedUpdate e = codec_->encode(update, n_, layout, key);
   codec_->decode(e, decoded);
   return e;
+}
+
+double CompressedUpload::chargedBytes(const EncodedUpdate& e) const {
+  // The clock charged the link with this size before the update was encoded (fl/payload_bytes).
+  const std::optional<std::size_t> charged = codec_->encodedSize(e.layout);
+  FEDSILO_ASSERT(!charged || *charged == e.size(), codec_->name(), " encoded ", e.size(), " bytes, not the ",
+                 charged.value_or(0), " its layout gives");
+  return static_cast<double>(e.size());
 }
 
 void CompressedUpload::beginRound(const std::vector<float>& global) {
@@ -128,7 +129,7 @@ void CompressedUpload::beginRound(const std::vector<float>& global) {
 void CompressedUpload::compress(int client, int round, const std::vector<char>& reduced,
                                 const std::vector<float>& global, const float* modelParams, ClientUpdate& update) {
   const float* sent = update.vector ? update.vector : modelParams;
-  const BlockLayout layout = sentBlocks(reduced, &update.blockWeight);
+  const BlockLayout layout = sentBlockLayout(blocks_, reduced, &update.blockWeight);
   if (layout.empty()) return;
   std::size_t raw = 0;
   for (const BlockSpan& b : layout) {
@@ -141,7 +142,7 @@ void CompressedUpload::compress(int client, int round, const std::vector<char>& 
           ? residuals_.encodeWithFeedback(client, *codec_, delta_.data(), n_, layout, key, decoded_.data())
           : encodeAndDecode(delta_.data(), layout, key, decoded_.data());
   const auto slot = static_cast<std::size_t>(placement_.slot(client));
-  localBytes_[slot] = static_cast<double>(e.size());
+  localBytes_[slot] = chargedBytes(e);
   localRaw_[slot] = static_cast<double>(raw);
   if (lossless_) return;
   sent_.assign(sent, sent + n_);
@@ -152,7 +153,7 @@ void CompressedUpload::compress(int client, int round, const std::vector<char>& 
 }
 
 void CompressedUpload::compressBroadcast(int round, const std::vector<char>& reduced, std::vector<float>& global) {
-  const BlockLayout layout = sentBlocks(reduced, nullptr);
+  const BlockLayout layout = sentBlockLayout(blocks_, reduced, nullptr);
   for (const BlockSpan& b : layout)
     for (std::size_t i = b.offset; i < b.offset + b.size; ++i) delta_[i] = global[i] - start_[i];
   // Every rank encodes the same change with the same key, so every rank decodes the same model.
@@ -161,7 +162,7 @@ void CompressedUpload::compressBroadcast(int round, const std::vector<char>& red
       cfg_.compress.errorFeedback
           ? encodeWithFeedback(downlinkResidual_, *codec_, delta_.data(), n_, layout, key, decoded_.data())
           : encodeAndDecode(delta_.data(), layout, key, decoded_.data());
-  broadcastBytes_ = static_cast<double>(e.size());
+  broadcastBytes_ = chargedBytes(e);
   if (lossless_) return;
   for (const BlockSpan& b : layout)
     for (std::size_t i = b.offset; i < b.offset + b.size; ++i) global[i] = start_[i] + decoded_[i];
@@ -172,7 +173,7 @@ void CompressedUpload::endRound(int round, const std::vector<char>& reduced, std
     compressBroadcast(round, reduced, global);
   } else {
     std::size_t raw = 0;
-    for (const BlockSpan& b : sentBlocks(reduced, nullptr)) raw += 4 * b.size;
+    for (const BlockSpan& b : sentBlockLayout(blocks_, reduced, nullptr)) raw += 4 * b.size;
     broadcastBytes_ = static_cast<double>(raw);
   }
   gatherBytes();

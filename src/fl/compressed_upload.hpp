@@ -31,7 +31,8 @@
 namespace fedsilo {
 
 // Refuses (ConfigError, one line naming the option and what it cannot run with) a compression setting
-// that is unsound with the rest of the configuration (the matrix in docs/compression.md): algorithms
+// that is unsound with the rest of the configuration (the matrix in docs/compression.md): zfp's fixed
+// accuracy with the system model (its size depends on the values, the clock charges uploads before), algorithms
 // that upload nothing through the reduction, secure aggregation, client-level DP but for a contracting
 // compressor (topk, signsgd) with the noise at the server and no error feedback.
 void refuseUnsoundCompression(const ExperimentConfig& cfg);
@@ -61,6 +62,7 @@ class CompressedUpload {
   // fl.compress_downlink) and the round's bytes to every rank.
   void endRound(int round, const std::vector<char>& reduced, std::vector<float>& global);
 
+  const Compressor& codec() const { return *codec_; }
   // The last round's encoded sizes (replicated).
   const EncodedRoundBytes& roundBytes() const { return roundBytes_; }
 
@@ -70,10 +72,11 @@ class CompressedUpload {
   void checkpoint(StateArchive& ar);
 
  private:
-  BlockLayout sentBlocks(const std::vector<char>& reduced, const std::vector<double>* blockWeight) const;
   // Encodes `update` (n values; the blocks of `layout`) and writes what the receiver decodes to `decoded`.
   EncodedUpdate encodeAndDecode(const float* update, const BlockLayout& layout, const StreamKey& key,
                                 float* decoded) const;
+  // e's size, checked against the size the layout gives where the codec knows it (what the clock charged).
+  double chargedBytes(const EncodedUpdate& e) const;
   // The round's bytes of every client, in client order on every rank, and the run's totals.
   void gatherBytes();
   void compressBroadcast(int round, const std::vector<char>& reduced, std::vector<float>& global);

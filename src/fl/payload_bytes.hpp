@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "compress/compressor.hpp"
 #include "nn/model.hpp"
 
 namespace fedsilo {
@@ -27,15 +28,28 @@ struct RoundPayload {
   // (privacy/secure_aggregation.hpp, secAggCost, counted for a round without dropouts).
   int secureClients = 0;
   std::size_t secureWords = 0;
+  // fl.compress: the codec every upload goes through (null: none), and with fl.compress_downlink the
+  // broadcast too. What goes through it weighs its encoded size (header, scales, indices, values) in
+  // place of the float32 blocks and float64 values, known from the layout alone (Compressor::encodedSize)
+  // for every codec but ZFP's fixed accuracy, whose uploads keep the raw count until they are encoded.
+  const Compressor* codec = nullptr;
+  bool downlinkEncoded = false;
 };
+
+// The blocks a message carries: those reduced this round and, for an upload, given a non-zero weight
+// (blockWeight; null: the broadcast, every reduced block).
+BlockLayout sentBlockLayout(const std::vector<LayerBlock>& blocks, const std::vector<char>& reduced,
+                            const std::vector<double>* blockWeight);
 
 // A client's upload: each federated block it gives a non-zero weight (FedLP's kept layers, PLayer-FL's
 // and FedBABU's federated blocks) as float32 with its weight, the sums and payload as float64; under
-// secure aggregation the masked words and the protocol's messages instead.
+// secure aggregation the masked words and the protocol's messages instead; with a codec, its encoded
+// size (0 when no block is sent).
 double uploadBytes(const RoundPayload& round, const std::vector<double>& blockWeight);
 
 // A client's download: the federated blocks of the round as float32 and the server state as float64,
-// plus under secure aggregation what the protocol sends each client (keys, shares, survivor list).
+// plus under secure aggregation what the protocol sends each client (keys, shares, survivor list); with
+// the broadcast encoded, the codec's size of the reduced blocks.
 double downloadBytes(const RoundPayload& round);
 
 }  // namespace fedsilo

@@ -124,6 +124,10 @@ RoundPayload RoundDriver::roundPayload(const ReductionLayout& layout) const {
     payload.secureClients = static_cast<int>(layout.selected.size());
     payload.secureWords = layout.size();
   }
+  if (compressed_) {
+    payload.codec = &compressed_->codec();
+    payload.downlinkEncoded = p_.cfg.compress.downlink;
+  }
   return payload;
 }
 

@@ -53,12 +53,13 @@ class SimRound {
   // /rounds/client_upload_bytes and client_download_bytes, and with the clock on sim_seconds,
   // sim_time and the per-client seconds (collective).
   void recordRound(RecordSink& sink) const;
-  // /clients/compute_gflops, uplink_mbps, downlink_mbps, latency_ms with the clock on, and
-  // With fl.compress the wire carries the encoded sizes, known only once each update is encoded
-  // (fl/compressed_upload.hpp): they replace this round's raw upload counts, and with
-  // fl.compress_downlink the download of every silo that took part. Clock off only: app/config_reader
-  // refuses fl.compress with the system model, whose deadline test runs before the encoding.
+  // With fl.compress the wire carries the encoded sizes: the round's payload names the codec, and
+  // clientTrained charges the size its layout gives (fl/payload_bytes) to the record, the deadline test
+  // and the clock. Once the updates are encoded, their sizes replace this round's upload counts, and with
+  // fl.compress_downlink the download of every silo that took part: the same figures, but for ZFP's
+  // fixed-accuracy sizes (refused with the clock: refuseUnsoundCompression), known only from the stream.
   void chargeEncodedBytes(const EncodedRoundBytes& encoded, bool downlinkEncoded);
+  // /clients/compute_gflops, uplink_mbps, downlink_mbps, latency_ms with the clock on, and
   // /summary/rounds_to_target, time_to_target with eval.target_accuracy set (collective).
   void record(RecordSink& sink) const;
   // The clock's total and the target's first attainment (replicated values).

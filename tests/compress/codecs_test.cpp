@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "compress/identity_codec.hpp"
@@ -222,4 +224,27 @@ TEST(CompressCodecs, EncodeRefusesOverlappingOrOutsideBlocks) {
   EXPECT_THROW(none.encode(x.data(), 10, {{0, 5}, {4, 2}}, kKey), RuntimeError);
   EXPECT_THROW(none.encode(x.data(), 10, {{8, 3}}, kKey), RuntimeError);
   EXPECT_THROW(none.encode(x.data(), 10, {{5, 2}, {0, 2}}, kKey), RuntimeError);
+}
+
+TEST(CompressCodecs, EncodedSizeFromTheLayoutIsTheSizeEncodeGives) {
+  std::vector<float> x(3001);
+  Rng rng(4, -1, -1, Purpose::Misc);
+  for (float& v : x) v = static_cast<float>(rng.normal());
+  // Blocks of odd sizes, one empty, one of a single element (k = m for any ratio), one whole.
+  const std::vector<BlockLayout> layouts = {
+      {}, {{0, 1}}, {{0, 0}, {5, 17}, {100, 1000}}, {{0, 3001}}, {{1, 2}, {3, 2997}}};
+  const IdentityCodec none;
+  const QsgdCodec qsgd3(3), qsgd8(8);
+  const TopKCodec topk(0.1), topkAll(1.0);
+  const RandKCodec randk(0.05);
+  const SignCodec sign;
+  for (const Compressor* c :
+       std::initializer_list<const Compressor*>{&none, &qsgd3, &qsgd8, &topk, &topkAll, &randk, &sign})
+    for (const BlockLayout& layout : layouts) {
+      const std::optional<std::size_t> size = c->encodedSize(layout);
+      ASSERT_TRUE(size.has_value()) << c->name();
+      EXPECT_EQ(*size, c->encode(x.data(), x.size(), layout, kKey).size()) << c->name() << " " << layout.size();
+    }
+  // By hand: qsgd at 3 bits over one block of 17: 8 + 4 + ceil(17 * 4 / 8).
+  EXPECT_EQ(qsgd3.encodedSize({{5, 17}}), std::optional<std::size_t>(8 + 4 + 9));
 }

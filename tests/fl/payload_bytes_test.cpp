@@ -3,20 +3,14 @@
 
 #include <vector>
 
+#include "compress/sign_codec.hpp"
 #include "fl/payload_bytes.hpp"
+#include "support/two_blocks.hpp"
 
 namespace fedsilo {
 namespace {
 
-std::vector<LayerBlock> twoBlocks() {
-  LayerBlock a, b;
-  a.name = "fc1";
-  a.size = 100;
-  b.name = "fc2";
-  b.offset = 100;
-  b.size = 10;
-  return {a, b};
-}
+using test::twoBlocks;
 
 TEST(PayloadBytes, UploadCountsTheFederatedBlocksTheClientWeightsAndItsValues) {
   const std::vector<LayerBlock> blocks = twoBlocks();
@@ -61,6 +55,23 @@ TEST(PayloadBytes, SecureAggregationSendsMaskedWordsAndTheProtocolsMessages) {
   // Received besides the model (440): 3 clients' keys and ids (3 * 68), 2 share ciphertexts (200), the
   // survivor list (3 * 4).
   EXPECT_EQ(downloadBytes(round), 440.0 + 204.0 + 200.0 + 12.0);
+}
+
+TEST(PayloadBytes, ACodecChargesItsEncodedSizeInPlaceOfTheFloatsAndValues) {
+  const std::vector<LayerBlock> blocks = twoBlocks();
+  const SignCodec sign;
+  RoundPayload round;
+  round.blocks = &blocks;
+  round.reduced = {1, 1};
+  round.sums = 2;
+  round.codec = &sign;
+  // The header, then per block its scale and one bit per value: 8 + (4 + 13) + (4 + 2).
+  EXPECT_EQ(uploadBytes(round, {1.0, 1.0}), 31.0);
+  EXPECT_EQ(uploadBytes(round, {0.0, 1.0}), 8.0 + 4.0 + 2.0);
+  EXPECT_EQ(uploadBytes(round, {0.0, 0.0}), 0.0);  // no block to encode: nothing is sent
+  EXPECT_EQ(downloadBytes(round), 440.0);          // the broadcast is not encoded
+  round.downlinkEncoded = true;
+  EXPECT_EQ(downloadBytes(round), 31.0);
 }
 
 }  // namespace

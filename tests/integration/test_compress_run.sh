@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
-# cost: 70
+# cost: 100
 # Update compression in real runs (docs/compression.md). topk at ratio 1 (with error feedback and the
 # downlink) reproduces fl.compress = none bit for bit in every dataset none writes. qsgd and randk with
 # error feedback (randk with the downlink too) give identical results files, bytes included, at 1, 2
 # and 4 ranks. A qsgd + error feedback + downlink run stopped by a fault after a checkpoint and resumed
 # at another rank count equals the uninterrupted run. The recorded bytes are qsgd's wire format's and
-# add up to the totals. Bad option values and unsound combinations exit 2 with one line naming the option.
+# add up to the totals. On the simulated clock, a silo's upload seconds are its encoded bytes over its
+# uplink plus the latency, a deadline that the raw uploads miss is met by the encoded ones, and the
+# clock's datasets are identical at 1, 2 and 4 ranks and after a resume. Bad option values and unsound
+# combinations exit 2 with one line naming the option.
 source "$(dirname "$0")/lib/common.sh"
 COMMON=("${SMALL[@]}" --clients 5 --rounds 3 --fl.clients_per_round 4 --seed 3)
 
@@ -105,6 +108,76 @@ FEDSILO_FAULT=io:rank=1,round=3 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${COMMON[@]}" "$
 "$PY" -c "$COMPARE" all "$TMP/res_ref.h5" "$TMP/res.h5" && pass "resumed at 3 ranks with residuals = uninterrupted run" ||
   fail "resume with residuals differs"
 
+# --- compression on the simulated clock ------------------------------------------------------------
+# The uplink at 2 Mbit/s and 5 ms one way; downlink and compute free (their seconds: the latency, 0).
+CLOCK=(--system.uplink_mbps constant:2 --system.latency_ms constant:5)
+QSGD=(--fl.compress qsgd --fl.compress_bits 3 --fl.error_feedback true)
+run clk_none 1 "${CLOCK[@]}"
+run clk_qsgd 1 "${CLOCK[@]}" "${QSGD[@]}"
+"$PY" - "$TMP/clk_qsgd.h5" <<'PYEOF' && pass "qsgd on the clock: upload seconds = encoded bytes x 8 / 2e6 + 0.005" ||
+import sys, math, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+sizes = f["model/layers/size"][:]
+per_upload = 8 + sum(4 + math.ceil(int(m) * 4 / 8) for m in sizes)
+part = f["rounds/participated"][:] == 1
+up, secs = f["rounds/client_upload_bytes"][:], f["rounds/client_upload_seconds"][:]
+ok = np.all(up[part] == per_upload) and np.allclose(secs[part], per_upload * 8 / 2e6 + 0.005, rtol=1e-12, atol=0)
+print("   upload seconds", np.unique(secs[part]), "expected", per_upload * 8 / 2e6 + 0.005)
+sys.exit(0 if ok else 1)
+PYEOF
+  fail "qsgd upload seconds on the clock"
+# A deadline halfway between the slowest encoded silo and the fastest raw one: every raw upload misses
+# it, every encoded one meets it.
+DEADLINE=$("$PY" - "$TMP/clk_none.h5" "$TMP/clk_qsgd.h5" <<'PYEOF'
+import sys, h5py, numpy as np
+def total(path, pick):
+    f = h5py.File(path, "r")
+    part = f["rounds/participated"][:] == 1
+    t = (f["rounds/client_download_seconds"][:] + f["rounds/client_compute_seconds"][:] +
+         f["rounds/client_upload_seconds"][:])
+    return pick(t[part])
+raw, enc = total(sys.argv[1], np.min), total(sys.argv[2], np.max)
+assert enc < raw, (enc, raw)
+print(repr((raw + enc) / 2))
+PYEOF
+) || fail "no deadline between the raw and the encoded uploads"
+run dl_none 1 "${CLOCK[@]}" --fl.deadline_seconds "$DEADLINE"
+for np in 1 2 4; do run "dl_qsgd_np$np" $np "${CLOCK[@]}" "${QSGD[@]}" --fl.deadline_seconds "$DEADLINE"; done
+CLOCK_SAME=$(cat <<'PYEOF'
+import sys, h5py, numpy as np
+fs = [h5py.File(p, "r") for p in sys.argv[1:]]
+for d in ("rounds/sim_seconds", "rounds/sim_time", "rounds/client_compute_seconds", "rounds/client_upload_seconds",
+          "rounds/client_download_seconds", "rounds/participated", "model/global"):
+    for f in fs[1:]:
+        if not np.array_equal(fs[0][d][()], f[d][()], equal_nan=True):
+            print("differs:", d, f.filename); sys.exit(1)
+PYEOF
+)
+"$PY" - "$TMP/dl_none.h5" "$TMP/dl_qsgd_np1.h5" "$DEADLINE" <<'PYEOF' &&
+import sys, h5py, numpy as np
+none, qsgd = (h5py.File(p, "r")["rounds/participated"][:] for p in sys.argv[1:3])
+selected = none != 0
+print("   deadline", sys.argv[3], "s: raw", np.unique(none[selected]), "encoded", np.unique(qsgd[selected]))
+sys.exit(0 if np.all(none[selected] == -2) and np.all(qsgd[selected] == 1) else 1)
+PYEOF
+  pass "a deadline the raw uploads miss and the qsgd uploads meet" || fail "deadline with compression"
+"$PY" -c "$COMPARE" all "$TMP/dl_qsgd_np1.h5" "$TMP/dl_qsgd_np2.h5" "$TMP/dl_qsgd_np4.h5" &&
+  "$PY" -c "$CLOCK_SAME" "$TMP/dl_qsgd_np1.h5" "$TMP/dl_qsgd_np2.h5" "$TMP/dl_qsgd_np4.h5" &&
+  pass "qsgd on the clock with a deadline: np 1, 2, 4 identical (clock included)" ||
+  fail "qsgd on the clock differs across rank counts"
+RC=0
+FEDSILO_FAULT=io:rank=1,round=3 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${COMMON[@]}" --rounds 4 "${CLOCK[@]}" "${QSGD[@]}" \
+  --fl.compress_downlink true --checkpoint.every 2 --output "$TMP/clk_res.h5" >"$TMP/clk_res1.log" 2>&1 || RC=$?
+[ "$RC" != 0 ] && [ -f "$TMP/clk_res.h5.ckpt" ] || fail "the io fault did not stop the clock run after a checkpoint (exit $RC)"
+"$MPIEXEC" -n 3 "$FEDSILO_EXE" "${COMMON[@]}" --rounds 4 "${CLOCK[@]}" "${QSGD[@]}" --fl.compress_downlink true \
+  --checkpoint.every 2 --resume --output "$TMP/clk_res.h5" >"$TMP/clk_res2.log" 2>&1 ||
+  { cat "$TMP/clk_res2.log"; fail "resume of the clock run exited non-zero"; }
+run clk_res_ref 2 --rounds 4 "${CLOCK[@]}" "${QSGD[@]}" --fl.compress_downlink true
+"$PY" -c "$COMPARE" all "$TMP/clk_res_ref.h5" "$TMP/clk_res.h5" &&
+  "$PY" -c "$CLOCK_SAME" "$TMP/clk_res_ref.h5" "$TMP/clk_res.h5" &&
+  pass "qsgd + downlink on the clock resumed at 3 ranks = uninterrupted run (clock included)" ||
+  fail "resume on the clock differs"
+
 # --- bad values and refusals: exit 2, one line naming the option --------------------------------------
 refuse() {  # WHAT EXPECTED-TEXT ARGS...
   local what=$1 expect=$2
@@ -130,7 +203,6 @@ refuse "zfp tolerance with qsgd" "fl.compress_tolerance" --fl.compress qsgd --fl
 refuse "an algorithm without a reduced upload" "algorithm = local" --algorithm local --fl.compress qsgd
 refuse "secure aggregation + qsgd" "privacy.secure_aggregation" --fl.compress qsgd --privacy.secure_aggregation true
 refuse "secure aggregation + topk" "index sets" --fl.compress topk --privacy.secure_aggregation true
-refuse "qsgd with the system model" "the simulated clock does not charge encoded sizes" --fl.compress qsgd --system.compute_gflops constant:10
 DP=(--privacy.level client --privacy.noise_multiplier 0.5 --privacy.clip 1)
 refuse "client DP + qsgd" "sensitivity" "${DP[@]}" --fl.compress qsgd
 refuse "client DP + error feedback" "fl.error_feedback = true with privacy.level = client" "${DP[@]}" --fl.compress topk --fl.error_feedback true
