@@ -1,5 +1,6 @@
 #include "app/run_control.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -484,9 +485,12 @@ int RunControl::finish() {
     writer_->commit();
   }
   if (comm_.isRoot()) {
-    // The results file is complete: a checkpoint of this run (or a stale one) has no use any more.
-    std::remove(ckptPath_.c_str());
-    std::remove((ckptPath_ + ".tmp").c_str());
+    // The results file is complete: a checkpoint of this run (or a stale one) has no use any more. One
+    // that cannot be removed is said: the run has succeeded, but a --resume would run again from it.
+    for (const std::string& stale : {ckptPath_, files_.checkpointTmp})
+      if (std::remove(stale.c_str()) != 0 && errno != ENOENT)
+        console_.warning(fmt("the results are complete, but ", stale, " cannot be removed (", std::strerror(errno),
+                             "); remove it, or a --resume runs again from it"));
   }
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f", total_.seconds());
