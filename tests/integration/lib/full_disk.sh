@@ -8,6 +8,7 @@
 # alike. The test exits 77 (SKIPPED to ctest) only when neither can be had.
 #   MNT              the disk's folder (its real path)
 #   disk_make KB     an empty disk of KB kilobytes at $MNT
+#   disk_make_bytes B  the shim's disk only: a capacity of B bytes
 #   FILL             the command prefix that runs a rank on the disk ("${FILL[@]}" fedsilo ...)
 #   disk_free_space  the disk grows to 4 MB, its files kept
 #   disk_drop        the disk goes, its files with it
@@ -40,10 +41,14 @@ disk_make() {
   if [ "$MODE" = tmpfs ]; then
     mount -t tmpfs -o size="$1"k tmpfs "$MNT" || die "cannot mount a tmpfs"
   else
-    # The shim is not built with the sanitizers: their runtime need not come first under it.
-    FILL=(env LD_PRELOAD="$SHIM" FEDSILO_FULL_DISK_DIR="$MNT" FEDSILO_FULL_DISK_BYTES=$(($1 * 1024))
-      ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+    disk_make_bytes $(($1 * 1024))
   fi
+}
+# The shim's disk only: a capacity in bytes. (The shim is not built with the sanitizers: their
+# runtime need not come first under it.)
+disk_make_bytes() {
+  FILL=(env LD_PRELOAD="$SHIM" FEDSILO_FULL_DISK_DIR="$MNT" FEDSILO_FULL_DISK_BYTES="$1"
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
 }
 disk_free_space() {
   if [ "$MODE" = tmpfs ]; then mount -o remount,size=4m "$MNT"; else disk_make 4096; fi
