@@ -9,7 +9,8 @@
 # its size runs out: in the results rows, inside HDF5's own writes and flushes of the checkpoint, in a
 # checkpoint stuck at 2 ranks (the watchdog). The disk is fullest while a checkpoint is written beside
 # the one before it, so the run's final writes (output.jsonl's last line, the results file's close,
-# the rename), made when the disk holds less, are not where a level fails. Every failing level must:
+# the rename), made when the disk holds less, are not where a level fails; on the shim's disk a run
+# without checkpoints is bisected at its end for them (at the end). Every failing level must:
 #  * exit 74 within 30 s (no hang, no signal; a write phase stuck inside parallel HDF5 is ended by the
 #    storage watchdog after 10-13 s), print exactly one `fedsilo: error:` line that ends in
 #    "No space left on device (<a file of the output>)", and no `done` line;
@@ -111,5 +112,30 @@ if [ "$MODE" = shim ]; then
     disk_drop
   done
   log "between the last two levels: $found capacities failed (checked), the run fitted from $hi bytes"
+
+  # The run's final writes (the last rows and datasets, output.jsonl's last line, the results file's
+  # close, the strings rank 0 adds, the rename) are where the disk is fullest only in a run without
+  # checkpoints: its files grow to the end. Its capacities from 8 KB below the size of its output to
+  # 16 KB above are bisected the same way.
+  RUN=(--dataset synthetic --clients 4 --model.hidden 8 --rounds 3 --output.jsonl true)
+  disk_make 4096
+  run_level 2
+  ((rc == 0)) || { cat "$WORK/run.log"; die "the run without checkpoints failed on a 4 MB disk"; }
+  used=$(du -bc "$MNT"/* | tail -1 | cut -f1)
+  disk_drop
+  lo=$((used - 8192)) hi=$((used + 16384)) found=0
+  while ((hi - lo > 256)); do
+    mid=$(((lo + hi) / 2))
+    disk_make_bytes "$mid"
+    run_level 2
+    if ((rc == 0)); then
+      hi=$mid
+    else
+      lo=$mid found=$((found + 1))
+      check_failed "$mid bytes, no checkpoints (-n 2)" 2
+    fi
+    disk_drop
+  done
+  log "a run without checkpoints ($used bytes of output): $found capacities failed (checked), it fitted from $hi bytes"
 fi
 finish
