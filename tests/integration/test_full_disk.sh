@@ -92,13 +92,14 @@ done
 log "$levels fill levels, $((levels - 1)) of them full before the run's end"
 ((levels >= 10)) || fail "only $levels fill levels before the run fitted (expected the sweep to cover the run)"
 
-# Between the last level that failed and the one that fitted, on the shim's disk (its capacity counts
-# bytes, a tmpfs's 4 KB pages), the capacities are bisected to 256 bytes at 2 ranks and each one that
-# fails is checked as a level. Where exactly the run fits varies by a few hundred bytes from run to
-# run (the wall times in output.jsonl, two ranks growing the files at once), so each failing run is
-# checked as it happens, not run again.
-if [ "$MODE" = shim ]; then
-  lo=$(((size - 16) * 1024)) hi=$(((size - 8) * 1024)) found=0
+# bisect LO HI WHAT: the shim's disk capacities between LO bytes (the run fails) and HI (it fits) are
+# bisected to 256 bytes at 2 ranks, and each one that fails is checked as a level (check_failed);
+# sets hi (the smallest capacity seen to fit) and found (the failing ones). Where exactly the run fits
+# varies by a few hundred bytes from run to run (the wall times in output.jsonl, two ranks growing the
+# files at once), so each failing run is checked as it happens, not run again.
+bisect() {
+  local lo=$1 mid
+  hi=$2 found=0
   while ((hi - lo > 256)); do
     mid=$(((lo + hi) / 2))
     disk_make_bytes "$mid"
@@ -107,35 +108,27 @@ if [ "$MODE" = shim ]; then
       hi=$mid
     else
       lo=$mid found=$((found + 1))
-      check_failed "$mid bytes (-n 2)" 2
+      check_failed "$mid bytes$3 (-n 2)" 2
     fi
     disk_drop
   done
-  log "between the last two levels: $found capacities failed (checked), the run fitted from $hi bytes"
+}
 
-  # The run's final writes (the last rows and datasets, output.jsonl's last line, the results file's
-  # close, the strings rank 0 adds, the rename) are where the disk is fullest only in a run without
-  # checkpoints: its files grow to the end. Its capacities from 8 KB below the size of its output to
-  # 16 KB above are bisected the same way.
+# On the shim's disk (its capacity counts bytes, a tmpfs's 4 KB pages): between the last two levels.
+# Then the run's final writes (the last rows and datasets, output.jsonl's last line, the results
+# file's close, the strings rank 0 adds, the rename), where the disk is fullest only in a run without
+# checkpoints (its files grow to the end): its capacities from 8 KB below the size of its output to
+# 16 KB above.
+if [ "$MODE" = shim ]; then
+  bisect $(((size - 16) * 1024)) $(((size - 8) * 1024)) ""
+  log "between the last two levels: $found capacities failed (checked), the run fitted from $hi bytes"
   RUN=(--dataset synthetic --clients 4 --model.hidden 8 --rounds 3 --output.jsonl true)
   disk_make 4096
   run_level 2
   ((rc == 0)) || { cat "$WORK/run.log"; die "the run without checkpoints failed on a 4 MB disk"; }
   used=$(du -bc "$MNT"/* | tail -1 | cut -f1)
   disk_drop
-  lo=$((used - 8192)) hi=$((used + 16384)) found=0
-  while ((hi - lo > 256)); do
-    mid=$(((lo + hi) / 2))
-    disk_make_bytes "$mid"
-    run_level 2
-    if ((rc == 0)); then
-      hi=$mid
-    else
-      lo=$mid found=$((found + 1))
-      check_failed "$mid bytes, no checkpoints (-n 2)" 2
-    fi
-    disk_drop
-  done
+  bisect $((used - 8192)) $((used + 16384)) ", no checkpoints"
   log "a run without checkpoints ($used bytes of output): $found capacities failed (checked), it fitted from $hi bytes"
 fi
 finish
