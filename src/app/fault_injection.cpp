@@ -21,7 +21,8 @@ FaultPlan parseFaultPlan(const std::string& text) {
   else if (kind == "inf") p.kind = FaultPlan::Kind::Inf;
   else if (kind == "io") p.kind = FaultPlan::Kind::Io;
   else if (kind == "slow") p.kind = FaultPlan::Kind::Slow;
-  else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": expected data:rank=R, nan:rank=R,round=T, inf:rank=R,round=T, io:rank=R,round=T or slow:rank=R,ms=M"));
+  else if (kind == "stall") p.kind = FaultPlan::Kind::Stall;
+  else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": expected data:rank=R, nan:rank=R,round=T, inf:rank=R,round=T, io:rank=R,round=T, slow:rank=R,ms=M or stall:rank=R,round=T"));
   std::string rest = colon == std::string::npos ? "" : t.substr(colon + 1);
   while (!rest.empty()) {
     const auto comma = rest.find(',');
@@ -72,12 +73,26 @@ void FaultInjection::afterRound(int round) const {
     std::this_thread::sleep_for(std::chrono::milliseconds(plan_.ms));
 }
 
+namespace {
+
+// The stall fault: this thread sleeps until the process ends (the storage watchdog aborts it).
+[[noreturn]] void stallForGood() {
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+}  // namespace
+
+void FaultInjection::whileCreatingResults() const {
+  if (plan_.on(FaultPlan::Kind::Stall, rank_) && plan_.round == -1) stallForGood();
+}
+
 void FaultySink::appendRoundInt(const std::string& name, std::int64_t value) {
   if (name == "round") round_ = static_cast<int>(value);
   ForwardingSink::appendRoundInt(name, value);
 }
 
 void FaultySink::appendRoundClients(const std::string& name, const std::vector<double>& local) {
+  if (plan_.on(FaultPlan::Kind::Stall, rank_) && round_ == plan_.round) stallForGood();
   if (plan_.on(FaultPlan::Kind::Io, rank_) && round_ >= plan_.round)
     throw RuntimeError(fmt("HDF5: write /rounds/", name, " failed (injected on rank ", rank_, " in round ", round_,
                            " by FEDSILO_FAULT)"));

@@ -23,6 +23,10 @@
 //   FEDSILO_FAULT=slow:rank=R,ms=M      every rank pauses M ms after each round (rank is ignored; all
 //                                       ranks must agree), so that tests/integration/test_resume.sh
 //                                       can deliver its signal mid-run even when rounds take 1 ms
+//   FEDSILO_FAULT=stall:rank=R,round=T  rank R blocks for good while it writes round T's rows to the
+//                                       results file (round=-1: while it creates the results file),
+//                                       as a write stuck inside parallel HDF5 would: only the storage
+//                                       watchdog can end the run (tests/integration/test_stuck_writes.sh)
 #pragma once
 #include <string>
 
@@ -32,7 +36,7 @@
 namespace fedsilo {
 
 struct FaultPlan {
-  enum class Kind { None, Data, Nan, Inf, Io, Slow } kind = Kind::None;
+  enum class Kind { None, Data, Nan, Inf, Io, Slow, Stall } kind = Kind::None;
   int ms = 0;
   int rank = -1;
   int round = 0;
@@ -56,14 +60,17 @@ class FaultInjection final : public RunHooks {
   TrainConfig training(int round, const TrainConfig& configured) const override;
   // slow: every rank pauses plan.ms milliseconds.
   void afterRound(int round) const override;
+  // stall with round = -1: called while the results file is being created; blocks for good on rank R.
+  void whileCreatingResults() const;
 
  private:
   FaultPlan plan_;
   int rank_;
 };
 
-// The io fault: in front of the sink the experiment writes to, it fails the first per-client row of
-// round plan.round (and later) on rank plan.rank, as an HDF5 error on one rank would.
+// The io and stall faults: in front of the sink the experiment writes to, it fails (io) or blocks for
+// good (stall) the first per-client row of round plan.round (io: and later) on rank plan.rank, as an
+// HDF5 error, or a write stuck inside parallel HDF5, on one rank would.
 class FaultySink final : public ForwardingSink {
  public:
   FaultySink(RecordSink& target, const FaultPlan& plan, int rank) : ForwardingSink(&target), plan_(plan), rank_(rank) {}

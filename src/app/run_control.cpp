@@ -1,5 +1,6 @@
 #include "app/run_control.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "app/round_recorder.hpp"
 #include "app/signals.hpp"
 #include "app/storage_watchdog.hpp"
+#include "app/watched_sink.hpp"
 #include "core/timer.hpp"
 #include "fl/experiment.hpp"
 #include "io/checkpoint.hpp"
@@ -32,9 +34,9 @@ namespace fedsilo {
 
 namespace {
 
-// How long a collective write phase (a checkpoint, the results file's close) may run while its
-// folder cannot take writes before the run is ended as stuck (app/storage_watchdog.hpp), and how much
-// longer ranks other than 0 wait, so that rank 0 speaks first.
+// How long a collective write phase (a checkpoint; the results file's creation, records and close)
+// may run while its folder cannot take writes before the run is ended as stuck
+// (app/storage_watchdog.hpp), and how much longer ranks other than 0 wait, so that rank 0 speaks first.
 constexpr std::chrono::seconds kStuckWritePatience{10};
 constexpr std::chrono::seconds kRankReportDelay{3};
 
@@ -219,12 +221,16 @@ int RunControl::run() {
   openResults();
   openJsonl();
   printBanner();
-  // The experiment writes through the recorder; under the io fault, through the faulty sink first.
+  // The experiment writes through the recorder (under the io and stall faults, through the faulty
+  // sink first), each record a watched write phase.
   RecordSink* sink = recorder_.get();
-  if (faults_.plan().kind == FaultPlan::Kind::Io) sink = &faultySink_.emplace(*recorder_, faults_.plan(), comm_.rank());
-  exp_->run(*sink, [this](const RoundSummary& summary) { return afterRound(summary); });
+  const FaultPlan::Kind fault = faults_.plan().kind;
+  if (fault == FaultPlan::Kind::Io || fault == FaultPlan::Kind::Stall)
+    sink = &faultySink_.emplace(*recorder_, faults_.plan(), comm_.rank());
+  WatchedSink watched(*sink, watchdog_, "writing the results file", partialPath_);
+  exp_->run(watched, [this](const RoundSummary& summary) { return afterRound(summary); });
   if (stoppedBy_ != 0) return reportStop();
-  exp_->writeFinal(*sink);
+  exp_->writeFinal(watched);
   return finish();
 }
 
@@ -331,10 +337,14 @@ void RunControl::abortStuckWrite(const std::string& message) const {
   MpiEnvironment::abort(static_cast<int>(ExitCode::Storage));
 }
 
+// Creating the results file and writing its first records is a watched write phase: a full disk can
+// stick parallel HDF5 here as anywhere.
 void RunControl::openResults() {
+  const StorageWatchdog::Watch watch(watchdog_, "creating the results file", partialPath_);
   coordinated(comm_, [&] {
     writer_ = std::make_unique<ResultsWriter>(cfg_.output.path, comm_, exp_->placement(), reopen_);
   });
+  faults_.whileCreatingResults();
   writeRootAttributes(*writer_, cfg_, comm_);
   if (resume_) {
     if (reopen_) writer_->truncateRounds(static_cast<std::uint64_t>(resumed_.rows));
@@ -475,9 +485,12 @@ int RunControl::finish() {
     writer_->commit();
   }
   if (comm_.isRoot()) {
-    // The results file is complete: a checkpoint of this run (or a stale one) has no use any more.
-    std::remove(ckptPath_.c_str());
-    std::remove((ckptPath_ + ".tmp").c_str());
+    // The results file is complete: a checkpoint of this run (or a stale one) has no use any more. One
+    // that cannot be removed is said: the run has succeeded, but a --resume would run again from it.
+    for (const std::string& stale : {ckptPath_, files_.checkpointTmp})
+      if (std::remove(stale.c_str()) != 0 && errno != ENOENT)
+        console_.warning(fmt("the results are complete, but ", stale, " cannot be removed (", std::strerror(errno),
+                             "); remove it, or a --resume runs again from it"));
   }
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f", total_.seconds());

@@ -47,6 +47,7 @@ void StorageWatchdog::loop() {
     std::string message = storageFailureMessage(what, file);
     if (message.empty()) message = fmt(what, ": ", problem, " (", file, ")");
     onStuck_(message);
+    lock.lock();  // a handler that returns (the tests') gets the phase reported again while it lasts
   }
 }
 

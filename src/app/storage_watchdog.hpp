@@ -1,8 +1,8 @@
 // Ends a run that a full disk has stuck inside parallel HDF5. HDF5 1.10 goes on to the next
 // collective step of a flush or close after a metadata write that failed on one rank only, while the
 // other ranks still wait in the step before: no rank returns to fedsilo, so the failure can neither
-// be reported nor agreed on. Run control marks each collective write phase (a checkpoint, the
-// results file's close) with a Watch; a thread looks once a second, and a phase that has run longer
+// be reported nor agreed on. Run control marks each collective write phase (a checkpoint; the results
+// file's creation, each of its records (app/watched_sink.hpp) and its close) with a Watch; a thread looks once a second, and a phase that has run longer
 // than the patience while the folder of its file cannot take writes (storageProblem: no space, a
 // quota, a read-only file system) is handed to onStuck, which reports it and aborts every rank.
 // A slow phase on a healthy file system is never ended: the folder takes writes.

@@ -141,7 +141,7 @@ void ResultsWriter::writeStringAttribute(const std::string& path, const std::str
 void ResultsWriter::writeNumberAttribute(const std::string& path, const std::string& name, double value) {
   h5::Handle obj(H5Oopen(file_, path.c_str(), H5P_DEFAULT), H5Oclose, "open " + path);
   h5::Handle space(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
-  if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
+  if (H5Aexists(obj, name.c_str()) > 0) h5::check(H5Adelete(obj, name.c_str()), "replace attribute " + name);
   h5::Handle a(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
                "create attribute " + name);
   h5::check(H5Awrite(a, H5T_NATIVE_DOUBLE, &value), "write attribute " + name);

@@ -25,6 +25,9 @@ TEST(FaultPlan, ParsesEachKindAndRejectsMalformedValues) {
   EXPECT_EQ(nan.rank, 1);
   EXPECT_EQ(nan.round, 3);
   EXPECT_EQ(parseFaultPlan("slow:rank=0,ms=300").ms, 300);
+  const FaultPlan stall = parseFaultPlan("stall:rank=1,round=-1");
+  EXPECT_EQ(stall.kind, FaultPlan::Kind::Stall);
+  EXPECT_EQ(stall.round, -1);
   EXPECT_THROW(parseFaultPlan("melt:rank=0"), ConfigError);
   EXPECT_THROW(parseFaultPlan("io:round=2"), ConfigError);  // no rank
   EXPECT_THROW(parseFaultPlan("io:rank=0,when=2"), ConfigError);
@@ -72,6 +75,14 @@ void appendRound(RecordSink& sink, int round) {
   sink.endRound();
 }
 
+// The rows of `rounds` rounds reach the file through a FaultySink of `plan` on rank 0.
+std::size_t rowsThroughRankZero(const std::string& plan, int rounds) {
+  test::MemorySink file;
+  FaultySink sink(file, parseFaultPlan(plan), 0);
+  for (int round = 0; round < rounds; ++round) appendRound(sink, round);
+  return file.rows["client_accuracy"].size();
+}
+
 TEST(FaultySink, ForwardsEverythingUntilItsRoundThenFailsTheClientRowOnItsRankOnly) {
   test::MemorySink out;
   FaultySink sink(out, parseFaultPlan("io:rank=1,round=2"), 1);
@@ -89,11 +100,20 @@ TEST(FaultySink, ForwardsEverythingUntilItsRoundThenFailsTheClientRowOnItsRankOn
   EXPECT_EQ(out.rows["client_accuracy"].size(), 2u);  // the failed row never reached the file
   sink.writeScalar("/summary/mean", 0.5);              // whole datasets pass
   EXPECT_EQ(out.values["/summary/mean"], std::vector<double>{0.5});
+  EXPECT_EQ(rowsThroughRankZero("io:rank=1,round=0", 3), 3u);
+}
 
-  test::MemorySink other;
-  FaultySink elsewhere(other, parseFaultPlan("io:rank=1,round=0"), 0);
-  for (int round = 0; round < 3; ++round) appendRound(elsewhere, round);
-  EXPECT_EQ(other.rows["client_accuracy"].size(), 3u);
+// The stall fault blocks for good, so only where it does not act can it be run here: on other ranks,
+// and on its rank in the rounds before and after its own (the run never gets past it).
+TEST(FaultySink, StallForwardsEverythingOutsideItsRankAndRound) {
+  test::MemorySink out;
+  FaultySink sink(out, parseFaultPlan("stall:rank=1,round=1"), 1);
+  appendRound(sink, 0);
+  appendRound(sink, 2);
+  EXPECT_EQ(out.rows["client_accuracy"].size(), 2u);
+  EXPECT_EQ(rowsThroughRankZero("stall:rank=1,round=0", 3), 3u);
+  const FaultInjection hooks(parseFaultPlan("stall:rank=1,round=-1"), 0);
+  hooks.whileCreatingResults();  // rank 0: returns
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include "app/watched_sink.hpp"
+#include "support/null_sink.hpp"
 #include "support/test_support.hpp"
 
 namespace fedsilo {
@@ -61,6 +63,52 @@ TEST(StorageWatchdog, WatchesOnlyWhileAPhaseLasts) {
   { const StorageWatchdog::Watch watch(dog, "closing the results file", "/proc/no_such_folder/r.h5.partial"); }
   std::this_thread::sleep_for(seconds(3));
   EXPECT_EQ(report.calls.load(), 0);
+}
+
+// A results file whose round rows block (a write stuck inside parallel HDF5): this one's client rows
+// take `stall` each.
+class SlowRowsSink : public test::MemorySink {
+ public:
+  explicit SlowRowsSink(seconds stall) : stall_(stall) {}
+  void appendRoundClients(const std::string& name, const std::vector<double>& local) override {
+    std::this_thread::sleep_for(stall_);
+    MemorySink::appendRoundClients(name, local);
+  }
+
+ private:
+  seconds stall_;
+};
+
+// Each record through a WatchedSink is a write phase: one that blocks past the patience on a folder
+// that cannot take writes is reported under the sink's phase and file; the records reach the target.
+TEST(WatchedSink, ReportsARecordStuckOnAFolderThatCannotTakeWrites) {
+  StuckReport report;
+  StorageWatchdog dog(seconds(1), report.handler());
+  SlowRowsSink file(seconds(4));
+  const std::string partial = test::tempDir("watched_missing") + "/no_such_folder/r.h5.partial";
+  WatchedSink sink(file, dog, "writing the results file", partial);
+  sink.appendRoundInt("round", 0);
+  sink.appendRoundClients("client_accuracy", {0.25, 0.75});
+  std::future<std::string> message = report.first.get_future();
+  ASSERT_EQ(message.wait_for(seconds(0)), std::future_status::ready) << "the stuck record was not reported";
+  const std::string text = message.get();
+  EXPECT_NE(text.find("writing the results file did not complete in 1 s"), std::string::npos) << text;
+  EXPECT_EQ(text.substr(text.size() - partial.size() - 2), "(" + partial + ")") << text;
+  EXPECT_EQ(file.scalars["round"], std::vector<double>{0});
+  EXPECT_EQ(file.rows["client_accuracy"], (std::vector<std::vector<double>>{{0.25, 0.75}}));
+}
+
+// Between the records (training, the round line) nothing is watched, however long it lasts.
+TEST(WatchedSink, WatchesOnlyWhileARecordIsWritten) {
+  StuckReport report;
+  StorageWatchdog dog(seconds(1), report.handler());
+  test::MemorySink file;
+  WatchedSink sink(file, dog, "writing the results file", "/proc/no_such_folder/r.h5.partial");
+  sink.appendRoundInt("round", 0);
+  sink.writeScalar("/summary/mean", 0.5);
+  std::this_thread::sleep_for(seconds(3));
+  EXPECT_EQ(report.calls.load(), 0);
+  EXPECT_EQ(file.values["/summary/mean"], std::vector<double>{0.5});
 }
 
 }  // namespace
