@@ -1,14 +1,11 @@
 // The transformer_playerfl layers at the PLayer-FL authors' width (d = 768, 119 tokens, as their
-// Sentiment model): every GEMM shape the layers run, through nn/gemm.hpp (group TransformerGemm/),
+// Sentiment model): every GEMM shape the layers run, through nn/packed_gemm.hpp and, for the ratio, Eigen's GEBP (nn/gemm.hpp) (group TransformerGemm/),
 // and the self-attention and feed-forward layers' forward + backward (group TransformerLayer/), as
 // GFLOP/s over CPU time, and as `peak_share`, the share of one core's FP32 FMA peak measured in
-// the same process with the chains of FmaPeak/ (bench/fma_chains.hpp), also in CPU time:
+// the same process (bench/peak_share.hpp), also in CPU time:
 //   fedsilo_bench --benchmark_filter=Transformer
-#include <algorithm>
-
 #include "bench_common.hpp"
-#include "fma_chains.hpp"
-#include "thread_clock.hpp"
+#include "peak_share.hpp"
 #include "nn/feed_forward.hpp"
 #include "nn/gemm.hpp"
 #include "nn/packed_gemm.hpp"
@@ -20,39 +17,6 @@ using namespace fedsilo;
 using namespace fedsilo::bench;
 
 constexpr int kDim = 768, kTokens = 119, kBatch = 8;  // 952 token columns per batch
-
-// One core's FP32 FMA peak in GFLOP/s of CPU time, measured once (0 without AVX-512).
-double fmaPeakGflops() {
-#ifdef __AVX512F__
-  static const double peak = [] {
-    constexpr long kIterations = 1 << 16;
-    __m512 acc[kFmaChains];
-    for (int c = 0; c < kFmaChains; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));
-    double best = 0.0;
-    for (int rep = 0; rep < 20; ++rep) {  // the best of 20 short runs: another job's time slice costs one
-      const double t0 = threadSeconds();
-      runFmaChains(acc, kIterations);
-      best = std::max(best, 2.0 * 16 * kFmaChains * kIterations / (threadSeconds() - t0) * 1e-9);
-    }
-    __m512 total = acc[0];
-    for (int c = 1; c < kFmaChains; ++c) total = _mm512_add_ps(total, acc[c]);
-    benchmark::DoNotOptimize(total);
-    return best;
-  }();
-  return peak;
-#else
-  return 0.0;
-#endif
-}
-
-// GFLOP/s and, with a measured peak, peak_share.
-void setFlopsAndShare(benchmark::State& st, double flopsPerIter) {
-  setFlops(st, flopsPerIter);
-  const double peak = fmaPeakGflops();
-  if (peak > 0.0)
-    st.counters["peak_share"] =
-        benchmark::Counter(flopsPerIter * 1e-9 / peak, benchmark::Counter::kIsIterationInvariantRate);
-}
 
 // One GEMM C (m x n) = op(A) op(B), k deep, with the layers' operand orders: `forward` products read
 // the row-major weight transposed (GemmOp::T, N); `weight gradients` multiply by a transposed
