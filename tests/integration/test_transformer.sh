@@ -128,8 +128,10 @@ refused() {
 refused "negative focal_alpha" 'model.focal_alpha = 1,-2,1,1: weight -2' --model.loss focal --model.focal_alpha 1,-2,1,1
 refused "focal_alpha of the wrong length" 'model.focal_alpha: 3 class weights, but the dataset has 4 classes' \
   --model.loss focal --model.focal_alpha 1,2,3
-refused "focal_alpha without focal loss" 'model.focal_alpha = 1,1,1,1: applies with model.loss = focal only' \
+refused "focal_alpha without focal loss" 'model.focal_alpha = 1,1,1,1: applies with model.loss = focal or focal_playerfl only' \
   --model.focal_alpha 1,1,1,1
+refused "focal_playerfl alpha above 1" 'model.focal_alpha = 0.5,1.5,1,1: weight 1.5 exceeds 1' \
+  --model.loss focal_playerfl --model.focal_alpha 0.5,1.5,1,1
 refused "a position table shorter than the sequences" 'model.max_len = 8' --model.max_len 8
 refused "DP-SGD on the transformer" 'privacy.level = sample with model = transformer_playerfl' --privacy.level sample \
   --privacy.noise_multiplier 1 --privacy.clip 1
