@@ -19,8 +19,8 @@ template <class S>
 struct GemmImpl {
   using V = typename S::V;
   static constexpr int L = S::kLanes;
-  static constexpr int kMr = 2 * L;          // tile rows: two vectors
-  static constexpr int kNr = S::kGemmCols;   // tile columns: one broadcast each
+  static constexpr int kMr = 2 * L;         // tile rows: two vectors
+  static constexpr int kNr = S::kGemmCols;  // tile columns: one broadcast each
 
   // Ap[p * kMr + r] = alpha * op(A)(i0 + r, p0 + p), zero beyond m; for mc rows in tiles of kMr. Each
   // stored row or column of A is read contiguously (a transposed A's rows are op(A)'s rows).
@@ -108,8 +108,8 @@ struct GemmImpl {
           packA(transA, a, lda, i0, mc, m, p0, kc, alpha, ap);
           for (Index jt = 0; jt < nc; jt += kNr)
             for (Index it = 0; it < mc; it += kMr)
-              tile(ap + it * kc, bp + jt * kc, kc, c + (i0 + it) + (j0 + jt) * ldc, ldc,
-                   iminl(kMr, mc - it), iminl(kNr, nc - jt));
+              tile(ap + it * kc, bp + jt * kc, kc, c + (i0 + it) + (j0 + jt) * ldc, ldc, iminl(kMr, mc - it),
+                   iminl(kNr, nc - jt));
         }
       }
     }

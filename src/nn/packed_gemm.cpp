@@ -44,8 +44,8 @@ bool PackedGemm<T>::reserved() const {
 }
 
 template <typename T>
-void PackedGemm<T>::run(GemmOp opA, GemmOp opB, Index m, Index n, Index k, T alpha, const T* a, Index lda,
-                        const T* b, Index ldb, T beta, T* c, Index ldc) {
+void PackedGemm<T>::run(GemmOp opA, GemmOp opB, Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b,
+                        Index ldb, T beta, T* c, Index ldc) {
   if constexpr (std::is_same_v<T, float>) {
     FEDSILO_ASSERT(mcMax_ > 0, "PackedGemm::run before reserve()");
     if (m <= 0 || n <= 0) return;

@@ -24,8 +24,8 @@ class PackedGemm {
   bool reserved() const;
 
   // C (m x n) = alpha * op(A) * op(B) + beta * C (GemmWorkspace::run); beta == 0 overwrites C.
-  void run(GemmOp opA, GemmOp opB, Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b,
-           Index ldb, T beta, T* c, Index ldc);
+  void run(GemmOp opA, GemmOp opB, Index m, Index n, Index k, T alpha, const T* a, Index lda, const T* b, Index ldb,
+           T beta, T* c, Index ldc);
 
  private:
   GemmWorkspace<T> eigen_;  // double only
