@@ -19,7 +19,10 @@
 //   ExactSum/...       FedAvg's exact accumulate (ExactSum::addScaled)          -> GB/s, Mparam/s
 //   ReduceExact/...    its MPI reduce on a one-rank world communicator         -> GB/s
 //   Hdf5/...           one round appended to a results file (ResultsWriter)     -> rounds/s
-//   TransformerGemm/... the transformer_playerfl GEMM shapes at d = 768 (nn/gemm.hpp) -> GFLOP/s
+//   PaperStep/...      a training step of cnn_playerfl_cifar (batch 32) and transformer_playerfl (d = 768,
+//                      batch 8), as bench/torch_steps.py runs them -> GFLOP/s, peak_share
+//   TransformerGemm/... the transformer_playerfl GEMM shapes at d = 768, packed (nn/packed_gemm.hpp) and
+//                      Eigen's GEBP (nn/gemm.hpp) -> GFLOP/s, peak_share
 //   TransformerLayer/... its self-attention and feed-forward layers, forward + backward -> GFLOP/s
 //
 // bench/ab_baseline.sh builds this file against another source tree (e.g. the commit before an

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "peak_share.hpp"
 #include "data/dataset.hpp"
 #include "fl/local_trainer.hpp"
 #include "nn/bf16.hpp"
@@ -79,6 +80,47 @@ BENCHMARK(BM_TrainStep)
     ->Args({1, 32, 1, 1})
     ->Args({2, 128, 1, 1})
     ->Unit(benchmark::kMicrosecond);
+
+// A training step (forward, loss, backward, SGD) of the PLayer-FL presets beyond FashionMNIST, at the
+// shapes bench/torch_steps.py runs in PyTorch (bench/compare_torch_steps.sh compares the two): Args
+// model 0 = cnn_playerfl_cifar on 3 x 32 x 32 images, 10 classes; 1 = transformer_playerfl at the
+// authors' width (d = 768) on 119-token sequences (no padding) of a 10,000-token vocabulary, 2 classes.
+// Exact training FLOPs per sample, 2 per multiply-add, input gradients of every layer but the first:
+//   cnn_playerfl_cifar: forward multiply-adds conv1 1,997,568 (34 x 34 x 64 x 27), conv2 95,551,488,
+//     conv3 117,964,800, conv4 570,949,632, conv5 398,721,024, fc1 51,200, fc2 1,000;
+//     2 (3 F - conv1) = 7,107,425,136;
+//   transformer_playerfl: 2 x 3 x (12 d^2 T + 2 T^2 d + 2 d) = 5,184,129,024 (QKV 3 d^2 T, projection
+//     d^2 T, feed-forward 8 d^2 T, scores and mixing T^2 d each, head 2 d; the embedding is a gather).
+void BM_PaperStep(benchmark::State& st) {
+  const bool transformer = st.range(0) == 1;
+  const int batch = static_cast<int>(st.range(1));
+  constexpr int kTokens = 119, kVocab = 10000;
+  ModelConfig cfg;
+  cfg.name = transformer ? ModelPreset::TransformerPlayerFl : ModelPreset::CnnPlayerFlCifar;
+  cfg.embedDim = 768;
+  const InputSpec in = transformer ? InputSpec{Shape{kTokens}, 2, kVocab} : InputSpec{Shape{3, 32, 32}, 10, 0};
+  auto m = buildModel<float>(cfg, in);
+  Rng init(0, -1, -1, Purpose::Init);
+  m->initialize(init);
+  m->reserve(batch);
+  const std::size_t inSize = static_cast<std::size_t>(in.shape.size()) * batch;
+  std::vector<float> x = randomFloats(inSize, 4, 0.0f, 1.0f);
+  if (transformer)
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(1 + (i * 7919) % (kVocab - 1));
+  std::vector<std::int32_t> y(batch);
+  for (int j = 0; j < batch; ++j) y[j] = j % in.numClasses;
+  m->sgdStep(x.data(), y.data(), batch, 1e-4f);  // warm-up
+  for (auto _ : st) benchmark::DoNotOptimize(m->sgdStep(x.data(), y.data(), batch, 1e-4f));
+  st.counters["samples/s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
+  setFlopsAndShare(st, (transformer ? 5184129024.0 : 7107425136.0) * batch);
+}
+BENCHMARK(BM_PaperStep)
+    ->Name("PaperStep")
+    ->ArgNames({"model", "batch"})
+    ->Args({0, 32})
+    ->Args({1, 8})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0);
 
 // A training step of the lstm preset (model.embed_dim 32, model.lstm_hidden 64, two layers, the defaults)
 // on 80-token sequences of an 80-symbol vocabulary with 80 classes (the next-character shape): forward,

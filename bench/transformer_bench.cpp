@@ -1,16 +1,14 @@
 // The transformer_playerfl layers at the PLayer-FL authors' width (d = 768, 119 tokens, as their
-// Sentiment model): every GEMM shape the layers run, through nn/gemm.hpp (group TransformerGemm/),
+// Sentiment model): every GEMM shape the layers run, through nn/packed_gemm.hpp and, for the ratio, Eigen's GEBP (nn/gemm.hpp) (group TransformerGemm/),
 // and the self-attention and feed-forward layers' forward + backward (group TransformerLayer/), as
 // GFLOP/s over CPU time, and as `peak_share`, the share of one core's FP32 FMA peak measured in
-// the same process with the chains of FmaPeak/ (bench/fma_chains.hpp), also in CPU time:
+// the same process (bench/peak_share.hpp), also in CPU time:
 //   fedsilo_bench --benchmark_filter=Transformer
-#include <algorithm>
-
 #include "bench_common.hpp"
-#include "fma_chains.hpp"
-#include "thread_clock.hpp"
+#include "peak_share.hpp"
 #include "nn/feed_forward.hpp"
 #include "nn/gemm.hpp"
+#include "nn/packed_gemm.hpp"
 #include "nn/self_attention.hpp"
 
 namespace {
@@ -20,49 +18,17 @@ using namespace fedsilo::bench;
 
 constexpr int kDim = 768, kTokens = 119, kBatch = 8;  // 952 token columns per batch
 
-// One core's FP32 FMA peak in GFLOP/s of CPU time, measured once (0 without AVX-512).
-double fmaPeakGflops() {
-#ifdef __AVX512F__
-  static const double peak = [] {
-    constexpr long kIterations = 1 << 16;
-    __m512 acc[kFmaChains];
-    for (int c = 0; c < kFmaChains; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));
-    double best = 0.0;
-    for (int rep = 0; rep < 20; ++rep) {  // the best of 20 short runs: another job's time slice costs one
-      const double t0 = threadSeconds();
-      runFmaChains(acc, kIterations);
-      best = std::max(best, 2.0 * 16 * kFmaChains * kIterations / (threadSeconds() - t0) * 1e-9);
-    }
-    __m512 total = acc[0];
-    for (int c = 1; c < kFmaChains; ++c) total = _mm512_add_ps(total, acc[c]);
-    benchmark::DoNotOptimize(total);
-    return best;
-  }();
-  return peak;
-#else
-  return 0.0;
-#endif
-}
-
-// GFLOP/s and, with a measured peak, peak_share.
-void setFlopsAndShare(benchmark::State& st, double flopsPerIter) {
-  setFlops(st, flopsPerIter);
-  const double peak = fmaPeakGflops();
-  if (peak > 0.0)
-    st.counters["peak_share"] =
-        benchmark::Counter(flopsPerIter * 1e-9 / peak, benchmark::Counter::kIsIterationInvariantRate);
-}
-
 // One GEMM C (m x n) = op(A) op(B), k deep, with the layers' operand orders: `forward` products read
 // the row-major weight transposed (GemmOp::T, N); `weight gradients` multiply by a transposed
-// activation (N, T); `input gradients` are plain (N, N).
-void BM_TransformerGemm(benchmark::State& st) {
+// activation (N, T); `input gradients` are plain (N, N). `impl`: 1 the layers' PackedGemm
+// (nn/packed_gemm.hpp), 0 Eigen's GEBP through GemmWorkspace (what the layers ran before), for the ratio.
+template <class Workspace>
+void runGemm(benchmark::State& st, Workspace& ws) {
   const Index m = st.range(0), n = st.range(1), k = st.range(2);
   const auto kind = static_cast<int>(st.range(3));
   const GemmOp opA = kind == 0 ? GemmOp::T : GemmOp::N, opB = kind == 1 ? GemmOp::T : GemmOp::N;
   const std::vector<float> a = randomFloats(static_cast<std::size_t>(m * k), 1), b = randomFloats(k * n, 2);
   std::vector<float> c(static_cast<std::size_t>(m * n));
-  GemmWorkspace<float> ws;
   ws.reserve(m, n, k);
   const Index lda = opA == GemmOp::T ? k : m, ldb = opB == GemmOp::T ? n : k;
   for (auto _ : st) {
@@ -72,17 +38,27 @@ void BM_TransformerGemm(benchmark::State& st) {
   setFlopsAndShare(st, 2.0 * m * n * k);
 }
 
+void BM_TransformerGemm(benchmark::State& st) {
+  if (st.range(4) == 1) {
+    PackedGemm<float> ws;
+    runGemm(st, ws);
+  } else {
+    GemmWorkspace<float> ws;
+    runGemm(st, ws);
+  }
+}
+
 void TransformerGemmShapes(benchmark::internal::Benchmark* b) {
   const long d = kDim, tb = static_cast<long>(kTokens) * kBatch;
-  b->ArgNames({"m", "n", "k", "kind"});
-  b->Args({3 * d, tb, d, 0});      // q, k, v projections
-  b->Args({d, tb, d, 0});          // output projection
-  b->Args({4 * d, tb, d, 0});      // feed-forward up
-  b->Args({d, tb, 4 * d, 0});      // feed-forward down
-  b->Args({d, 3 * d, tb, 1});      // dW_qkv
-  b->Args({d, 4 * d, tb, 1});      // dW_1
-  b->Args({d, tb, 3 * d, 2});      // dx through W_qkv
-  b->Args({4 * d, tb, d, 2});      // dL/dh through W_2
+  b->ArgNames({"m", "n", "k", "kind", "impl"});
+  for (long impl : {1, 0}) b->Args({3 * d, tb, d, 0, impl});      // q, k, v projections
+  for (long impl : {1, 0}) b->Args({d, tb, d, 0, impl});          // output projection
+  for (long impl : {1, 0}) b->Args({4 * d, tb, d, 0, impl});      // feed-forward up
+  for (long impl : {1, 0}) b->Args({d, tb, 4 * d, 0, impl});      // feed-forward down
+  for (long impl : {1, 0}) b->Args({d, 3 * d, tb, 1, impl});      // dW_qkv
+  for (long impl : {1, 0}) b->Args({d, 4 * d, tb, 1, impl});      // dW_1
+  for (long impl : {1, 0}) b->Args({d, tb, 3 * d, 2, impl});      // dx through W_qkv
+  for (long impl : {1, 0}) b->Args({4 * d, tb, d, 2, impl});      // dL/dh through W_2
 }
 
 template <typename Layer>

@@ -195,8 +195,14 @@ void readModel(const RawValues& raw, ModelConfig& m) {
       if (!(a >= 0.0) || !std::isfinite(a))
         throw ConfigError(fmt("model.focal_alpha = ", raw.text("model.focal_alpha"), ": weight ", a,
                               " is not a finite value >= 0"));
-    if (m.loss != LossKind::Focal)
-      throw ConfigError(fmt("model.focal_alpha = ", raw.text("model.focal_alpha"), ": applies with model.loss = focal only"));
+    if (m.loss != LossKind::Focal && m.loss != LossKind::FocalPlayerFl)
+      throw ConfigError(fmt("model.focal_alpha = ", raw.text("model.focal_alpha"),
+                            ": applies with model.loss = focal or focal_playerfl only"));
+    if (m.loss == LossKind::FocalPlayerFl)
+      for (double a : m.focalAlpha)
+        if (a > 1.0)
+          throw ConfigError(fmt("model.focal_alpha = ", raw.text("model.focal_alpha"), ": weight ", a,
+                                " exceeds 1 (model.loss = focal_playerfl weights the other classes by 1 - alpha)"));
   }
   m.embedDim = raw.smallInteger("model.embed_dim", 1, 100000);
   m.maxLen = raw.smallInteger("model.max_len", 0, 1000000);

@@ -85,7 +85,8 @@ std::vector<Opt> modelOptions() {
       {"model.loss", "", "loss override: " + joinNames<LossKind>(" | ") + " (default: the preset's)"},
       {"model.focal_gamma", "2", "focal loss gamma (>= 0)"},
       {"model.focal_alpha", "",
-       "focal loss: per-class weights alpha_0,...,alpha_{C-1} (finite, >= 0; one per class; empty: all 1)"},
+       "focal loss: per-class weights alpha_0,...,alpha_{C-1} (finite, >= 0; <= 1 with focal_playerfl; one per "
+       "class; empty: all 1)"},
       {"model.embed_dim", "32", "lstm, transformer_playerfl: embedding dimension"},
       {"model.max_len", "0",
        "transformer_playerfl: rows of the learned position table (>= the data's tokens per sample; 0: exactly "

@@ -58,7 +58,8 @@ const std::vector<EnumName<ModelPreset>>& enumNames<ModelPreset>() {
 template <>
 const std::vector<EnumName<LossKind>>& enumNames<LossKind>() {
   static const std::vector<EnumName<LossKind>> names = {
-      {LossKind::CrossEntropy, "cross_entropy"}, {LossKind::Hinge, "hinge"}, {LossKind::Focal, "focal"}};
+      {LossKind::CrossEntropy, "cross_entropy"}, {LossKind::Hinge, "hinge"}, {LossKind::Focal, "focal"},
+      {LossKind::FocalPlayerFl, "focal_playerfl"}};
   return names;
 }
 

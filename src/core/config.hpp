@@ -28,7 +28,7 @@ enum class HeartVariant { PlayerFl, Flamby };
 enum class PartitionScheme { Iid, Dirichlet, Shards, Labels, File, Natural };
 enum class ModelPreset { Mlp, Logreg, Svm, CnnMcMahan, CnnPlayerFl, Lstm, HeartMlp, CnnPlayerFlCifar,
                          TransformerPlayerFl };
-enum class LossKind { CrossEntropy, Hinge, Focal };
+enum class LossKind { CrossEntropy, Hinge, Focal, FocalPlayerFl };
 enum class PlacementBalance { Samples, Clients };
 // Client training protocol: optimizer, its state across rounds, the learning-rate schedule over rounds.
 enum class OptimizerKind { Sgd, Adam, AdamW };

@@ -4,9 +4,9 @@
 // applied to every token column (nn/token_columns.hpp); the preset uses hidden = 4 d. Parameters
 // (one federation block): w1, b1 (fan-in d), w2, b2 (fan-in hidden); model.init_scheme applies to
 // the weights (fan-out hidden, then d). Both products and the weight gradients are GEMMs over all
-// T * B tokens (nn/gemm.hpp).
+// T * B tokens, on nn/packed_gemm.hpp.
 #pragma once
-#include "nn/gemm.hpp"
+#include "nn/packed_gemm.hpp"
 #include "nn/layer.hpp"
 
 namespace fedsilo {
@@ -38,7 +38,7 @@ class FeedForwardT : public LayerT<T> {
   int maxBatch_ = 0;
   AlignedVector<T> h_;   // hidden x TB: relu(W_1 x + b_1)
   AlignedVector<T> dh_;  // hidden x TB: dL/d(W_1 x + b_1)
-  GemmWorkspace<T> gemmUp_, gemmDown_, gemmDw1_, gemmDw2_, gemmBackH_, gemmDx_;
+  PackedGemm<T> gemmUp_, gemmDown_, gemmDw1_, gemmDw2_, gemmBackH_, gemmDx_;
 };
 
 }  // namespace fedsilo

@@ -62,6 +62,14 @@ struct ConvKernels {
                          Index dstPlane, int ldd);
 };
 
+// The packed GEMM (nn/gemm_kernels.hpp, nn/packed_gemm.hpp): C (m x n, column-major) += alpha op(A) op(B),
+// every element one chain over k in order from its value in C; ap and bp are packing buffers of
+// mcMax x kcMax and kcMax x ncMax floats (mcMax a multiple of 32, ncMax of 12).
+struct GemmKernels {
+  void (*gemm)(bool transA, bool transB, Index m, Index n, Index k, float alpha, const float* a, Index lda,
+               const float* b, Index ldb, float* c, Index ldc, Index mcMax, Index kcMax, Index ncMax, float* ap,
+               float* bp);
+};
 // Max pooling over 2 x 2 windows with stride 2 (nn/pool_kernels.hpp: layout, positions, rules).
 struct PoolKernels {
   // y and pos (the position of each maximum in its window, 0..3) of `planes` planes of h x w.
@@ -74,6 +82,7 @@ struct KernelTable {
   Isa isa;
   DenseKernels dense;
   ConvKernels conv;
+  GemmKernels gemm;
   PoolKernels pool;
 };
 

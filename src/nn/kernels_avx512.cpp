@@ -4,6 +4,7 @@
 #include "nn/simd_avx512.hpp"
 #include "nn/conv_kernels.hpp"
 #include "nn/dense_kernels.hpp"
+#include "nn/gemm_kernels.hpp"
 #include "nn/pool_kernels_avx512.hpp"
 
 namespace fedsilo::kernels {
@@ -14,6 +15,7 @@ const KernelTable& avx512Kernels() {
   static const KernelTable table{Isa::Avx512,
                                  {D::forward, D::wgrad, D::wgradSgd, D::dgrad, D::reluMask, D::sgd},
                                  {C::gemm, C::wgrad, C::planesToRows, C::rowsToPlanes, C::copyIntoPadded},
+                                 {GemmImpl<simd::Avx512>::gemm},
                                  {PoolAvx512::forward, PoolAvx512::backward}};
   return table;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "nn/focal_playerfl_loss.hpp"
 
 namespace fedsilo {
 
@@ -191,6 +192,10 @@ std::unique_ptr<LossT<T>> makeLoss(LossKind kind, double param, const std::vecto
       if (!(param >= 0.0) || !std::isfinite(param))
         throw ConfigError(fmt("model.focal_gamma = ", param, ": focal loss needs a finite gamma >= 0"));
       return std::make_unique<FocalLossT<T>>(param, alpha);
+    case LossKind::FocalPlayerFl:
+      if (!(param >= 0.0) || !std::isfinite(param))
+        throw ConfigError(fmt("model.focal_gamma = ", param, ": focal loss needs a finite gamma >= 0"));
+      return std::make_unique<FocalPlayerFlLossT<T>>(param, alpha);
   }
   throw RuntimeError(fmt("internal error: no loss for enumerator ", static_cast<int>(kind)));
 }

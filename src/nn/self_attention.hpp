@@ -10,11 +10,11 @@
 // Activations are token columns (nn/token_columns.hpp). Parameters (one federation block):
 // w_query, w_key, w_value [d][d] (contiguous, so the three projections are one [3d][d] GEMM),
 // w_proj [d][d], b_proj [d]; fan-in d for all (model.init_scheme applies to the weights, fan-out
-// d). The projections and the weight gradients are GEMMs over all T * B tokens; the scores and the weighted sums are per-sample T x T GEMMs (nn/gemm.hpp).
+// d). The projections and the weight gradients are GEMMs over all T * B tokens; the scores and the weighted sums are per-sample T x T GEMMs, all on nn/packed_gemm.hpp.
 #pragma once
 #include <memory>
 
-#include "nn/gemm.hpp"
+#include "nn/packed_gemm.hpp"
 #include "nn/layer.hpp"
 #include "nn/padding_mask.hpp"
 
@@ -53,7 +53,7 @@ class SelfAttentionT : public LayerT<T> {
   AlignedVector<T> attn_;  // d x TB: a_i; reused for dL/da in backward
   AlignedVector<T> dqkv_;  // 3d x TB
   AlignedVector<T> dprobs_;  // T x T: one sample's dL/dprobs, then dL/dscores
-  GemmWorkspace<T> gemmQkv_, gemmScores_, gemmMix_, gemmProj_, gemmProjBack_, gemmDwo_, gemmDwqkv_, gemmDx_;
+  PackedGemm<T> gemmQkv_, gemmScores_, gemmMix_, gemmProj_, gemmProjBack_, gemmDwo_, gemmDwqkv_, gemmDx_;
 };
 
 }  // namespace fedsilo

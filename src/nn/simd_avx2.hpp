@@ -22,6 +22,7 @@ struct Avx2 {
   static constexpr int kDgradSamples = 6;
   static constexpr int kConvVecs = 2;
   static constexpr int kConvRows = 6;
+  static constexpr int kGemmCols = 6;      // packed GEMM (nn/gemm_kernels.hpp): columns x 2 vectors of rows
 
   static M mask(std::int64_t n) {
     const int k = n >= 8 ? 8 : (n > 0 ? static_cast<int>(n) : 0);

@@ -24,6 +24,7 @@ struct Avx512 {
   static constexpr int kDgradSamples = 8;
   static constexpr int kConvVecs = 4;      // convolution: channel vectors x kConvRows positions (or taps)
   static constexpr int kConvRows = 6;
+  static constexpr int kGemmCols = 12;      // packed GEMM (nn/gemm_kernels.hpp): columns x 2 vectors of rows
 
   static M mask(std::int64_t n) {
     return n >= 16 ? M(0xFFFF) : M((1u << static_cast<unsigned>(n > 0 ? n : 0)) - 1u);

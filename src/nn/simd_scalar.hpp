@@ -21,6 +21,7 @@ struct Scalar {
   static constexpr int kDgradSamples = 4;
   static constexpr int kConvVecs = 4;
   static constexpr int kConvRows = 4;
+  static constexpr int kGemmCols = 4;      // packed GEMM (nn/gemm_kernels.hpp): columns x 2 vectors of rows
 
   static M mask(std::int64_t n) { return n > 0; }
   static M full() { return true; }

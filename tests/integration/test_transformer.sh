@@ -5,7 +5,8 @@
 # transformer_playerfl end to end on the generated `sequence` task (small width): FedAvg and
 # PLayer-FL (sensitivity-chosen split over the four blocks embedding, attention, feedforward, head)
 # give identical results files at 1, 2 and 4 ranks, and the global model learns; FedBABU and FedLP
-# run on it; a PLayer-FL run stopped by SIGTERM and resumed at 3 ranks equals the uninterrupted one;
+# run on it; model.loss = focal_playerfl gives identical results at 1 and 2 ranks; a PLayer-FL run
+# stopped by SIGTERM and resumed at 3 ranks equals the uninterrupted one;
 # on LEAF Sent140-format JSON (left-padded tweets whose label is set by one sentiment word) it
 # learns the rule; bad model.focal_alpha, a short model.max_len and privacy.level = sample are
 # refused with exit 2 and a line naming them.
@@ -57,6 +58,15 @@ for alg in fedbabu fedlp; do
   [ "$RC" = 0 ] && h5_complete "$WORK/$alg.h5" && log "$alg runs on the transformer" ||
     fail "$alg exited $RC: $(tail -3 "$WORK/$alg.log")"
 done
+
+# The PLayer-FL authors' focal loss with per-class alpha: the same results at 1 and 2 ranks.
+for np in 1 2; do
+  run "$WORK/fpl_$np.log" "$np" "${SEQ[@]}" --rounds 3 --model.loss focal_playerfl --model.focal_gamma 3 \
+    --model.focal_alpha 0.1,0.2,0.3,0.4 --output "$WORK/fpl_$np.h5"
+  [ "$RC" = 0 ] || fail "focal_playerfl at $np ranks exited $RC: $(tail -3 "$WORK/fpl_$np.log")"
+done
+h5_same "$WORK/fpl_1.h5" "$WORK/fpl_2.h5" && log "focal_playerfl: 1 and 2 ranks identical" ||
+  fail "focal_playerfl: 1 and 2 ranks differ (above)"
 
 # Kill and resume: PLayer-FL (its split is chosen in round 0 and must survive the checkpoint).
 run "$WORK/ref.log" 2 "${SEQ[@]}" --algorithm playerfl --rounds 10 --output "$WORK/ref.h5"
@@ -128,8 +138,10 @@ refused() {
 refused "negative focal_alpha" 'model.focal_alpha = 1,-2,1,1: weight -2' --model.loss focal --model.focal_alpha 1,-2,1,1
 refused "focal_alpha of the wrong length" 'model.focal_alpha: 3 class weights, but the dataset has 4 classes' \
   --model.loss focal --model.focal_alpha 1,2,3
-refused "focal_alpha without focal loss" 'model.focal_alpha = 1,1,1,1: applies with model.loss = focal only' \
+refused "focal_alpha without focal loss" 'model.focal_alpha = 1,1,1,1: applies with model.loss = focal or focal_playerfl only' \
   --model.focal_alpha 1,1,1,1
+refused "focal_playerfl alpha above 1" 'model.focal_alpha = 0.5,1.5,1,1: weight 1.5 exceeds 1' \
+  --model.loss focal_playerfl --model.focal_alpha 0.5,1.5,1,1
 refused "a position table shorter than the sequences" 'model.max_len = 8' --model.max_len 8
 refused "DP-SGD on the transformer" 'privacy.level = sample with model = transformer_playerfl' --privacy.level sample \
   --privacy.noise_multiplier 1 --privacy.clip 1

@@ -6,12 +6,15 @@
 
 #include "grad_check.hpp"
 #include "nn/gemm.hpp"
+#include "nn/isa.hpp"
+#include "nn/kernels.hpp"
+#include "nn/packed_gemm.hpp"
 
 namespace fedsilo::test {
 namespace {
 
-template <typename T>
-void checkGemm(GemmWorkspace<T>& ws, GemmOp opA, GemmOp opB, Index m, Index n, Index k, T alpha, T beta,
+template <typename T, typename Ws>
+void checkGemm(Ws& ws, GemmOp opA, GemmOp opB, Index m, Index n, Index k, T alpha, T beta,
                std::uint64_t seed, double tol) {
   // Stored shapes with padded leading dimensions (lda > rows) to exercise the strides.
   const Index ar = opA == GemmOp::N ? m : k, ac = opA == GemmOp::N ? k : m;
@@ -39,12 +42,12 @@ void checkGemm(GemmWorkspace<T>& ws, GemmOp opA, GemmOp opB, Index m, Index n, I
   }
 }
 
-template <typename T>
+template <typename T, template <typename> class Ws = GemmWorkspace>
 void allCombos(double tol) {
   struct Shape3 {
     Index m, n, k;
   };
-  GemmWorkspace<T> ws;
+  Ws<T> ws;
   ws.reserve(300, 200, 500);
   std::uint64_t seed = 1;
   for (auto s : {Shape3{1, 1, 1}, Shape3{7, 5, 3}, Shape3{64, 32, 25}, Shape3{300, 200, 500}, Shape3{513, 70, 900}}) {
@@ -60,6 +63,36 @@ void allCombos(double tol) {
 
 TEST(Gemm, MatchesEigenDouble) { allCombos<double>(1e-12); }
 TEST(Gemm, MatchesEigenFloat) { allCombos<float>(1e-4); }
+
+// The packed kernels (transformer products): shapes that cut every block and tile at odd places, and
+// products larger than the reserved blocks (513 x 70 x 900 after reserve(300, 200, 500)).
+TEST(PackedGemm, MatchesEigenFloat) { allCombos<float, PackedGemm>(1e-4); }
+TEST(PackedGemm, DoubleRunsOnEigen) { allCombos<double, PackedGemm>(1e-12); }
+
+// Every kernel set gives the same bits, and an element's bits do not depend on the product around it:
+// a column computed alone equals the same column of the whole product.
+TEST(PackedGemm, EverySetAndEveryShapeGivesTheSameBits) {
+  const Index m = 301, n = 29, k = 530;
+  const auto a = randomVector(static_cast<std::size_t>(m * k), 7), b = randomVector(static_cast<std::size_t>(k * n), 8);
+  const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+  std::vector<std::vector<float>> results;
+  for (Isa isa : {Isa::Avx512, Isa::Avx2, Isa::Generic}) {
+    if (static_cast<int>(isa) > static_cast<int>(cpuIsa())) continue;
+    const Isa before = activeIsa();
+    selectIsa(isa);
+    PackedGemm<float> ws;
+    ws.reserve(m, n, k);
+    std::vector<float> c(static_cast<std::size_t>(m * n));
+    ws.run(GemmOp::N, GemmOp::T, m, n, k, 1.0f, af.data(), m, bf.data(), n, 0.0f, c.data(), m);
+    std::vector<float> col(static_cast<std::size_t>(m));
+    ws.run(GemmOp::N, GemmOp::T, m, 1, k, 1.0f, af.data(), m, bf.data() + 17, n, 0.0f, col.data(), m);
+    selectIsa(before);
+    EXPECT_EQ(std::memcmp(col.data(), c.data() + 17 * m, col.size() * sizeof(float)), 0) << isaName(isa);
+    results.push_back(c);
+  }
+  for (std::size_t i = 1; i < results.size(); ++i)
+    EXPECT_EQ(std::memcmp(results[0].data(), results[i].data(), results[0].size() * sizeof(float)), 0) << "set " << i;
+}
 
 TEST(Gemm, ZeroDepthScalesC) {
   GemmWorkspace<double> ws;

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "grad_check.hpp"
+#include "nn/focal_playerfl_loss.hpp"
 #include "nn/loss.hpp"
 
 namespace fedsilo::test {
@@ -144,6 +145,34 @@ TEST(Loss, FocalAlphaMustBeFiniteAndNonNegative) {
   EXPECT_EQ(dynamic_cast<FocalLossT<double>&>(*l).alpha(), (std::vector<double>{0.5, 2.0}));
 }
 
+// The PLayer-FL authors' form by hand: logits (0, ln 2, 0) give p = (1/4, 1/2, 1/4); label 1, gamma 2,
+// alpha (0.2, 0.6, 0.9): (10 / 3) ln 2 [0.6 (1/2)^2 + (1 - 0.2)(1/4)^2 + (1 - 0.9)(1/4)^2].
+TEST(Loss, FocalPlayerFlHandValue) {
+  FocalPlayerFlLossT<double> focal(2.0, {0.2, 0.6, 0.9});
+  const auto r = evalLoss(focal, {0.0, std::log(2.0), 0.0}, 3, {1});
+  EXPECT_NEAR(r.loss, 10.0 / 3.0 * std::log(2.0) * (0.6 * 0.25 + 0.8 * 0.0625 + 0.1 * 0.0625), 1e-14);
+  // alpha all 1 (the default) leaves only the label's term: (10 / C) (1 - p_y)^gamma (-log p_y), i.e. the
+  // standard focal loss times 10 / C.
+  FocalPlayerFlLossT<double> plain(2.0);
+  FocalLossT<double> standard(2.0);
+  const std::vector<double> z = randomVector(20, 9, -2, 2);
+  const std::vector<std::int32_t> y = {0, 4, 2, 2};
+  EXPECT_NEAR(evalLoss(plain, z, 5, y).loss, 2.0 * evalLoss(standard, z, 5, y).loss, 1e-13);
+}
+
+TEST(Loss, FocalPlayerFlGradientsMatchFiniteDifferences) {
+  const std::vector<double> z = randomVector(20, 9, -2, 2);
+  const std::vector<std::int32_t> y = {0, 4, 2, 2};
+  for (double gamma : {0.0, 0.5, 1.0, 3.0}) {
+    SCOPED_TRACE(gamma);
+    FocalPlayerFlLossT<double> focal(gamma, {0.13, 0.18, 0.22, 0.22, 0.24});
+    checkLossGradient(focal, z, 5, y);
+  }
+  EXPECT_THROW(FocalPlayerFlLossT<double>(2.0, {0.5, 1.5}), ConfigError);
+  EXPECT_THROW(FocalPlayerFlLossT<double>(-1.0), ConfigError);
+  EXPECT_EQ(makeLoss<double>("focal_playerfl", 3.0)->kind(), "focal_playerfl");
+}
+
 TEST(Loss, FocalConfidentPredictionKeepsFiniteGradient) {
   // p_y ~ 1 - 2e-9: 1 - p_y must not cancel to 0 (which would give a 0 loss and, for gamma < 1,
   // a 0 * inf gradient).
@@ -183,7 +212,7 @@ TEST(Loss, Factory) {
   EXPECT_EQ(dynamic_cast<FocalLossT<double>&>(*focal).gamma(), 1.5);
   EXPECT_THROW(makeLoss<float>("mse"), ConfigError);
   EXPECT_THROW(makeLoss<float>("focal", -1.0), ConfigError);
-  EXPECT_EQ(lossNames(), (std::vector<std::string>{"cross_entropy", "hinge", "focal"}));
+  EXPECT_EQ(lossNames(), (std::vector<std::string>{"cross_entropy", "hinge", "focal", "focal_playerfl"}));
   for (const auto& n : lossNames()) EXPECT_NO_THROW(makeLoss<float>(n, 2.0));
 }
 
