@@ -47,11 +47,13 @@ constexpr SampleDpRefusal kSampleDpRefusals[] = {
     {"alpha_fedavg", "its clients send their accuracy reports, a statistic of their data outside DP-SGD"},
 };
 
-// DP-SGD's per-example norms exist for Dense, Conv2D, LSTM and Embedding layers (nn/per_example.hpp),
-// so for these presets; a preset with other parameterised layers stays refused until its layers have them.
-constexpr ModelPreset kSampleDpModels[] = {ModelPreset::Mlp,        ModelPreset::Logreg,      ModelPreset::Svm,
-                                           ModelPreset::CnnMcMahan, ModelPreset::CnnPlayerFl, ModelPreset::Lstm,
-                                           ModelPreset::HeartMlp};
+// DP-SGD's per-example norms exist for every parameterised layer of these presets (nn/per_example.hpp);
+// a future preset with other parameterised layers stays refused until its layers have them.
+constexpr ModelPreset kSampleDpModels[] = {ModelPreset::Mlp,          ModelPreset::Logreg,
+                                           ModelPreset::Svm,          ModelPreset::CnnMcMahan,
+                                           ModelPreset::CnnPlayerFl,  ModelPreset::CnnPlayerFlCifar,
+                                           ModelPreset::Lstm,         ModelPreset::HeartMlp,
+                                           ModelPreset::TransformerPlayerFl};
 
 std::string clientDpList() {
   std::string out;
@@ -94,8 +96,8 @@ void checkSampleModel(const ExperimentConfig& cfg) {
   std::string supported;
   for (ModelPreset m : kSampleDpModels) supported += fmt(supported.empty() ? "" : ", ", m);
   throw ConfigError(fmt("privacy.level = sample with model = ", cfg.model.name,
-                        ": DP-SGD's per-example gradient norms exist for Dense, Conv2D, LSTM and Embedding layers "
-                        "(models ", supported, "), not for this model's layers"));
+                        ": DP-SGD's per-example gradient norms exist for the layers of the models ", supported,
+                        ", not for this model's layers"));
 }
 
 }  // namespace

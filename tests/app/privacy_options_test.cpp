@@ -110,7 +110,8 @@ TEST(PrivacyOptions, RefusesAlgorithmsAndModelsNamingBoth) {
   expectError({"--privacy.secure_aggregation", "true", "--algorithm", "fedfa"}, {"algorithm = fedfa", "level = client"});
   for (const char* a : {"fedavg", "fedprox", "qffl", "fedfa", "alpha_fedavg", "fedbabu", "fedlp"})
     EXPECT_NO_THROW(parseArguments(with(kClient, {"--algorithm", a, "--privacy.secure_aggregation", "true"}))) << a;
-  for (const char* m : {"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm"})
+  for (const char* m : {"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "cnn_playerfl_cifar", "lstm", "heart_mlp",
+                        "transformer_playerfl"})
     EXPECT_NO_THROW(parseArguments({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--model", m})) << m;
 }
 
