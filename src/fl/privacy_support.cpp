@@ -23,14 +23,18 @@ constexpr ClientDpRule kClientDpRules[] = {
 };
 
 // DP-SGD: the algorithms whose clients touch their data only through the shared training loop, and how
-// many training runs of train.epochs each update makes (Ditto: the global model's and the personal
-// model's, both DP-SGD, both charged to the client's accountant).
+// many private steps each update runs per batch of the loop (Ditto: the global model's and the personal
+// model's, both DP-SGD; pFedMe: its inner steps, option `stepsOption`; all charged to the client's
+// accountant).
 struct SampleDpRule {
   const char* algorithm;
-  int trainingRuns;
+  int stepsPerBatch;
+  const char* stepsOption = nullptr;  // when set, the steps per batch are this option's value
 };
-constexpr SampleDpRule kSampleDpRules[] = {{"fedavg", 1}, {"fedprox", 1}, {"playerfl", 1}, {"fedbabu", 1},
-                                           {"fedlp", 1},  {"ditto", 2},   {"local", 1}};
+constexpr SampleDpRule kSampleDpRules[] = {{"fedavg", 1},   {"fedprox", 1},
+                                           {"playerfl", 1}, {"fedbabu", 1},
+                                           {"fedlp", 1},    {"ditto", 2},
+                                           {"local", 1},    {"pfedme", 1, "pfedme.inner_steps"}};
 
 // The algorithms refused under DP-SGD, each with its reason.
 struct SampleDpRefusal {
@@ -38,17 +42,18 @@ struct SampleDpRefusal {
   const char* reason;
 };
 constexpr SampleDpRefusal kSampleDpRefusals[] = {
-    {"pfedme", "its K inner steps reuse one batch, which the accounting (a fresh Poisson sample per step) does not cover"},
     {"qffl", "its clients send their training loss (F_k^q), a statistic of their data outside DP-SGD"},
     {"fedfa", "its clients send their training accuracy, a statistic of their data outside DP-SGD"},
     {"alpha_fedavg", "its clients send their accuracy reports, a statistic of their data outside DP-SGD"},
 };
 
-// DP-SGD's per-example norms exist for Dense, Conv2D, LSTM and Embedding layers (nn/per_example.hpp),
-// so for these presets; a preset with other parameterised layers stays refused until its layers have them.
-constexpr ModelPreset kSampleDpModels[] = {ModelPreset::Mlp,        ModelPreset::Logreg,      ModelPreset::Svm,
-                                           ModelPreset::CnnMcMahan, ModelPreset::CnnPlayerFl, ModelPreset::Lstm,
-                                           ModelPreset::HeartMlp};
+// DP-SGD's per-example norms exist for every parameterised layer of these presets (nn/per_example.hpp);
+// a future preset with other parameterised layers stays refused until its layers have them.
+constexpr ModelPreset kSampleDpModels[] = {ModelPreset::Mlp,          ModelPreset::Logreg,
+                                           ModelPreset::Svm,          ModelPreset::CnnMcMahan,
+                                           ModelPreset::CnnPlayerFl,  ModelPreset::CnnPlayerFlCifar,
+                                           ModelPreset::Lstm,         ModelPreset::HeartMlp,
+                                           ModelPreset::TransformerPlayerFl};
 
 std::string clientDpList() {
   std::string out;
@@ -91,8 +96,8 @@ void checkSampleModel(const ExperimentConfig& cfg) {
   std::string supported;
   for (ModelPreset m : kSampleDpModels) supported += fmt(supported.empty() ? "" : ", ", m);
   throw ConfigError(fmt("privacy.level = sample with model = ", cfg.model.name,
-                        ": DP-SGD's per-example gradient norms exist for Dense, Conv2D, LSTM and Embedding layers "
-                        "(models ", supported, "), not for this model's layers"));
+                        ": DP-SGD's per-example gradient norms exist for the layers of the models ", supported,
+                        ", not for this model's layers"));
 }
 
 }  // namespace
@@ -103,9 +108,10 @@ const DpUpdateForm* clientDpForm(const std::string& algorithm) {
   return nullptr;
 }
 
-int sampleDpTrainingRuns(const std::string& algorithm) {
-  const SampleDpRule* r = sampleDpRule(algorithm);
-  return r ? r->trainingRuns : 1;
+int sampleDpStepsPerBatch(const ExperimentConfig& cfg) {
+  const SampleDpRule* r = sampleDpRule(cfg.algorithm);
+  if (!r) return 1;
+  return r->stepsOption ? static_cast<int>(cfg.algo.getInt(r->stepsOption, 1, 100000)) : r->stepsPerBatch;
 }
 
 double blockSendProbability(const ExperimentConfig& cfg) {

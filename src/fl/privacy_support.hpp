@@ -25,9 +25,10 @@ double clientSamplingRate(const ExperimentConfig& cfg);
 // The expected number of clients per round, q x clients: the fixed denominator of the noised mean.
 double expectedClients(const ExperimentConfig& cfg);
 
-// DP-SGD: the training runs of train.epochs each that one client update makes (1; Ditto 2, its global and
-// personal models), every step of which the client's accountant charges: the planned steps' factor.
-int sampleDpTrainingRuns(const std::string& algorithm);
+// DP-SGD: the private steps one client update runs per batch of its train.epochs x ceil(n_k / batch)
+// (1; Ditto 2, its global and personal models; pFedMe pfedme.inner_steps, its K inner steps), every one
+// of which the client's accountant charges: the planned steps' factor.
+int sampleDpStepsPerBatch(const ExperimentConfig& cfg);
 
 // Refuses (ConfigError, naming the option and the algorithm or model) a privacy configuration the
 // algorithm or model does not support: client-level DP, DP-SGD and secure aggregation each have

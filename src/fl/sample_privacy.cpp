@@ -19,7 +19,7 @@ double sampleRate(const ExperimentConfig& cfg, Index n) {
 
 std::int64_t plannedSteps(const ExperimentConfig& cfg, Index n) {
   const std::int64_t perEpoch = (static_cast<std::int64_t>(n) + cfg.train.batch - 1) / cfg.train.batch;
-  return static_cast<std::int64_t>(cfg.rounds) * cfg.train.epochs * perEpoch * sampleDpTrainingRuns(cfg.algorithm);
+  return static_cast<std::int64_t>(cfg.rounds) * cfg.train.epochs * perEpoch * sampleDpStepsPerBatch(cfg);
 }
 
 }  // namespace

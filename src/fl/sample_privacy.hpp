@@ -4,7 +4,8 @@
 //
 // With privacy.target_epsilon, z is calibrated at start-up from the clients' sizes: the smallest z
 // for which every client's planned steps (train.epochs x ceil(n_k / train.batch) per round, in every
-// round: an upper bound when clients are sampled) give epsilon <= the target.
+// round, times the algorithm's private steps per batch: an upper bound when clients are sampled) give
+// epsilon <= the target.
 #pragma once
 #include <unordered_map>
 #include <vector>

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "nn/per_example.hpp"
 
 namespace fedsilo {
 
@@ -72,23 +73,9 @@ template <typename T>
 bool EmbeddingT<T>::backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) {
   VecT<T> row(dim_);
   std::vector<Index> tokens(static_cast<std::size_t>(seqLen_));
-  std::vector<char> done(static_cast<std::size_t>(seqLen_));
   for (Index b = 0; b < x.cols(); ++b) {
     for (Index t = 0; t < seqLen_; ++t) tokens[t] = tokenAt(x, t, b);
-    std::fill(done.begin(), done.end(), 0);
-    const T* g = dz.data() + b * dz.rows();
-    double sum = 0.0;
-    for (Index t = 0; t < seqLen_; ++t) {
-      if (done[t]) continue;
-      row = Eigen::Map<const VecT<T>>(g + t * dim_, dim_);
-      for (Index u = t + 1; u < seqLen_; ++u)
-        if (tokens[u] == tokens[t]) {
-          row += Eigen::Map<const VecT<T>>(g + u * dim_, dim_);
-          done[u] = 1;
-        }
-      sum += static_cast<double>(row.squaredNorm());
-    }
-    norms2[b] += sum;
+    norms2[b] += tokenRowsNormSquared(dz.data() + b * dz.rows(), tokens.data(), seqLen_, dim_, row);
   }
   if (dx) dx->setZero();
   return true;

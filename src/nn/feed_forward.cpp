@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "nn/per_example.hpp"
 #include "nn/token_columns.hpp"
 
 namespace fedsilo {
@@ -66,22 +67,47 @@ void FeedForwardT<T>::forward(const CMapT<T>& x, MapT<T>& y, bool) {
 }
 
 template <typename T>
+void FeedForwardT<T>::hiddenGradient(const CMapT<T>& dy, Index TB) {
+  const Index d = dim_, H = hidden_;
+  gemmBackH_.run(GemmOp::N, GemmOp::N, H, TB, d, T(1), w2_, H, dy.data(), d, T(0), dh_.data(), H);
+  MapT<T> dh(dh_.data(), H, TB);
+  dh = (MapT<T>(h_.data(), H, TB).array() > T(0)).select(dh, T(0));  // h > 0 exactly where the pre-activation is
+}
+
+template <typename T>
+void FeedForwardT<T>::inputGradient(const CMapT<T>& dy, Index TB, MapT<T>& dx) {
+  const Index d = dim_, H = hidden_;
+  dx = dy;  // the residual
+  gemmDx_.run(GemmOp::N, GemmOp::N, d, TB, H, T(1), w1_, d, dh_.data(), H, T(1), dx.data(), d);
+}
+
+template <typename T>
 void FeedForwardT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>& dy, MapT<T>* dx) {
   const Index B = x.cols(), d = dim_, H = hidden_, TB = seqLen_ * B;
   FEDSILO_ASSERT(B <= maxBatch_);
   sumColumnsInto(dy.data(), d, TB, db2_);
   // dW_2 (row-major [d][H] = column-major H x d) = relu(.) dY^T.
   gemmDw2_.run(GemmOp::N, GemmOp::T, H, d, TB, T(1), h_.data(), H, dy.data(), d, T(0), dw2_, H);
-  // dL/d(W_1 x + b_1) = (W_2^T dY) .* [h > 0] (h > 0 exactly where the pre-activation is).
-  gemmBackH_.run(GemmOp::N, GemmOp::N, H, TB, d, T(1), w2_, H, dy.data(), d, T(0), dh_.data(), H);
-  MapT<T> dh(dh_.data(), H, TB);
-  dh = (MapT<T>(h_.data(), H, TB).array() > T(0)).select(dh, T(0));
+  hiddenGradient(dy, TB);
   sumColumnsInto(dh_.data(), H, TB, db1_);
   gemmDw1_.run(GemmOp::N, GemmOp::T, d, H, TB, T(1), x.data(), d, dh_.data(), H, T(0), dw1_, d);
-  if (dx) {
-    *dx = dy;  // the residual
-    gemmDx_.run(GemmOp::N, GemmOp::N, d, TB, H, T(1), w1_, d, dh_.data(), H, T(1), dx->data(), d);
+  if (dx) inputGradient(dy, TB, *dx);
+}
+
+template <typename T>
+bool FeedForwardT<T>::backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) {
+  const Index B = x.cols(), d = dim_, H = hidden_, L = seqLen_, TB = L * B;
+  FEDSILO_ASSERT(B <= maxBatch_);
+  hiddenGradient(dz, TB);
+  const PerExampleMethod up = perExampleMethod(L, d, H), down = perExampleMethod(L, H, d);
+  for (Index b = 0; b < B; ++b) {
+    CMapT<T> xb(x.data() + b * L * d, d, L), dyb(dz.data() + b * L * d, d, L);
+    CMapT<T> hb(h_.data() + b * L * H, H, L), dhb(dh_.data() + b * L * H, H, L);
+    norms2[b] += outerSumNormSquared(xb, dhb, up) + biasNormSquared(dhb) + outerSumNormSquared(hb, dyb, down) +
+                 biasNormSquared(dyb);
   }
+  if (dx) inputGradient(dz, TB, *dx);
+  return true;
 }
 
 template class FeedForwardT<float>;

@@ -22,10 +22,18 @@ class FeedForwardT : public LayerT<T> {
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  // Per sample, W_1 and W_2 as sums over its tokens of outer products (nn/per_example.hpp), each by the
+  // cheaper route for T tokens, plus both biases.
+  bool backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) override;
   int dim() const { return dim_; }
   int hidden() const { return hidden_; }
 
  private:
+  // dh_ = dL/d(W_1 x + b_1) = (W_2^T dY) .* [h > 0] over the batch's TB tokens.
+  void hiddenGradient(const CMapT<T>& dy, Index TB);
+  // dx = dY (the residual) + W_1^T dh_.
+  void inputGradient(const CMapT<T>& dy, Index TB, MapT<T>& dx);
+
   int dim_, hidden_, seqLen_;
   T* w1_ = nullptr;
   T* b1_ = nullptr;

@@ -119,9 +119,9 @@ class ModelT {
   double sgdStep(const T* x, const std::int32_t* labels, int batch, T lr);
   // DP-SGD (nn/model_clipped.cpp, "ghost clipping"): forward (training mode) and loss, then grads() =
   // sum_i min(1, clip / ||g_i||) g_i, g_i the gradient of sample i's own loss; returns the mean batch
-  // loss. The per-sample norms come from a backward pass that forms no parameter gradient; scaling
-  // column i of dL/dlogits by the clip factor and running the ordinary backward pass then gives the
-  // clipped sum, because backward is linear in each sample's column. `norms` (may be null) receives
+  // loss. The per-sample norms come from a backward pass that forms no parameter gradient and keeps each
+  // parameterised layer's dL/d(output); scaling its column i by the clip factor and forming the layer's
+  // gradient from it gives the clipped sum, as it is linear in each sample's column. `norms` receives
   // ||g_i||. Throws ConfigError naming a parameterised layer without per-example norms
   // (LayerT::backwardPerExample).
   double lossAndClippedGradient(const T* x, const std::int32_t* labels, int batch, double clip,
@@ -171,7 +171,7 @@ class ModelT {
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
   std::vector<AlignedVector<T>> acts_;
   AlignedVector<T> gradA_, gradB_, dlogits_;
-  AlignedVector<T> ghostDz_;        // DP-SGD's norms pass: dL/d(W a + b) of the current Dense layer
+  AlignedVector<T> ghostDz_;        // DP-SGD's norms pass: every parameterised layer's dL/d(output)
   std::vector<double> ghostNorms2_;  // DP-SGD's norms pass: ||g_i||^2 per sample
   const T* lastInput_ = nullptr;
   int lastBatch_ = 0;

@@ -3,8 +3,13 @@
 // Liang and Hashimoto 2022, arXiv:2110.05679; Bu, Mao and Xu 2022, arXiv:2205.10683, for convolutions):
 // the first forms no batch weight gradient and yields every sample's gradient norm, each layer adding
 // its share (LayerT::backwardPerExample: the ghost norm or a materialised per-sample gradient, whichever
-// costs less; nn/per_example.hpp); the second is the ordinary backward pass from the clip-scaled
-// dL/dlogits. Layers without parameters (ReLU, pooling, dropout, flatten) only pass dL/dx on.
+// costs less; nn/per_example.hpp) and keeping its dL/d(output). Layers without parameters (ReLU,
+// pooling, dropout, flatten) only pass dL/dx on. The clipped sum then needs no second pass through the
+// network: each sample's dL/d(output) at every layer is linear in its own column of dL/dlogits, so
+// scaling the kept columns by the clip factors and forming each layer's parameter gradient from them
+// (LayerT::backward without dL/dx) gives sum_i min(1, C / ||g_i||) g_i ("book-keeping": Bu, Wang, Zha
+// and Karypis 2023, "Differentially Private Optimization on Large Model at Small Cost", ICML,
+// arXiv:2210.00038).
 #include <algorithm>
 #include <cmath>
 
@@ -18,9 +23,11 @@ template <typename T>
 void ModelT<T>::ghostNormsSquared(const T* dLogits, int batch, double* norms2) {
   FEDSILO_ASSERT(!lastPoolFusion_, "DP-SGD's norms pass needs a forward without fused pooling");
   std::fill(norms2, norms2 + batch, 0.0);
-  std::size_t widest = static_cast<std::size_t>(input_.size());
-  for (const Shape& s : outShapes_) widest = std::max<std::size_t>(widest, s.size());
-  if (ghostDz_.size() < widest * static_cast<std::size_t>(maxBatch_)) ghostDz_.assign(widest * maxBatch_, T(0));
+  // ghostDz_ keeps every parameterised layer's dL/d(output), layers in model order (walked backwards).
+  std::size_t end = 0;
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    if (!layerBlock_[i].empty()) end += static_cast<std::size_t>(outShapes_[i].size()) * batch;
+  if (ghostDz_.size() < end) ghostDz_.assign(end, T(0));
   const T* dy = dLogits;
   T* bufs[2] = {gradA_.data(), gradB_.data()};
   int which = 0;
@@ -37,16 +44,23 @@ void ModelT<T>::ghostNormsSquared(const T* dLogits, int batch, double* norms2) {
     MapT<T> dx(bufs[which], inRows, batch);
     MapT<T>* dxOrNull = first > 0 ? &dx : nullptr;
     LayerT<T>& layer = *layers_[first];
-    const T* dz = dy;
-    if (fused) {
-      MapT<T> masked(ghostDz_.data(), outShapes_[first].size(), batch);
-      masked = (y.array() > T(0)).select(dyMap, T(0));  // exactly ReluT::backward
-      dz = ghostDz_.data();
-    }
-    CMapT<T> dzMap(dz, outShapes_[first].size(), batch);
     if (layerBlock_[first].empty()) {
       if (dxOrNull) layer.backward(a, y, dyMap, dxOrNull);
-    } else if (!layer.backwardPerExample(a, dzMap, dxOrNull, norms2)) {
+      if (first == 0) break;
+      dy = bufs[which];
+      which ^= 1;
+      ii = first;
+      continue;
+    }
+    const Index outRows = outShapes_[first].size();
+    end -= static_cast<std::size_t>(outRows) * batch;
+    MapT<T> dz(ghostDz_.data() + end, outRows, batch);
+    if (fused)
+      dz = (y.array() > T(0)).select(dyMap, T(0));  // exactly ReluT::backward
+    else
+      dz = dyMap;
+    CMapT<T> dzMap(ghostDz_.data() + end, outRows, batch);
+    if (!layer.backwardPerExample(a, dzMap, dxOrNull, norms2)) {
       throw ConfigError(fmt("DP-SGD: layer ", first, " (", layer.kind(), ") has parameters but no per-example norms"));
     }
     if (first == 0) break;
@@ -78,9 +92,22 @@ double ModelT<T>::lossAndClippedGradient(const T* x, const std::int32_t* labels,
     const double norm = batch * std::sqrt(ghostNorms2_[static_cast<std::size_t>(i)]);
     if (norms) norms[i] = norm;
     const double factor = norm > clip ? clip / norm : 1.0;
-    dl.col(i) *= static_cast<T>(factor * batch);
+    ghostNorms2_[static_cast<std::size_t>(i)] = factor * batch;  // from here on: the column's scale
   }
-  backward(dlogits_.data(), batch, nullptr);
+  // Each parameterised layer's gradient from its input and its kept dL/d(output), column i scaled; the
+  // layers' backward without dL/dx. y is read by none of them (a fused layer's own output was never stored).
+  std::size_t end = 0;
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    if (!layerBlock_[i].empty()) end += static_cast<std::size_t>(outShapes_[i].size()) * batch;
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    if (layerBlock_[i].empty()) continue;
+    const Index inRows = i == 0 ? input_.size() : outShapes_[i - 1].size(), outRows = outShapes_[i].size();
+    end -= static_cast<std::size_t>(outRows) * batch;
+    MapT<T> dz(ghostDz_.data() + end, outRows, batch);
+    for (int s = 0; s < batch; ++s) dz.col(s) *= static_cast<T>(ghostNorms2_[static_cast<std::size_t>(s)]);
+    CMapT<T> x(i == 0 ? lastInput_ : acts_[i - 1].data(), inRows, batch);
+    layers_[i]->backward(x, CMapT<T>(acts_[i].data(), outRows, batch), CMapT<T>(dz.data(), outRows, batch), nullptr);
+  }
   return loss;
 }
 

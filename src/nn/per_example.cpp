@@ -21,6 +21,23 @@ void addDenseGradNormsSquared(const CMapT<T>& x, const CMapT<T>& dz, double* nor
   for (Index i = 0; i < x.cols(); ++i) norms2[i] += static_cast<double>(d2(i)) * (static_cast<double>(x2(i)) + 1.0);
 }
 
+template <typename T>
+double tokenRowsNormSquared(const T* g, const Index* tokens, Index steps, Index dim, VecT<T>& row) {
+  double sum = 0.0;
+  for (Index t = 0; t < steps; ++t) {
+    bool seen = false;  // counted with its first position
+    for (Index u = 0; u < t && !seen; ++u) seen = tokens[u] == tokens[t];
+    if (seen) continue;
+    row = Eigen::Map<const VecT<T>>(g + t * dim, dim);
+    for (Index u = t + 1; u < steps; ++u)
+      if (tokens[u] == tokens[t]) row += Eigen::Map<const VecT<T>>(g + u * dim, dim);
+    sum += static_cast<double>(row.squaredNorm());
+  }
+  return sum;
+}
+
+template double tokenRowsNormSquared<float>(const float*, const Index*, Index, Index, VecT<float>&);
+template double tokenRowsNormSquared<double>(const double*, const Index*, Index, Index, VecT<double>&);
 template void addDenseGradNormsSquared<float>(const CMapT<float>&, const CMapT<float>&, double*);
 template void addDenseGradNormsSquared<double>(const CMapT<double>&, const CMapT<double>&, double*);
 

@@ -11,6 +11,9 @@
 //   Dense          T = 1
 //   Conv2D         t = output pixel, a = the im2col patch (inC k k values), d = dL/dz over the channels
 //   LSTM           t = time step, a = x_t (W_ih) or h_{t-1} (W_hh), d = dL/d(gate pre-activations)
+//   feed-forward   t = token, a = x_t (W_1) or relu(W_1 x_t + b_1) (W_2), d = dL/d(the product)
+//   attention      t = token, a = x_t (W_q, W_k, W_v stacked: d = [dq; dk; dv]) or the attended a_t (W_o)
+// Embeddings' per-sample gradients are sparse instead: one row per distinct token of the sequence.
 // ||G_i||^2 can be had two ways (Bu, Mao and Xu 2022, "Scalable and Efficient Training of Large
 // Convolutional Neural Networks with Differential Privacy", NeurIPS, arXiv:2205.10683, "mixed ghost
 // clipping") **[M]**:
@@ -48,5 +51,18 @@ double outerSumNormSquared(const Eigen::MatrixBase<DerivedA>& at, const Eigen::M
 // Dense layer's weight and bias, the T = 1 case of the ghost norm.
 template <typename T>
 void addDenseGradNormsSquared(const CMapT<T>& x, const CMapT<T>& dz, double* norms2);
+
+// The squared norm of one sample's gradient of an embedding table: g holds dL/d(output) at `steps`
+// positions (time-major, `dim` values each) and tokens[t] the row position t read. The sample's gradient
+// has one row per distinct token v, the sum of g_t over the positions holding v; this is the sum of
+// those rows' squared norms. Uses `row` (dim values) as scratch.
+template <typename T>
+double tokenRowsNormSquared(const T* g, const Index* tokens, Index steps, Index dim, VecT<T>& row);
+
+// The squared norm of a bias gradient sum_t d_t, d holding the d_t as columns.
+template <typename Derived>
+double biasNormSquared(const Eigen::MatrixBase<Derived>& d) {
+  return static_cast<double>(d.rowwise().sum().squaredNorm());
+}
 
 }  // namespace fedsilo

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "nn/per_example.hpp"
 #include "nn/token_columns.hpp"
 
 namespace fedsilo {
@@ -107,15 +108,9 @@ void SelfAttentionT<T>::forward(const CMapT<T>& x, MapT<T>& y, bool) {
 }
 
 template <typename T>
-void SelfAttentionT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>& dy, MapT<T>* dx) {
-  const Index B = x.cols(), d = dim_, L = seqLen_, TB = L * B, d3 = 3 * d;
-  FEDSILO_ASSERT(B <= maxBatch_);
+void SelfAttentionT<T>::queryKeyValueGradient(const T* da, Index B) {
+  const Index d = dim_, L = seqLen_, d3 = 3 * d;
   const T scale = T(1) / std::sqrt(static_cast<T>(d));
-  sumColumnsInto(dy.data(), d, TB, dbo_);
-  // dW_o (row-major [out][in] = column-major in x out) = A dY^T.
-  gemmDwo_.run(GemmOp::N, GemmOp::T, d, d, TB, T(1), attn_.data(), d, dy.data(), d, T(0), dwo_, d);
-  T* da = attn_.data();  // A is no longer needed: dL/dA = W_o^T dY overwrites it
-  gemmProjBack_.run(GemmOp::N, GemmOp::N, d, TB, d, T(1), wo_, d, dy.data(), d, T(0), da, d);
   for (Index b = 0; b < B; ++b) {
     const T* q = qkv_.data() + b * L * d3;
     const T* p = probs_.data() + b * L * L;
@@ -136,11 +131,48 @@ void SelfAttentionT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT
     gemmMix_.run(GemmOp::N, GemmOp::N, d, L, L, scale, q + d, d3, dp, L, T(0), dq, d3);
     gemmMix_.run(GemmOp::N, GemmOp::T, d, L, L, scale, q, d3, dp, L, T(0), dq + d, d3);
   }
+}
+
+template <typename T>
+void SelfAttentionT<T>::inputGradient(const CMapT<T>& dy, Index TB, MapT<T>& dx) {
+  const Index d = dim_, d3 = 3 * d;
+  dx = dy;  // the residual
+  gemmDx_.run(GemmOp::N, GemmOp::N, d, TB, d3, T(1), wqkv_, d, dqkv_.data(), d3, T(1), dx.data(), d);
+}
+
+template <typename T>
+void SelfAttentionT<T>::backward(const CMapT<T>& x, const CMapT<T>&, const CMapT<T>& dy, MapT<T>* dx) {
+  const Index B = x.cols(), d = dim_, L = seqLen_, TB = L * B, d3 = 3 * d;
+  FEDSILO_ASSERT(B <= maxBatch_);
+  sumColumnsInto(dy.data(), d, TB, dbo_);
+  // dW_o (row-major [out][in] = column-major in x out) = A dY^T.
+  gemmDwo_.run(GemmOp::N, GemmOp::T, d, d, TB, T(1), attn_.data(), d, dy.data(), d, T(0), dwo_, d);
+  T* da = attn_.data();  // A is no longer needed: dL/dA = W_o^T dY overwrites it
+  gemmProjBack_.run(GemmOp::N, GemmOp::N, d, TB, d, T(1), wo_, d, dy.data(), d, T(0), da, d);
+  queryKeyValueGradient(da, B);
   gemmDwqkv_.run(GemmOp::N, GemmOp::T, d, d3, TB, T(1), x.data(), d, dqkv_.data(), d3, T(0), dwqkv_, d);
-  if (dx) {
-    *dx = dy;  // the residual
-    gemmDx_.run(GemmOp::N, GemmOp::N, d, TB, d3, T(1), wqkv_, d, dqkv_.data(), d3, T(1), dx->data(), d);
+  if (dx) inputGradient(dy, TB, *dx);
+}
+
+template <typename T>
+bool SelfAttentionT<T>::backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) {
+  const Index B = x.cols(), d = dim_, L = seqLen_, TB = L * B, d3 = 3 * d;
+  FEDSILO_ASSERT(B <= maxBatch_);
+  if (dattn_.size() < static_cast<std::size_t>(d * L * maxBatch_))
+    dattn_.assign(static_cast<std::size_t>(d * L * maxBatch_), T(0));
+  const PerExampleMethod proj = perExampleMethod(L, d, d), qkv = perExampleMethod(L, d, d3);
+  for (Index b = 0; b < B; ++b) {
+    CMapT<T> ab(attn_.data() + b * L * d, d, L), dyb(dz.data() + b * L * d, d, L);
+    norms2[b] += outerSumNormSquared(ab, dyb, proj) + biasNormSquared(dyb);
   }
+  gemmProjBack_.run(GemmOp::N, GemmOp::N, d, TB, d, T(1), wo_, d, dz.data(), d, T(0), dattn_.data(), d);
+  queryKeyValueGradient(dattn_.data(), B);
+  for (Index b = 0; b < B; ++b) {
+    CMapT<T> xb(x.data() + b * L * d, d, L), dqkvb(dqkv_.data() + b * L * d3, d3, L);
+    norms2[b] += outerSumNormSquared(xb, dqkvb, qkv);
+  }
+  if (dx) inputGradient(dz, TB, *dx);
+  return true;
 }
 
 template class SelfAttentionT<float>;

@@ -32,9 +32,19 @@ class SelfAttentionT : public LayerT<T> {
   void reserve(int maxBatch) override;
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  // Per sample, W_o and the stacked W_q, W_k, W_v as sums over its tokens of outer products
+  // (nn/per_example.hpp: a_t the attended a_t, then x_t with d_t = [dq_t; dk_t; dv_t]), each by the
+  // cheaper route for T tokens, plus b_o. dL/dA goes to its own buffer: the ordinary backward pass
+  // that follows still reads A.
+  bool backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) override;
   int dim() const { return dim_; }
 
  private:
+  // dqkv_ = dL/d[q; k; v] of every token from da = dL/dA (d x TB) through the weighted sums and the
+  // softmax, one sample at a time.
+  void queryKeyValueGradient(const T* da, Index B);
+  // dx = dY (the residual) + W_qkv^T dqkv_.
+  void inputGradient(const CMapT<T>& dy, Index TB, MapT<T>& dx);
   // Column i of `scores` (T x T, scores of query i over the keys) becomes softmax over the sample's
   // non-padding keys.
   void maskedSoftmax(T* scores, Index b) const;
@@ -53,6 +63,7 @@ class SelfAttentionT : public LayerT<T> {
   AlignedVector<T> attn_;  // d x TB: a_i; reused for dL/da in backward
   AlignedVector<T> dqkv_;  // 3d x TB
   AlignedVector<T> dprobs_;  // T x T: one sample's dL/dprobs, then dL/dscores
+  AlignedVector<T> dattn_;   // d x TB: dL/dA in the per-example pass (sized on its first use)
   PackedGemm<T> gemmQkv_, gemmScores_, gemmMix_, gemmProj_, gemmProjBack_, gemmDwo_, gemmDwqkv_, gemmDx_;
 };
 

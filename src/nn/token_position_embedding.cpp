@@ -2,7 +2,10 @@
 
 #include <cmath>
 
+#include <vector>
+
 #include "core/error.hpp"
+#include "nn/per_example.hpp"
 
 namespace fedsilo {
 
@@ -89,6 +92,21 @@ void TokenPositionEmbeddingT<T>::backward(const CMapT<T>& x, const CMapT<T>&, co
     }
   }
   if (dx) dx->setZero();
+}
+
+template <typename T>
+bool TokenPositionEmbeddingT<T>::backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx,
+                                                    double* norms2) {
+  VecT<T> row(dim_);
+  std::vector<Index> tokens(static_cast<std::size_t>(seqLen_));
+  for (Index b = 0; b < x.cols(); ++b) {
+    for (Index t = 0; t < seqLen_; ++t) tokens[t] = tokenAt(x, t, b);
+    const T* g = dz.data() + b * dz.rows();
+    const double positions = static_cast<double>(Eigen::Map<const VecT<T>>(g, dz.rows()).squaredNorm());
+    norms2[b] += tokenRowsNormSquared(g, tokens.data(), seqLen_, dim_, row) + positions;
+  }
+  if (dx) dx->setZero();
+  return true;
 }
 
 template class TokenPositionEmbeddingT<float>;

@@ -30,6 +30,9 @@ class TokenPositionEmbeddingT : public LayerT<T> {
   // Throws DataError for a token id that is not an integer in [0, vocab).
   void forward(const CMapT<T>& x, MapT<T>& y, bool training) override;
   void backward(const CMapT<T>& x, const CMapT<T>& y, const CMapT<T>& dy, MapT<T>* dx) override;
+  // Sample i's gradient: the token rows of its distinct tokens (nn/per_example.hpp) and position rows
+  // 0 .. seqLen - 1, each holding dL/dy_t once.
+  bool backwardPerExample(const CMapT<T>& x, const CMapT<T>& dz, MapT<T>* dx, double* norms2) override;
 
  private:
   Index tokenAt(const CMapT<T>& x, Index t, Index b) const;

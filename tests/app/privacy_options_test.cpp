@@ -98,12 +98,10 @@ TEST(PrivacyOptions, RefusesAlgorithmsAndModelsNamingBoth) {
   expectError(with(kClient, {"--algorithm", "global", "--rounds", "1"}), {"algorithm = global"});
   expectError({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--algorithm", "qffl"},
               {"privacy.level = sample", "algorithm = qffl", "training loss"});
-  expectError({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--algorithm", "pfedme"},
-              {"privacy.level = sample", "algorithm = pfedme", "inner steps reuse one batch"});
   for (const char* a : {"fedfa", "alpha_fedavg"})
     expectError({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--algorithm", a},
-                {"privacy.level = sample", std::string("algorithm = ") + a, "ditto"});
-  for (const char* a : {"ditto", "local"})
+                {"privacy.level = sample", std::string("algorithm = ") + a, "ditto", "pfedme"});
+  for (const char* a : {"ditto", "local", "pfedme"})
     EXPECT_NO_THROW(parseArguments({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--algorithm", a})) << a;
   expectError(with(kClient, {"--algorithm", "playerfl"}), {"algorithm = playerfl", "playerfl.split"});
   EXPECT_NO_THROW(parseArguments(with(kClient, {"--algorithm", "playerfl", "--playerfl.split", "2"})));
@@ -112,7 +110,8 @@ TEST(PrivacyOptions, RefusesAlgorithmsAndModelsNamingBoth) {
   expectError({"--privacy.secure_aggregation", "true", "--algorithm", "fedfa"}, {"algorithm = fedfa", "level = client"});
   for (const char* a : {"fedavg", "fedprox", "qffl", "fedfa", "alpha_fedavg", "fedbabu", "fedlp"})
     EXPECT_NO_THROW(parseArguments(with(kClient, {"--algorithm", a, "--privacy.secure_aggregation", "true"}))) << a;
-  for (const char* m : {"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "lstm"})
+  for (const char* m : {"mlp", "logreg", "svm", "cnn_mcmahan", "cnn_playerfl", "cnn_playerfl_cifar", "lstm", "heart_mlp",
+                        "transformer_playerfl"})
     EXPECT_NO_THROW(parseArguments({"--privacy.level", "sample", "--privacy.noise_multiplier", "1", "--model", m})) << m;
 }
 

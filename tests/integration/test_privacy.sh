@@ -6,7 +6,7 @@
 #  * the /privacy/epsilon a client-level run records, round by round, is what `fedsilo epsilon` prints
 #    for the same q, z and rounds, and the progress line prints it;
 #  * private runs are identical at 1, 2 and 4 ranks (client level with noise at the clients, secure
-#    aggregation and dropouts; sample level, on mlp, cnn_mcmahan, cnn_playerfl and lstm), and with secure aggregation the whole file equals the
+#    aggregation and dropouts; sample level, on mlp, cnn_mcmahan, cnn_playerfl, lstm and transformer_playerfl), and with secure aggregation the whole file equals the
 #    run without it but for the /privacy/secagg_* records (dropouts: the recovery round);
 #  * kill (SIGTERM) and --resume at another rank count gives the uninterrupted file (the accountants,
 #    the adaptive clip and the histories are in the checkpoint);
@@ -70,13 +70,17 @@ last=$(awk '$1 == 3 {print $NF}' "$WORK/eps.log")
 CLIENTS_SECAGG=(--privacy.level client --privacy.target_epsilon 6 --privacy.noise_placement clients
   --privacy.secure_aggregation true --privacy.secagg_threshold 1 --fl.dropout 0.3)
 SAMPLE=(--privacy.level sample --privacy.noise_multiplier 1.1 --algorithm fedprox --model.dropout 0.2)
-# DP-SGD on the convolutional and recurrent presets (per-example norms of Conv2D, LSTM and Embedding).
+# DP-SGD on the convolutional, recurrent and attention presets (per-example norms of Conv2D, LSTM,
+# Embedding, self-attention and feed-forward).
 SAMPLE_CNN=(--privacy.level sample --privacy.noise_multiplier 1.1 --model cnn_mcmahan --model.dropout 0.2 --rounds 2)
 SAMPLE_PLAYERFL=(--privacy.level sample --privacy.noise_multiplier 1.1 --model cnn_playerfl --algorithm playerfl
   --playerfl.split 3 --rounds 2)
 SAMPLE_LSTM=(--privacy.level sample --privacy.noise_multiplier 1.1 --dataset sequence --partition.scheme natural
   --data.users 6 --data.samples_per_user 60 --model lstm --model.lstm_hidden 16 --model.embed_dim 8 --rounds 2)
-for name in clients_secagg sample sample_cnn sample_playerfl sample_lstm; do
+SAMPLE_TRANSFORMER=(--privacy.level sample --privacy.noise_multiplier 1.1 --dataset sequence --partition.scheme natural
+  --data.users 6 --data.samples_per_user 60 --data.seq_length 12 --model transformer_playerfl --model.embed_dim 8
+  --rounds 2)
+for name in clients_secagg sample sample_cnn sample_playerfl sample_lstm sample_transformer; do
   declare -n args="${name^^}"
   for np in 1 2 4; do
     run_to "$WORK/$name$np.log" $np "${BASE[@]}" "${args[@]}" --output "$WORK/$name$np.h5"
@@ -132,7 +136,9 @@ resume_case() {
 resume_case client_adaptive_secagg "${BASE[@]}" --rounds 6 --privacy.level client --privacy.noise_multiplier 0.8 \
   --privacy.adaptive_clip true --privacy.clip_count_std 1 --privacy.secure_aggregation true
 resume_case sample "${BASE[@]}" --rounds 6 --privacy.level sample --privacy.target_epsilon 5
-resume_case sample_cnn "${BASE[@]}" --rounds 4 --privacy.level sample --privacy.target_epsilon 5 --model cnn_mcmahan
+resume_case sample_cnn "${BASE[@]}" --rounds 6 --privacy.level sample --privacy.target_epsilon 5 --model cnn_mcmahan
+resume_case sample_transformer "${BASE[@]}" "${SAMPLE_TRANSFORMER[@]:0:2}" --privacy.target_epsilon 5 "${SAMPLE_TRANSFORMER[@]:4}" \
+  --rounds 6
 
 # ---- bad input -------------------------------------------------------------------------------------
 check_bad() {  # NAME TEXT ARGS...

@@ -8,7 +8,7 @@
 # run on it; model.loss = focal_playerfl gives identical results at 1 and 2 ranks; a PLayer-FL run
 # stopped by SIGTERM and resumed at 3 ranks equals the uninterrupted one;
 # on LEAF Sent140-format JSON (left-padded tweets whose label is set by one sentiment word) it
-# learns the rule; bad model.focal_alpha, a short model.max_len and privacy.level = sample are
+# learns the rule; bad model.focal_alpha and a short model.max_len are
 # refused with exit 2 and a line naming them.
 TEST_NAME=test_transformer
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
@@ -143,6 +143,4 @@ refused "focal_alpha without focal loss" 'model.focal_alpha = 1,1,1,1: applies w
 refused "focal_playerfl alpha above 1" 'model.focal_alpha = 0.5,1.5,1,1: weight 1.5 exceeds 1' \
   --model.loss focal_playerfl --model.focal_alpha 0.5,1.5,1,1
 refused "a position table shorter than the sequences" 'model.max_len = 8' --model.max_len 8
-refused "DP-SGD on the transformer" 'privacy.level = sample with model = transformer_playerfl' --privacy.level sample \
-  --privacy.noise_multiplier 1 --privacy.clip 1
 finish

@@ -294,11 +294,12 @@ void expectClippedSumMatchesExplicitGradients(ModelT<double>& md, ModelT<float>&
 }
 
 template <typename T>
-std::unique_ptr<ModelT<T>> preset(ModelPreset name, const InputSpec& in, double dropout, int reserve) {
+std::unique_ptr<ModelT<T>> preset(ModelPreset name, const InputSpec& in, double dropout, int reserve,
+                                  int embedDim = 6) {
   ModelConfig cfg;
   cfg.name = name;
   cfg.dropout = dropout;
-  cfg.embedDim = 6;
+  cfg.embedDim = embedDim;
   cfg.lstmHidden = 5;
   cfg.lstmLayers = 2;
   auto m = buildModel<T>(cfg, in);
@@ -308,10 +309,13 @@ std::unique_ptr<ModelT<T>> preset(ModelPreset name, const InputSpec& in, double 
   return m;
 }
 
-void expectPresetClippedSum(ModelPreset name, const InputSpec& in, double dropout, int batch) {
-  auto md = preset<double>(name, in, dropout, batch);
-  auto mf = preset<float>(name, in, dropout, batch);
-  expectClippedSumMatchesExplicitGradients(*md, *mf, batch, in.vocabSize, dropout == 0.0);
+// `sameAlone`: a sample's gradient does not depend on its batch (no dropout), so the explicit
+// per-example gradients are checked against single-sample passes too.
+void expectPresetClippedSum(ModelPreset name, const InputSpec& in, double dropout, int batch, int embedDim = 6,
+                            bool sameAlone = true) {
+  auto md = preset<double>(name, in, dropout, batch, embedDim);
+  auto mf = preset<float>(name, in, dropout, batch, embedDim);
+  expectClippedSumMatchesExplicitGradients(*md, *mf, batch, in.vocabSize, sameAlone && dropout == 0.0);
 }
 
 TEST(PerExampleNorms, CnnMcMahanClippedSumMatchesExplicitGradients) {
@@ -329,6 +333,25 @@ TEST(PerExampleNorms, LstmAndEmbeddingClippedSumMatchesExplicitGradients) {
   // vocabulary 5 over 7 steps: every sequence repeats tokens, so embedding rows accumulate.
   expectPresetClippedSum(ModelPreset::Lstm, InputSpec{Shape{7, 1, 1}, 3, 5}, 0.0, 6);
   expectPresetClippedSum(ModelPreset::Lstm, InputSpec{Shape{7, 1, 1}, 3, 5}, 0.3, 6);
+}
+
+TEST(PerExampleNorms, CnnPlayerFlCifarWithGlobalAveragePoolClippedSumMatchesExplicitGradients) {
+  // Five padded convolutions (4 x 4 input: 6, 8, 6, 8, 6 pixels; the late ones ghost), max-pools, the
+  // preset's own dropout after every block, then the global average pool before the dense head.
+  expectPresetClippedSum(ModelPreset::CnnPlayerFlCifar, InputSpec{Shape{3, 4, 4}, 3, 0}, 0.0, 5, 6, false);
+}
+
+TEST(PerExampleNorms, TransformerClippedSumMatchesExplicitGradients) {
+  // Token and position embedding, self-attention, feed-forward, first token, dense head. Vocabulary 5
+  // (token 0 is padding, which attention masks) with repeated tokens. 7 tokens of width 6: attention and
+  // feed-forward materialise; 2 tokens of width 8: both take the ghost norm.
+  EXPECT_EQ(perExampleMethod(7, 6, 18), PerExampleMethod::Materialise);
+  EXPECT_EQ(perExampleMethod(7, 6, 24), PerExampleMethod::Materialise);
+  EXPECT_EQ(perExampleMethod(2, 8, 24), PerExampleMethod::Ghost);
+  EXPECT_EQ(perExampleMethod(2, 8, 8), PerExampleMethod::Ghost);
+  EXPECT_EQ(perExampleMethod(2, 32, 8), PerExampleMethod::Ghost);
+  expectPresetClippedSum(ModelPreset::TransformerPlayerFl, InputSpec{Shape{7, 1, 1}, 3, 5}, 0.0, 6, 6);
+  expectPresetClippedSum(ModelPreset::TransformerPlayerFl, InputSpec{Shape{2, 1, 1}, 3, 5}, 0.0, 7, 8);
 }
 
 // Strided and padded convolutions, one taking each route, with pooling, dropout and flatten between.

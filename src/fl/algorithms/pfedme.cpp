@@ -21,6 +21,18 @@ PFedMeOptions PFedMeOptions::parse(const OptionValues& o) {
   return p;
 }
 
+double PFedMe::innerSteps(ClientContext& c, TrainOptions& inner, const GradientHook& hook, Rng& rng) {
+  if (!c.fl.cfg.privacy.sampleLevel()) {
+    inner.batch = static_cast<int>(batch_.size());
+    return c.trainer.train(c.model, batch_, inner, rng, c.client.id, c.round, &hook).meanLoss;
+  }
+  // DP-SGD: the K steps run on the whole training set, where each draws its own Poisson batch at
+  // q = batch / n_k, so every inner step is one sampled Gaussian step for the accountant.
+  inner.batch = c.train.batch;
+  inner.maxSteps = opt_.innerSteps;
+  return c.trainer.train(c.model, c.client.train, inner, rng, c.client.id, c.round, &hook).meanLoss;
+}
+
 void PFedMe::clientUpdate(ClientContext& c, ClientUpdate& out) {
   const std::size_t P = static_cast<std::size_t>(c.model.numParams());
   float* theta = c.model.params();  // holds w^t on entry: theta starts from the global model
@@ -45,8 +57,7 @@ void PFedMe::clientUpdate(ClientContext& c, ClientUpdate& out) {
     for (std::size_t b = 0; b < n; b += B) {
       batch_.assign(order_.begin() + static_cast<std::ptrdiff_t>(b),
                     order_.begin() + static_cast<std::ptrdiff_t>(std::min(n, b + B)));
-      inner.batch = static_cast<int>(batch_.size());
-      lossSum += c.trainer.train(c.model, batch_, inner, rng, c.client.id, c.round, &hook).meanLoss;
+      lossSum += innerSteps(c, inner, hook, rng);
       ++steps;
       for (std::size_t i = 0; i < P; ++i)
         local_[i] -= step * (local_[i] - theta[i]);  // w <- w - eta lambda (w - theta^)

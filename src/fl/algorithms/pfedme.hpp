@@ -6,7 +6,11 @@
 //   server:          w^{t+1} = (1 - beta) w^t + beta * sum_k n_k w_{k,R} / sum_k n_k.
 // theta starts each round from w^t and is warm-started across the round's batches (authors' code);
 // the client is evaluated with its last theta^. The K inner steps are the shared LocalTrainer run on
-// the batch alone (K one-batch epochs) with the proximal term as a GradientHook.
+// the batch alone (K one-batch epochs) with the proximal term as a GradientHook. Under DP-SGD
+// (privacy.level = sample) each of the K inner steps takes its own Poisson batch of the client's records
+// instead of reusing the outer batch, so that every step is a sampled Gaussian step the accountant
+// charges (K x epochs x ceil(n_k / B) per round); the update of w_{k,r} and what is sent are
+// post-processing of those steps.
 #pragma once
 #include "fl/algorithm.hpp"
 #include "fl/personal_store.hpp"
@@ -30,6 +34,9 @@ class PFedMe : public Algorithm {
   PersonalStore* personalStore() override { return &personal_; }
 
  private:
+  // The K inner steps on the current batch (under DP-SGD: on K Poisson batches); their mean loss.
+  double innerSteps(ClientContext& c, TrainOptions& inner, const GradientHook& hook, Rng& rng);
+
   PFedMeOptions opt_;
   PersonalStore personal_;    // theta^ per local client
   std::vector<float> local_;  // w_{k,r} of the client being trained
