@@ -87,4 +87,20 @@ AsyncSchedule buildAsyncSchedule(const AsyncPolicy& policy, const std::function<
   return Scheduler(policy, seconds).run();
 }
 
+std::vector<char> evaluatedVersions(const AsyncSchedule& schedule, int every, double everySeconds) {
+  const std::size_t n = schedule.versions.size();
+  std::vector<char> due(n, 0);
+  double before = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double now = schedule.versions[i].time;
+    if (everySeconds > 0.0)
+      due[i] = std::floor(now / everySeconds) > std::floor(before / everySeconds);
+    else
+      due[i] = every > 0 && i % static_cast<std::size_t>(every) == 0;
+    before = now;
+  }
+  if (n > 0) due[n - 1] = 1;
+  return due;
+}
+
 }  // namespace fedsilo

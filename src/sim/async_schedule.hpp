@@ -51,4 +51,9 @@ struct AsyncSchedule {
 // Throws ConfigError for a policy out of range; a non-finite or negative duration is an assertion.
 AsyncSchedule buildAsyncSchedule(const AsyncPolicy& policy, const std::function<double(int, int)>& seconds);
 
+// Which versions are evaluated (one flag per version, in order): every `every`-th from the first
+// (version index % every == 0, as eval.every counts rounds), or with everySeconds > 0 the first version
+// whose time passes each multiple of everySeconds; always the last.
+std::vector<char> evaluatedVersions(const AsyncSchedule& schedule, int every, double everySeconds);
+
 }  // namespace fedsilo

@@ -114,3 +114,11 @@ TEST(AsyncSchedule, BadPoliciesAreConfigErrors) {
   EXPECT_THROW(schedule({1.0, 1.0}, 3, 2), ConfigError);
   EXPECT_THROW(schedule({1.0, 1.0}, 0, 2), ConfigError);
 }
+
+TEST(AsyncSchedule, EvaluatedVersionsByCountOrBySimulatedTime) {
+  const AsyncSchedule s = schedule({1.0, 3.0}, 1, 5);  // versions at t = 1, 2, 3, 3, 4
+  EXPECT_EQ(evaluatedVersions(s, 2, 0.0), (std::vector<char>{1, 0, 1, 0, 1}));
+  EXPECT_EQ(evaluatedVersions(s, 4, 0.0), (std::vector<char>{1, 0, 0, 0, 1}));
+  // Every 2 s: the first version at or past t = 2 (version 2) and t = 4 (version 5, also the last).
+  EXPECT_EQ(evaluatedVersions(s, 1, 2.0), (std::vector<char>{0, 1, 0, 0, 1}));
+}
