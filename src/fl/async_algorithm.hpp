@@ -12,16 +12,16 @@
 
 namespace fedsilo {
 
-// The server step's input (rank 0): the buffered updates u_j, weighted, summed exactly.
+// The server step's input (rank 0): the buffered updates u_j, weighted, summed exactly over ranks.
 struct AsyncServerInput {
   int version = 0;                             // the version this step makes (1, 2, ...)
-  const ExactSum* acc = nullptr;               // sum_j w_j u_j, every parameter in the model's order
+  const std::vector<double>* sum = nullptr;    // sum_j w_j u_j, every parameter in the model's order
   double sampleSum = 0.0;                      // sum_j n_j: the buffered jobs' training samples
   std::vector<int> clients;                    // the buffered jobs' silos, in arrival order
   std::vector<int> staleness;                  // each one's staleness (version - 1 - the version it trained from)
   ServerOptimizer* serverOptimizer = nullptr;  // fl.server_optimizer, or nullptr
   // sum_j w_j u_j / sum_j n_j for parameter i.
-  double mean(Index i) const { return acc->value(static_cast<std::size_t>(i)) / sampleSum; }
+  double mean(Index i) const { return (*sum)[static_cast<std::size_t>(i)] / sampleSum; }
 };
 
 class AsyncAlgorithm : public FedAvg {

@@ -114,14 +114,18 @@ bool AsyncDriver::versionReady(int version) const {
   return true;
 }
 
-// The buffered updates of `version`, weighted by the algorithm, summed exactly on rank 0; the server
-// step there; the version made (`made`) broadcast.
+// The buffered updates of `version`, weighted by the algorithm, summed exactly on rank 0 (one update
+// is sent as it is from its silo's rank: no reduction, and its weighted value is exact all the same);
+// the server step there; the version made (`made`) broadcast.
 void AsyncDriver::reduceAndStep(const AsyncVersion& version, int made) {
   const auto n = static_cast<std::size_t>(p_.model.numParams());
-  ExactSum acc(n);
+  const bool single = version.jobs.size() == 1;
+  ExactSum acc(single ? 0 : n);
+  std::vector<float> one(single ? n : 0);
+  std::vector<double> sum;
   AsyncServerInput in;
   in.version = made;
-  in.acc = &acc;
+  in.sum = &sum;
   in.serverOptimizer = serverOptimizer_.get();
   for (int j : version.jobs) {
     const AsyncJob& job = schedule_.jobs[static_cast<std::size_t>(j)];
@@ -132,12 +136,21 @@ void AsyncDriver::reduceAndStep(const AsyncVersion& version, int made) {
     if (!p_.ctx.isLocal(job.client)) continue;
     const auto it = updates_.find(j);
     FEDSILO_ASSERT(it != updates_.end(), "asynchronous driver: job ", j, " of client ", job.client, " not trained");
-    acc.addScaled(0, it->second.data(), n, alg_.updateWeight(samples, in.staleness.back()));
+    if (single)
+      one = std::move(it->second);
+    else
+      acc.addScaled(0, it->second.data(), n, alg_.updateWeight(samples, in.staleness.back()));
     updates_.erase(it);
   }
-  p_.comm.reduceExact(acc, 0);
+  if (single)
+    p_.comm.bcast(one.data(), n, p_.placement.owner(schedule_.jobs[static_cast<std::size_t>(version.jobs[0])].client));
+  else
+    p_.comm.reduceExact(acc, 0);
   coordinated(p_.comm, [&] {
     if (!p_.comm.isRoot()) return;
+    const double w = single ? alg_.updateWeight(in.sampleSum, in.staleness[0]) : 0.0;
+    sum.resize(n);
+    for (std::size_t i = 0; i < n; ++i) sum[i] = single ? w * static_cast<double>(one[i]) : acc.value(i);
     alg_.serverStep(p_.ctx, in, p_.global);
     for (float v : p_.global)
       if (!std::isfinite(v)) throw NumericError(fmt("version ", made, ": the global model contains ", v));

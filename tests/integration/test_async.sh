@@ -7,7 +7,7 @@
 #   the asynchronous options with a synchronous algorithm (PLayer-FL, GEMS, alpha-FedAvg) too;
 # - FedBuff with buffer_size = K, equal silos and server_lr = 1 is FedAvg (the same global model to
 #   float rounding, round by round accuracy);
-# - FedAsync with one silo and alpha = 1 is that silo's local training (its model to float rounding);
+# - FedAsync with one silo and alpha = 1 is that silo's local training (its model bit for bit);
 # - heterogeneous silo speeds (lognormal compute, uniform links, jitter), a concurrency limit and
 #   staleness functions give identical files at 1, 2 and 4 ranks, with the staleness and clock datasets;
 # - a rank that fails mid-schedule ends every rank with exit 1 within the timeout, no results file;
@@ -73,7 +73,7 @@ assert np.allclose(avg["rounds/client_accuracy"][:], buff["rounds/client_accurac
 assert np.array_equal(buff["rounds/staleness"][:], np.zeros((3, 4))), buff["rounds/staleness"][:]
 assert np.array_equal(buff["rounds/sim_time"][:], [1.0, 2.0, 3.0])  # no system model: every job 1 s
 lm, fm = local["model/clients"][0], fa["model/global"][:]
-assert np.allclose(lm, fm, rtol=1e-6, atol=1e-7), np.abs(lm - fm).max()
+assert np.array_equal(lm, fm), np.abs(lm - fm).max()  # a version of one update takes it as it is
 assert np.allclose(local["summary/client_accuracy"][:], fa["summary/client_accuracy"][:], atol=1e-9)
 print("FedBuff - FedAvg:", np.abs(ga - gb).max(), " FedAsync - local:", np.abs(lm - fm).max())
 PYEOF
