@@ -7,6 +7,7 @@
 #include "app/privacy_options.hpp"
 #include "app/robust_options.hpp"
 #include "app/system_options.hpp"
+#include "app/async_options.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "data/loaders.hpp"
@@ -311,6 +312,7 @@ ExperimentConfig toConfig(std::map<std::string, std::string>& values, bool round
   c.robust = readRobust(values, c);
   c.system = readSystem(values, c);
   c.compress = readCompress(values, c);  // after the system model, which refuseUnsoundCompression checks
+  readAsyncOptions(values, c);           // last: it checks the other sections against an asynchronous algorithm
   // DP-SGD's Poisson batches are gathered without augmentation (its privacy analysis counts each record once).
   if (c.privacy.sampleLevel() && c.data.augment != AugmentKind::None)
     throw ConfigError(fmt("data.augment = ", raw.text("data.augment"),

@@ -115,6 +115,8 @@ std::vector<Opt> federationOptions() {
       {"fl.server_beta2", "0.99", "adam, yogi: second-moment decay beta2 in [0, 1)"},
       {"fl.server_tau", "0.001",
        "adam, yogi, adagrad: adaptivity tau > 0 (step eta m / (sqrt(v) + tau), v from tau^2)"},
+      {"fl.max_concurrency", "0",
+       "asynchronous algorithms (fedasync, fedbuff): silos training at once (0 = every silo; docs/async.md)"},
   };
 }
 
@@ -122,6 +124,9 @@ std::vector<Opt> federationOptions() {
 std::vector<Opt> evaluationOptions() {
   return {
       {"eval.every", "1", "evaluate every N rounds (the last round always)"},
+      {"eval.every_seconds", "0",
+       "asynchronous algorithms: evaluate the first version past each multiple of this many simulated seconds "
+       "instead of every eval.every versions (0 = off)"},
       {"eval.batch", "256", "evaluation batch size"},
       {"eval.select", "final",
        "model each client's summary uses: " + joinNames<EvalSelect>(" | ", true) +

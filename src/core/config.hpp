@@ -274,6 +274,7 @@ struct FlConfig {
   bool skipDiverged = false;         // drop a NaN/Inf client update instead of failing
   PlacementBalance placement = PlacementBalance::Samples;  // what the ranks' shares of the clients balance
   ServerOptimizerConfig serverOptimizer;
+  int maxConcurrency = 0;            // asynchronous algorithms: silos training at once (0 = every silo)
 };
 
 struct EvalConfig {
@@ -284,6 +285,7 @@ struct EvalConfig {
   EvalPoint point = EvalPoint::AfterAggregation;   // when a client that trained is evaluated
   ClientWeighting clientWeighting = ClientWeighting::Uniform;  // weights of /summary/mean
   GlobalEvaluation global = GlobalEvaluation::Rounds;          // which rounds evaluate the global model
+  double everySeconds = 0.0;  // asynchronous algorithms: evaluate each time the simulated clock passes a multiple (0 = off)
 };
 
 struct OutputConfig {

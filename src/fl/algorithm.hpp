@@ -39,6 +39,8 @@
 
 namespace fedsilo {
 
+class AsyncAlgorithm;  // fl/async_algorithm.hpp
+
 // Read-only facts about the experiment, identical on every rank.
 struct FlContext {
   const ExperimentConfig& cfg;
@@ -168,6 +170,9 @@ class Algorithm {
   // miss the deadline): the configuration parser refuses a deadline for an algorithm that says no
   // (the one-shot algorithms, which need every client's one upload).
   virtual bool acceptsDroppedSilos() const { return true; }
+  // The asynchronous algorithms (fedasync, fedbuff): run by the asynchronous driver on the simulated
+  // clock instead of in rounds (fl/async_driver.hpp); nullptr for every synchronous algorithm.
+  virtual AsyncAlgorithm* asynchronous() { return nullptr; }
   // Server state replicated on every rank after each round (broadcast from rank 0).
   virtual std::vector<double> serverState() const { return {}; }
   virtual void setServerState(const std::vector<double>& state) { (void)state; }
@@ -236,6 +241,9 @@ const std::vector<AlgorithmEntry>& algorithmRegistry();
 void registerAlgorithm(const AlgorithmEntry& entry);
 std::unique_ptr<Algorithm> makeAlgorithm(const ExperimentConfig& cfg);  // ConfigError on unknown names
 std::vector<OptionSpec> allAlgorithmOptions();
+// The registered algorithms, made for `cfg` with their own names, for which `test` is true, as "a, b, c"
+// (an algorithm whose options do not fit `cfg` is left out): for error messages.
+std::string algorithmNamesWhere(ExperimentConfig cfg, const std::function<bool(Algorithm&)>& test);
 // The registry entry of `name`, or nullptr.
 const AlgorithmEntry* findAlgorithm(const std::string& name);
 

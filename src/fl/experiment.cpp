@@ -7,6 +7,7 @@
 #include "data/loaders.hpp"
 #include "data/normalize.hpp"
 #include "data/partition.hpp"
+#include "fl/async_driver.hpp"
 #include "fl/fairness.hpp"
 #include "io/model_reader.hpp"
 #include "nn/presets.hpp"
@@ -73,8 +74,9 @@ Experiment::Experiment(const ExperimentConfig& cfg, const Communicator& comm, co
   coordinated(comm_, [&] { buildModelAndAlgorithm(); });
   // (The driver calibrates a sample-level privacy target from the clients' sizes: it can fail.)
   coordinated(comm_, [&] {
-    driver_ = std::make_unique<RoundDriver>(
-        RoundParts{cfg_, comm_, placement_, data_, clients_, *model_, *trainer_, *alg_, *ctx_, global_, hooks_});
+    const RoundParts parts{cfg_, comm_, placement_, data_, clients_, *model_, *trainer_, *alg_, *ctx_, global_, hooks_};
+    driver_ = std::make_unique<RoundDriver>(parts);
+    if (AsyncAlgorithm* async = alg_->asynchronous()) async_ = std::make_unique<AsyncDriver>(parts, *async, *driver_);
   });
 }
 
@@ -174,8 +176,9 @@ void Experiment::writeClientTable(RecordSink& sink) {
 }
 
 void Experiment::run(RecordSink& sink, const std::function<bool(const RoundSummary&)>& onRound) {
-  if (driver_->nextRound() == 0) writeClientTable(sink);
-  for (int t = driver_->nextRound(); t < cfg_.rounds; ++t) {
+  if (nextRound() == 0) writeClientTable(sink);
+  if (async_ && !async_->run(sink, onRound)) return;
+  for (int t = driver_->nextRound(); !async_ && t < cfg_.rounds; ++t) {
     const RoundSummary summary = driver_->runRound(t, sink);
     if (onRound && !onRound(summary)) return;
   }
@@ -183,8 +186,11 @@ void Experiment::run(RecordSink& sink, const std::function<bool(const RoundSumma
   driver_->finishTraining();
 }
 
+int Experiment::nextRound() const { return async_ ? async_->nextVersion() : driver_->nextRound(); }
+
 void Experiment::checkpoint(StateArchive& ar) {
   driver_->checkpoint(ar);
+  if (async_) async_->checkpoint(ar);
   alg_->checkpoint(ar);
 }
 

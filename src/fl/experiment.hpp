@@ -19,6 +19,7 @@
 
 namespace fedsilo {
 
+class AsyncDriver;  // fl/async_driver.hpp
 struct LayerTable;  // io/model_reader.hpp: io is not among the installed headers, so not included here
 
 // Every client's train/val/test index lists (the same on every rank): the partition of the training
@@ -54,7 +55,7 @@ class Experiment {
   // The global model's layer blocks (names and sizes), as /model/layers and checkpoints record them.
   LayerTable layerTable() const;
   Algorithm& algorithm() { return *alg_; }
-  int nextRound() const { return driver_->nextRound(); }
+  int nextRound() const;
   const RoundDriver& driver() const { return *driver_; }
   const DataBundle& data() const { return data_; }
   // Every client's train/val/test index lists (the same on every rank).
@@ -86,6 +87,9 @@ class Experiment {
   std::unique_ptr<FlContext> ctx_;
   std::vector<float> global_;
   std::unique_ptr<RoundDriver> driver_;
+  // An asynchronous algorithm's versions (null for the synchronous ones); evaluation and the end of
+  // training stay the round driver's.
+  std::unique_ptr<AsyncDriver> async_;
 };
 
 }  // namespace fedsilo

@@ -9,8 +9,10 @@
 #include "fl/algorithms/average.hpp"
 #include "fl/algorithms/ditto.hpp"
 #include "fl/algorithms/ensemble.hpp"
+#include "fl/algorithms/fedasync.hpp"
 #include "fl/algorithms/fedavg.hpp"
 #include "fl/algorithms/fedbabu.hpp"
+#include "fl/algorithms/fedbuff.hpp"
 #include "fl/algorithms/fedfa.hpp"
 #include "fl/algorithms/fedlp.hpp"
 #include "fl/algorithms/fedprox.hpp"
@@ -63,6 +65,12 @@ std::vector<AlgorithmEntry> builtInAlgorithms() {
       {"fedbabu", &makeFedBabu, "FedBABU: frozen head during FL, averaged body, head fine-tuning at the end",
        &fedBabuOptions},
       {"fedlp", &makeFedLp, "FedLP: each client uploads each layer with probability fedlp.keep_prob", &fedLpOptions},
+      {"fedasync", &makeFedAsync,
+       "FedAsync (Xie et al. 2019): asynchronous, each arrival mixed in with weight alpha s(staleness)",
+       &fedAsyncOptions},
+      {"fedbuff", &makeFedBuff,
+       "FedBuff (Nguyen et al. 2022): asynchronous, server step on a buffer of fedbuff.buffer_size deltas",
+       &fedBuffOptions},
   };
 }
 
@@ -92,16 +100,8 @@ void checkNewOptions(const AlgorithmEntry& entry) {
 }
 
 // The algorithms whose server step goes through the aggregation helpers (for the error message only).
-std::string serverOptimizerAlgorithms(ExperimentConfig cfg) {
-  std::string names;
-  for (const auto& e : algorithmRegistry()) {
-    cfg.algorithm = e.name;
-    try {
-      if (e.make(cfg)->acceptsServerOptimizer()) names += (names.empty() ? "" : ", ") + std::string(e.name);
-    } catch (const ConfigError&) {  // its own options do not fit this configuration: not listed
-    }
-  }
-  return names;
+std::string serverOptimizerAlgorithms(const ExperimentConfig& cfg) {
+  return algorithmNamesWhere(cfg, [](Algorithm& a) { return a.acceptsServerOptimizer(); });
 }
 
 // The protocol options that not every algorithm can take (fl.server_optimizer, eval.point).
@@ -146,6 +146,18 @@ std::unique_ptr<Algorithm> makeAlgorithm(const ExperimentConfig& cfg) {
     names += (names.empty() ? "" : ", ") + std::string(e.name);
   }
   throw ConfigError(fmt("algorithm = ", cfg.algorithm, ": unknown algorithm, expected one of ", names));
+}
+
+std::string algorithmNamesWhere(ExperimentConfig cfg, const std::function<bool(Algorithm&)>& test) {
+  std::string names;
+  for (const auto& e : algorithmRegistry()) {
+    cfg.algorithm = e.name;
+    try {
+      if (test(*e.make(cfg))) names += (names.empty() ? "" : ", ") + std::string(e.name);
+    } catch (const ConfigError&) {  // its own options do not fit this configuration: not listed
+    }
+  }
+  return names;
 }
 
 const AlgorithmEntry* findAlgorithm(const std::string& name) {

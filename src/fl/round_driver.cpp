@@ -83,7 +83,7 @@ RoundSummary RoundDriver::runRound(int round, RecordSink& sink) {
   if (privacy_) summary.epsilon = privacy_->endRound(round);
   const std::vector<double> shares = participantShares(layout, local, blockWeightSum);
   ClientFigures figures(numLocal());
-  evaluateRound(round, local, summary, figures);
+  evaluateRound(round, isEvaluationRound(p_.cfg, round), local, summary, figures);
   sim_->noteAccuracy(round, summary.evaluated, summary.globalAccuracy, summary.meanClientAccuracy);
   summary.seconds = p_.comm.allreduceMax(roundTimer.seconds());
   recordRound(sink, summary, figures, local, shares);
@@ -388,14 +388,7 @@ std::vector<double> RoundDriver::participantShares(const ReductionLayout& layout
 // Every round appends one row; the evaluation entries of a round that was not evaluated are NaN.
 void RoundDriver::recordRound(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
                               const LocalRound& local, const std::vector<double>& shares) const {
-  sink.appendRoundInt("round", summary.round);
-  sink.appendRoundScalar("global_accuracy", summary.globalAccuracy);
-  sink.appendRoundScalar("global_loss", summary.globalLoss);
-  sink.appendRoundClients("client_accuracy", figures.accuracy);
-  sink.appendRoundClients("client_f1", figures.f1);
-  sink.appendRoundClients("client_loss", figures.loss);
-  sink.appendRoundClients("client_val_accuracy", figures.valAccuracy);
-  sink.appendRoundClients("client_val_loss", figures.valLoss);
+  appendEvaluationRow(sink, summary, figures);
   sink.appendRoundClients("weight", shares);
   sink.appendRoundClients("participated", local.participated);
   sink.appendRoundScalar("seconds", summary.seconds);

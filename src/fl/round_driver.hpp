@@ -99,6 +99,10 @@ struct ClientFigures {
   ClientEvaluation at(int i) const;
 };
 
+// The evaluation columns of a /rounds row: round, global_accuracy, global_loss and the clients' figures
+// (the synchronous round's and the asynchronous version's, fl/async_driver.hpp).
+void appendEvaluationRow(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures);
+
 // The global model's figures on the test set (NaN without a global model or test samples).
 struct GlobalFigures {
   double accuracy = 0.0, loss = 0.0;
@@ -131,6 +135,12 @@ class RoundDriver {
   void recordRobust(RecordSink& sink) const;
   // The simulated deployment's records (/clients/* profile, /summary/*_to_target; collective).
   void recordSystem(RecordSink& sink) const { sim_->record(sink); }
+  // The evaluation step of a round in which no client was evaluated after its local training, run when
+  // `due` (the asynchronous driver's versions, fl/async_driver.hpp): fills the summary's figures
+  // (NaN when not due) and `figures` (collective).
+  void evaluateAfterAggregation(int round, bool due, RoundSummary& summary, ClientFigures& figures);
+  // The simulated clock's records (the asynchronous driver notes its versions' accuracy in it).
+  SimRound& simRound() { return *sim_; }
   // The compression totals (/summary/*bytes*; collective; nothing when fl.compress = none).
   void recordCompression(RecordSink& sink) const;
   // The last round's encoded sizes (replicated); nullptr when fl.compress = none.
@@ -203,7 +213,7 @@ class RoundDriver {
   void startEvaluationProgress(int round) const;
   ClientEvaluation evaluateLoadedModel(const ClientData& c);
   void evaluateAfterLocal(int client, int round, LocalRound& local);
-  void evaluateRound(int round, const LocalRound& local, RoundSummary& summary, ClientFigures& figures);
+  void evaluateRound(int round, bool due, const LocalRound& local, RoundSummary& summary, ClientFigures& figures);
   void evaluateGlobalIfDue(int round, RoundSummary& summary);
   void recordRound(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
                    const LocalRound& local, const std::vector<double>& shares) const;

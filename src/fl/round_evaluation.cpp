@@ -45,6 +45,17 @@ void ClientFigures::set(int i, const ClientEvaluation& e) {
   valLoss[at] = e.valLoss;
 }
 
+void appendEvaluationRow(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures) {
+  sink.appendRoundInt("round", summary.round);
+  sink.appendRoundScalar("global_accuracy", summary.globalAccuracy);
+  sink.appendRoundScalar("global_loss", summary.globalLoss);
+  sink.appendRoundClients("client_accuracy", figures.accuracy);
+  sink.appendRoundClients("client_f1", figures.f1);
+  sink.appendRoundClients("client_loss", figures.loss);
+  sink.appendRoundClients("client_val_accuracy", figures.valAccuracy);
+  sink.appendRoundClients("client_val_loss", figures.valLoss);
+}
+
 ClientEvaluation ClientFigures::at(int i) const {
   const auto at = static_cast<std::size_t>(i);
   ClientEvaluation e;
@@ -160,11 +171,16 @@ void RoundDriver::evaluateGlobalIfDue(int round, RoundSummary& summary) {
   finalGlobalEvaluated_ = isLast(round);
 }
 
+void RoundDriver::evaluateAfterAggregation(int round, bool due, RoundSummary& summary, ClientFigures& figures) {
+  evaluateRound(round, due, LocalRound(numLocal()), summary, figures);
+}
+
 // When due (eval.every, and always the last round): every local client (those evaluated after their
 // local training, eval.point = after_local, keep those figures), the global model (eval.global), and the mean and
 // worst-10% client accuracy (computed on rank 0, broadcast). Otherwise the figures stay NaN.
-void RoundDriver::evaluateRound(int round, const LocalRound& local, RoundSummary& summary, ClientFigures& figures) {
-  summary.evaluated = isEvaluationRound(p_.cfg, round);
+void RoundDriver::evaluateRound(int round, bool due, const LocalRound& local, RoundSummary& summary,
+                                ClientFigures& figures) {
+  summary.evaluated = due;
   summary.globalAccuracy = summary.globalLoss = summary.meanClientAccuracy = summary.worst10 = kNaN;
   if (!summary.evaluated) return;
   coordinated(p_.comm, [&] {

@@ -96,13 +96,14 @@ void SimRound::endRound() {
   simTime_ += roundSeconds_;
 }
 
-void SimRound::noteAccuracy(int round, bool evaluated, double globalAccuracy, double meanClientAccuracy) {
+void SimRound::noteAccuracyAt(int round, bool evaluated, double globalAccuracy, double meanClientAccuracy,
+                              double time) {
   const double target = cfg_.system.targetAccuracy;
   if (target <= 0.0 || !evaluated || !std::isnan(targetRound_)) return;
   const double reached = cfg_.system.targetMetric == TargetMetric::Global ? globalAccuracy : meanClientAccuracy;
   if (!(reached >= target)) return;
   targetRound_ = round + 1;  // rounds run
-  targetTime_ = simTime();
+  targetTime_ = time;
 }
 
 void SimRound::recordRound(RecordSink& sink) const {

@@ -48,7 +48,11 @@ class SimRound {
   double roundSeconds() const { return roundSeconds_; }
   double simTime() const { return clockOn() ? simTime_ : kNaN; }
   // The round's evaluation against eval.target_accuracy (replicated figures).
-  void noteAccuracy(int round, bool evaluated, double globalAccuracy, double meanClientAccuracy);
+  void noteAccuracy(int round, bool evaluated, double globalAccuracy, double meanClientAccuracy) {
+    noteAccuracyAt(round, evaluated, globalAccuracy, meanClientAccuracy, simTime());
+  }
+  // The same at simulated time `time` (an asynchronous version's, fl/async_driver.hpp).
+  void noteAccuracyAt(int round, bool evaluated, double globalAccuracy, double meanClientAccuracy, double time);
 
   // /rounds/client_upload_bytes and client_download_bytes, and with the clock on sim_seconds,
   // sim_time and the per-client seconds (collective).

@@ -24,7 +24,7 @@ namespace {
 // /clients/<name>/crc32c), the root attributes one over all of them (info_crc32c).
 // -4: the global model's layer table (root attribute model_layers).
 // -5: the fingerprint of the run's inputs (data_crc32c, partition_crc32c).
-constexpr const char* kFormat = "fedsilo-checkpoint-5";
+constexpr const char* kFormat = "fedsilo-checkpoint-6";
 constexpr const char* kCrcAttribute = "crc32c";
 
 template <typename T>
