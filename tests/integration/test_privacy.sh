@@ -12,8 +12,14 @@
 #    the adaptive clip and the histories are in the checkpoint);
 #  * bad privacy settings: one error line naming the option or the algorithm, exit 2, ranks gone, no file;
 #  * fedsilo-analysis reads the run's epsilon.
+# Which models: PRIVACY_MODELS=core (this test, the default run) checks rank invariance on the client-level
+# run, mlp, cnn_mcmahan and lstm, and kill-and-resume on the client-level run and mlp; PRIVACY_MODELS=all
+# (test_privacy_models, label long) adds cnn_playerfl and transformer_playerfl to the rank invariance and
+# cnn_mcmahan and transformer_playerfl to kill-and-resume.
 TEST_NAME=test_privacy
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
+SCOPE=${PRIVACY_MODELS:-core}
+case $SCOPE in core | all) ;; *) echo "PRIVACY_MODELS=$SCOPE: expected core or all" >&2; exit 2 ;; esac
 make_workdir
 BASE=("${TINY[@]}" --clients 6 --rounds 4 --fl.clients_per_round 3 --train.batch 16 --eval.batch 100 --seed 3)
 
@@ -80,7 +86,9 @@ SAMPLE_LSTM=(--privacy.level sample --privacy.noise_multiplier 1.1 --dataset seq
 SAMPLE_TRANSFORMER=(--privacy.level sample --privacy.noise_multiplier 1.1 --dataset sequence --partition.scheme natural
   --data.users 6 --data.samples_per_user 60 --data.seq_length 12 --model transformer_playerfl --model.embed_dim 8
   --rounds 2)
-for name in clients_secagg sample sample_cnn sample_playerfl sample_lstm sample_transformer; do
+INVARIANT=(clients_secagg sample sample_cnn sample_lstm)
+[ "$SCOPE" = all ] && INVARIANT+=(sample_playerfl sample_transformer)
+for name in "${INVARIANT[@]}"; do
   declare -n args="${name^^}"
   for np in 1 2 4; do
     run_to "$WORK/$name$np.log" $np "${BASE[@]}" "${args[@]}" --output "$WORK/$name$np.h5"
@@ -136,9 +144,11 @@ resume_case() {
 resume_case client_adaptive_secagg "${BASE[@]}" --rounds 6 --privacy.level client --privacy.noise_multiplier 0.8 \
   --privacy.adaptive_clip true --privacy.clip_count_std 1 --privacy.secure_aggregation true
 resume_case sample "${BASE[@]}" --rounds 6 --privacy.level sample --privacy.target_epsilon 5
-resume_case sample_cnn "${BASE[@]}" --rounds 6 --privacy.level sample --privacy.target_epsilon 5 --model cnn_mcmahan
-resume_case sample_transformer "${BASE[@]}" "${SAMPLE_TRANSFORMER[@]:0:2}" --privacy.target_epsilon 5 "${SAMPLE_TRANSFORMER[@]:4}" \
-  --rounds 6
+if [ "$SCOPE" = all ]; then
+  resume_case sample_cnn "${BASE[@]}" --rounds 6 --privacy.level sample --privacy.target_epsilon 5 --model cnn_mcmahan
+  resume_case sample_transformer "${BASE[@]}" "${SAMPLE_TRANSFORMER[@]:0:2}" --privacy.target_epsilon 5 \
+    "${SAMPLE_TRANSFORMER[@]:4}" --rounds 6
+fi
 
 # ---- bad input -------------------------------------------------------------------------------------
 check_bad() {  # NAME TEXT ARGS...
