@@ -121,22 +121,7 @@ else
 fi
 
 # Resume with silos in flight, across rank counts.
-RES=("${HET[@]}" --algorithm fedbuff --fedbuff.buffer_size 2 --checkpoint.every 1)
-"$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" "${RES[@]}" --output "$TMP/ref.h5" >"$TMP/log" 2>&1 || { cat "$TMP/log"; fail "reference run"; }
-for np in 1 4; do
-  rc=0
-  FEDSILO_FAULT=io:rank=0,round=3 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" "${RES[@]}" --output "$TMP/res$np.h5" \
-    >"$TMP/log" 2>&1 || rc=$?
-  [ "$rc" -ne 0 ] && [ -f "$TMP/res$np.h5.ckpt" ] || { fail "np=$np: the injected failure left no checkpoint (exit $rc)"; continue; }
-  "$MPIEXEC" -n $np "$FEDSILO_EXE" "${SMALL[@]}" "${RES[@]}" --output "$TMP/res$np.h5" --resume >"$TMP/log" 2>&1 ||
-    { cat "$TMP/log"; fail "resume at np=$np"; continue; }
-  "$PY" - "$TMP/ref.h5" "$TMP/res$np.h5" <<'PYEOF' && pass "resumed at $np ranks with silos in flight: identical to the uninterrupted run" || fail "resume at np=$np"
-import sys, h5py, numpy as np
-a, b = (h5py.File(p, "r") for p in sys.argv[1:])
-for d in ("rounds/sim_time", "rounds/staleness", "rounds/client_accuracy", "rounds/weight", "model/global",
-          "summary/client_accuracy"):
-    assert np.array_equal(a[d][()], b[d][()], equal_nan=True), d
-assert len(b["rounds/sim_time"]) == 8
-PYEOF
-done
+resume_across_ranks "with silos in flight: identical to the uninterrupted run" 3 8 \
+  "rounds/sim_time rounds/staleness rounds/client_accuracy rounds/weight model/global summary/client_accuracy" \
+  "${SMALL[@]}" "${HET[@]}" --algorithm fedbuff --fedbuff.buffer_size 2 --checkpoint.every 1
 finish

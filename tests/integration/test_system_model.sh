@@ -124,24 +124,9 @@ print("deadline rounds:", dl["rounds/sim_seconds"][:], "draws:", draws["rounds/s
 PYEOF
 
 # Resume across rank counts with the clock on.
-RES=("${DRAWS[@]}" --rounds 4 --checkpoint.every 1)
-"$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" "${RES[@]}" --output "$TMP/ref.h5" >"$TMP/log" 2>&1 || { cat "$TMP/log"; fail "reference run"; }
-for np in 1 4; do
-  rc=0
-  FEDSILO_FAULT=io:rank=0,round=2 "$MPIEXEC" -n 2 "$FEDSILO_EXE" "${SMALL[@]}" "${RES[@]}" --output "$TMP/res$np.h5" \
-    >"$TMP/log" 2>&1 || rc=$?
-  [ "$rc" -ne 0 ] && [ -f "$TMP/res$np.h5.ckpt" ] || { fail "np=$np: the injected failure left no checkpoint (exit $rc)"; continue; }
-  "$MPIEXEC" -n $np "$FEDSILO_EXE" "${SMALL[@]}" "${RES[@]}" --output "$TMP/res$np.h5" --resume >"$TMP/log" 2>&1 ||
-    { cat "$TMP/log"; fail "resume at np=$np"; continue; }
-  "$PY" - "$TMP/ref.h5" "$TMP/res$np.h5" <<'PYEOF' && pass "resumed at $np ranks: the clock continues exactly" || fail "resume at np=$np"
-import sys, h5py, numpy as np
-a, b = (h5py.File(p, "r") for p in sys.argv[1:])
-for d in ("rounds/sim_seconds", "rounds/sim_time", "rounds/client_compute_seconds", "rounds/client_upload_seconds",
-          "rounds/client_upload_bytes", "model/global", "clients/compute_gflops"):
-    assert np.array_equal(a[d][()], b[d][()], equal_nan=True), d
-assert len(b["rounds/sim_time"]) == 4
-PYEOF
-done
+resume_across_ranks "the clock continues exactly" 2 4 \
+  "rounds/sim_seconds rounds/sim_time rounds/client_compute_seconds rounds/client_upload_seconds rounds/client_upload_bytes model/global clients/compute_gflops" \
+  "${SMALL[@]}" "${DRAWS[@]}" --rounds 4 --checkpoint.every 1
 # calibrate: the rate that anchors the model to this machine.
 if "$FEDSILO_EXE" calibrate --model mlp --model.hidden 16 --dataset fashion_mnist --train.batch 16 >"$TMP/cal" 2>&1 &&
   grep -Eq '^system.compute_gflops = [0-9.]+(e[+-]?[0-9]+)?$' "$TMP/cal" && ! grep -q 'compute_gflops = 0$' "$TMP/cal" &&
