@@ -16,17 +16,6 @@
 source "$(dirname "$0")/lib/common.sh"
 OUT="$TMP/x.h5"
 
-expect_config_error() {  # WHAT OPTION ARGS...: exit 2 and one error line naming OPTION
-  local what=$1 option=$2
-  shift 2
-  local rc=0
-  "$FEDSILO_EXE" "${SMALL[@]}" --output "$OUT" --dry-run "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
-  if [ "$rc" -ne 2 ]; then fail "$what: exit $rc, expected 2"; cat "$TMP/err" >&2; return; fi
-  if [ "$(grep -c . "$TMP/err")" -ne 1 ] || ! grep -q -- "$option" "$TMP/err"; then
-    fail "$what: expected one line naming $option"; cat "$TMP/err" >&2; return
-  fi
-  pass "$what: $(cat "$TMP/err")"
-}
 expect_config_error "alpha 0" fedasync.alpha --algorithm fedasync --fedasync.alpha 0
 expect_config_error "alpha above 1" fedasync.alpha --algorithm fedasync --fedasync.alpha 1.5
 expect_config_error "unknown staleness function" fedasync.staleness --algorithm fedasync --fedasync.staleness exp

@@ -17,18 +17,6 @@
 source "$(dirname "$0")/lib/common.sh"
 OUT="$TMP/x.h5"
 
-# expect_config_error WHAT OPTION ARGS...: exit 2 and one error line naming OPTION.
-expect_config_error() {
-  local what=$1 option=$2
-  shift 2
-  local rc=0
-  "$FEDSILO_EXE" "${SMALL[@]}" --output "$OUT" --dry-run "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
-  if [ "$rc" -ne 2 ]; then fail "$what: exit $rc, expected 2"; cat "$TMP/err" >&2; return; fi
-  if [ "$(grep -c . "$TMP/err")" -ne 1 ] || ! grep -q -- "$option" "$TMP/err"; then
-    fail "$what: expected one line naming $option"; cat "$TMP/err" >&2; return
-  fi
-  pass "$what: $(cat "$TMP/err")"
-}
 printf 'client,value\n0,1\n1,x\n' >"$TMP/bad.csv"
 expect_config_error "negative rate" system.compute_gflops --system.compute_gflops -1
 expect_config_error "zero bandwidth" system.bandwidth_mbps --system.bandwidth_mbps list:10,0

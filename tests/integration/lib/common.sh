@@ -41,3 +41,17 @@ assert len(b["rounds/sim_time"]) == int(sys.argv[3])
 PYEOF
   done
 }
+
+# expect_config_error WHAT OPTION ARGS...: a --dry-run of the SMALL experiment into $OUT with ARGS exits 2
+# with one error line naming OPTION.
+expect_config_error() {
+  local what=$1 option=$2
+  shift 2
+  local rc=0
+  "$FEDSILO_EXE" "${SMALL[@]}" --output "$OUT" --dry-run "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+  if [ "$rc" -ne 2 ]; then fail "$what: exit $rc, expected 2"; cat "$TMP/err" >&2; return; fi
+  if [ "$(grep -c . "$TMP/err")" -ne 1 ] || ! grep -q -- "$option" "$TMP/err"; then
+    fail "$what: expected one line naming $option"; cat "$TMP/err" >&2; return
+  fi
+  pass "$what: $(cat "$TMP/err")"
+}
