@@ -128,7 +128,7 @@ build_plan
 # check_plan: fedsilo --dry-run on every distinct planned command (the seed does not change what parses),
 # FEDSILO_CHECK_JOBS at a time (default: twice the cores; a dry run mostly waits on MPI's start-up).
 check_plan() {
-  local exe=${FEDSILO_EXE:-$ROOT/build/fedsilo} seen="" line cfg alg seed extra key n=0 distinct=()
+  local exe=${FEDSILO_EXE:-$ROOT/build/fedsilo} seen="" line cfg alg seed extra key distinct=()
   [ -x "$exe" ] || { echo "reproduce.sh: no fedsilo binary at $exe (bash jobs/setup.sh, or set FEDSILO_EXE)" >&2; return 2; }
   for line in "${grid_runs[@]}" "${lines[@]}"; do
     read -r cfg alg seed extra <<<"$line"
@@ -136,7 +136,6 @@ check_plan() {
     case "$seen" in *"|$key|"*) continue ;; esac
     seen+="|$key|"
     distinct+=("$line")
-    n=$((n + 1))
   done
   # Each dry run gets an output of its own in a temporary folder: a dry run takes its output's lock for a
   # moment, and the planned runs write files of their own (so the configuration's own output, which an
@@ -148,7 +147,7 @@ check_plan() {
       bash -c "$(declare -f dry_run_one); dry_run_one \"\$1\"" _ {} || rc=$?
   rm -rf "$outs"
   if [ "$rc" = 0 ]; then
-    echo "reproduce.sh: all $((${#grid_runs[@]} + ${#lines[@]})) planned runs parse ($n distinct commands checked with --dry-run)"
+    echo "reproduce.sh: all $((${#grid_runs[@]} + ${#lines[@]})) planned runs parse (${#distinct[@]} distinct commands checked with --dry-run)"
     return 0
   fi
   return 1
