@@ -160,8 +160,11 @@ check_plan() {
 dry_run_one() {
   local n=${1%%$'\t'*} line=${1#*$'\t'} cfg alg seed extra err
   read -r cfg alg seed extra <<<"$line"
+  # A TMPDIR of its own: an isolated Open MPI singleton (jobs/env.sh) keeps its session files in one
+  # fixed folder under TMPDIR, and one that exits removes that folder while another one is creating it.
+  mkdir -p "$FEDSILO_CHECK_OUT/tmp.$n"
   # shellcheck disable=SC2086 # extra is a word list
-  if ! err=$(cd "$FEDSILO_ROOT" && "$FEDSILO_EXE" --config "$cfg" --algorithm "$alg" --seed "$seed" $extra \
+  if ! err=$(cd "$FEDSILO_ROOT" && TMPDIR="$FEDSILO_CHECK_OUT/tmp.$n" "$FEDSILO_EXE" --config "$cfg" --algorithm "$alg" --seed "$seed" $extra \
                --output "$FEDSILO_CHECK_OUT/$n.h5" --dry-run 2>&1 >/dev/null); then
     echo "reproduce.sh: rejected: $line: $err" >&2
     return 1

@@ -101,14 +101,15 @@ def test_every_planned_run_parses():
 
 def test_check_names_every_rejected_command_and_gives_each_dry_run_its_own_output(tmp_path):
     # A stand-in for fedsilo that rejects one algorithm and logs the outputs it was given: the parallel
-    # check must fail, name each rejected planned command, and never hand two dry runs the same output.
+    # check must fail, name each rejected planned command, and never hand two dry runs the same output
+    # or the same TMPDIR.
     log = tmp_path / "outputs.log"
     fake = tmp_path / "fedsilo"
     fake.write_text(
         "#!/bin/bash\n"
         "args=\"$*\"\n"
         "out=${args##*--output }; out=${out%% *}\n"
-        f"echo \"$out\" >> '{log}'\n"
+        f"echo \"$out $TMPDIR\" >> '{log}'\n"
         "case \" $* \" in *' --algorithm fedlp '*) echo 'fedsilo: error: fake rejection' >&2; exit 2 ;; esac\n"
         "exit 0\n")
     fake.chmod(0o755)
@@ -119,5 +120,8 @@ def test_check_names_every_rejected_command_and_gives_each_dry_run_its_own_outpu
     rejected = [l for l in p.stderr.splitlines() if l.startswith("reproduce.sh: rejected: ")]
     assert rejected and all(" fedlp " in l and l.endswith("fedsilo: error: fake rejection") for l in rejected), p.stderr
     assert "configs/playerfl_heart.ini fedlp 0" in p.stderr
-    outputs = log.read_text().split()
+    runs = [l.split() for l in log.read_text().splitlines()]
+    outputs, tmpdirs = [r[0] for r in runs], [r[1] for r in runs]
     assert len(outputs) == len(set(outputs)) > len(rejected)
+    # Concurrent isolated singletons race on Open MPI's session folder unless each has its own TMPDIR.
+    assert len(tmpdirs) == len(set(tmpdirs)), tmpdirs
