@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 300
+# skip_return_code: 77
 # Storage errors carry the system's reason, in one error line, with nothing left behind
-# (docs/hpc.md, "Failure modes"). Needs root (it mounts file systems; they are unmounted at the end):
-#  * a file system that fills up mid-run (a 1 MiB tmpfs with ~120 KB free: enough for the start-up
-#    checks, not for the results file): exit 74 (a storage failure) naming "No space left on device" (Open MPI's MPI-IO
+# (docs/hpc.md, "Failure modes"). The small disk is a tmpfs where the test may mount one (root), else
+# the LD_PRELOAD shim's folder (lib/full_disk.sh says how; skipped, exit 77, only without either):
+#  * a disk that fills up mid-run (1 MiB with ~120 KB free: enough for the start-up checks, not for
+#    the results file): exit 74 (a storage failure) naming "No space left on device" (Open MPI's MPI-IO
 #    reports a failed write without a reason; fedsilo asks the file system), at 1 and 2 ranks, and
 #    no .partial or .lock left;
-#  * a full file system from the start: refused at start-up (before any data is read) with ENOSPC, exit 74;
-#  * a read-only bind mount: refused at start-up with "Read-only file system", exit 74;
+#  * a full disk from the start: refused at start-up (before any data is read) with ENOSPC, exit 74;
+#  * a folder it may not write: as root a read-only bind mount, refused at start-up with "Read-only
+#    file system"; otherwise a folder without write permission, "Permission denied"; exit 74;
 #  * a checkpoint path that is a folder: one line (exit 2), no MPI-IO messages, nothing created.
 TEST_NAME=test_storage_errors
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
-[ "$(id -u)" = 0 ] || die "needs root to mount a small tmpfs and a read-only bind mount; run the test as root"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/fedsilo-$TEST_NAME.XXXXXX")
-MOUNTS=()
-cleanup() {
-  for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
-  rm -rf "$WORK"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/full_disk.sh"
+RO_MOUNT=""
+storage_cleanup() {
+  if [ -n "$RO_MOUNT" ]; then umount "$RO_MOUNT" 2>/dev/null || umount -l "$RO_MOUNT" 2>/dev/null || true; fi
+  chmod -R u+w "$WORK" 2>/dev/null || true
+  cleanup  # lib/full_disk.sh: the disk and the work directory
 }
-trap cleanup EXIT
+trap storage_cleanup EXIT
 cd "$WORK"
 
 # case NAME NP WANT_RC PATTERN OUTPUT [ARGS...]: one error line matching PATTERN, exit WANT_RC, no
@@ -29,7 +32,7 @@ check_case() {
   shift 5
   local rc=0 t0
   t0=$(now_ms)
-  "$MPIEXEC" -n "$np" "$FEDSILO_EXE" "${TINY[@]}" --rounds 3 --output "$out" "$@" >"$name.log" 2>&1 || rc=$?
+  "$MPIEXEC" -n "$np" "${FILL[@]}" "$FEDSILO_EXE" "${TINY[@]}" --rounds 3 --output "$out" "$@" >"$name.log" 2>&1 || rc=$?
   local errs
   errs=$(grep 'fedsilo: error' "$name.log" || true)
   log "$name (-n $np): exit $rc in $(($(now_ms) - t0)) ms: $errs"
@@ -41,17 +44,24 @@ check_case() {
   [ -z "$left" ] || fail "$name (-n $np): left behind: $left"
 }
 
-mkdir full && mount -t tmpfs -o size=1M tmpfs full && MOUNTS+=("$WORK/full") || die "cannot mount a tmpfs"
-dd if=/dev/zero of=full/filler bs=1k count=900 status=none 2>/dev/null || true
+disk_make 1024
+dd if=/dev/zero of=disk/filler bs=1k count=900 status=none 2>/dev/null || true
 for np in 1 2; do
-  check_case fills-up "$np" 74 "No space left on device \\(full/r\.h5[^ ]*\\)$" full/r.h5
+  check_case fills-up "$np" 74 "No space left on device \\(disk/r\.h5[^ ]*\\)$" disk/r.h5
 done
-dd if=/dev/zero of=full/more bs=1k count=1024 status=none 2>/dev/null || true  # now nothing is free
-check_case full-at-start 2 74 "output = full/r.h5: cannot write 4096 bytes in full: No space left on device" full/r.h5
+dd if=/dev/zero of=disk/more bs=1k count=1024 status=none 2>/dev/null || true  # now nothing is free
+check_case full-at-start 2 74 "output = disk/r.h5: cannot write 4096 bytes in disk: No space left on device" disk/r.h5
 grep -q 'round +global_acc' full-at-start.log && fail "full-at-start: the run started before the check"
+FILL=()
 
-mkdir rw ro && mount --bind rw ro && MOUNTS+=("$WORK/ro") && mount -o remount,bind,ro ro || die "cannot make a read-only bind mount"
-check_case read-only 2 74 "output = ro/r.h5: cannot create a file in ro: Read-only file system" ro/r.h5
+mkdir rw ro
+if [ "$(id -u)" = 0 ]; then
+  mount --bind rw ro && RO_MOUNT="$WORK/ro" && mount -o remount,bind,ro ro || die "cannot make a read-only bind mount"
+  check_case read-only 2 74 "output = ro/r.h5: cannot create a file in ro: Read-only file system" ro/r.h5
+else
+  chmod a-w ro
+  check_case read-only 2 74 "output = ro/r.h5: cannot create a file in ro: Permission denied" ro/r.h5
+fi
 
 mkdir ckdir && mkdir ckdir/r.h5.ckpt
 check_case checkpoint-is-a-folder 2 2 "ckdir/r.h5.ckpt \(the checkpoint\) is a folder" ckdir/r.h5 --checkpoint.every 1
