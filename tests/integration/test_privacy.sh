@@ -14,8 +14,9 @@
 #  * fedsilo-analysis reads the run's epsilon.
 # Which models: PRIVACY_MODELS=core (this test, the default run) checks rank invariance on the client-level
 # run, mlp, cnn_mcmahan and lstm, and kill-and-resume on the client-level run and mlp; PRIVACY_MODELS=all
-# (test_privacy_models, label long) adds cnn_playerfl and transformer_playerfl to the rank invariance and
-# cnn_mcmahan and transformer_playerfl to kill-and-resume.
+# (test_privacy_models, label long) adds cnn_playerfl and transformer_playerfl to the rank invariance,
+# cnn_mcmahan and transformer_playerfl to kill-and-resume, and a private run of the PLayer-FL CIFAR-10
+# configuration (cnn_playerfl_cifar) at 1 and 4 ranks.
 TEST_NAME=test_privacy
 source "$(dirname "${BASH_SOURCE[0]}")/lib/hpc_common.sh"
 SCOPE=${PRIVACY_MODELS:-core}
@@ -121,6 +122,27 @@ for name in sample sample_cnn; do
     log "$name: client 0's epsilon after $steps steps: $eps (fedsilo epsilon: $sample_want)" ||
     fail "$name: client 0 recorded epsilon $eps after $steps steps, fedsilo epsilon prints $sample_want"
 done
+
+# ---- DP-SGD on the PLayer-FL CIFAR-10 CNN (PRIVACY_MODELS=all) ----------------------------------------
+# configs/playerfl_cifar10.ini as shipped but for augmentation (DP-SGD's batches are not augmented), on
+# generated CIFAR-10 batches (lib/image_data.py): a private run ends at 1 and at 4 ranks with the same
+# file, and its recorded epsilon is `fedsilo epsilon` at its sampling rate and steps.
+if [ "$SCOPE" = all ]; then
+  "$PY" "$FEDSILO_SOURCE_DIR/tests/integration/lib/image_data.py" "$WORK/images" 40 15000 || die "could not generate the images"
+  CIFAR=(--config "$FEDSILO_SOURCE_DIR/configs/playerfl_cifar10.ini" --data.dir "$WORK/images/cifar10" --data.limit 60
+    --rounds 2 --checkpoint.every 0 --privacy.level sample --privacy.noise_multiplier 1.1 --data.augment none
+    --data.augment_scale 1 --data.augment_flip false --data.augment_crop_padding 0 --data.augment_rotation 10)
+  for np in 1 4; do
+    run_to "$WORK/cifar$np.log" $np "${CIFAR[@]}" --output "$WORK/cifar$np.h5"
+    [ "$RC" = 0 ] || { fail "cnn_playerfl_cifar under DP-SGD at $np ranks exited $RC"; tail -5 "$WORK/cifar$np.log" >&2; }
+  done
+  same "$WORK/cifar1.h5" "$WORK/cifar4.h5" && log "cnn_playerfl_cifar under DP-SGD: 1 and 4 ranks identical" ||
+    fail "cnn_playerfl_cifar under DP-SGD: 1 and 4 ranks differ"
+  read -r cq csteps ceps < <("$PY" -c "import h5py,sys; f=h5py.File(sys.argv[1]); print('%.17g %d %.6g' % (f['privacy/sampling_rate'][0], f['privacy/steps'][0], f['privacy/epsilon'][-1, 0]))" "$WORK/cifar1.h5")
+  cwant=$("$FEDSILO_EXE" epsilon --sample_rate "$cq" --noise_multiplier 1.1 --steps "$csteps" --delta 1e-5 | sed -n 's/^epsilon = //p')
+  [ "$ceps" = "$cwant" ] && [ "$csteps" -gt 0 ] && log "cnn_playerfl_cifar: client 0's epsilon after $csteps steps: $ceps" ||
+    fail "cnn_playerfl_cifar: client 0 recorded epsilon $ceps after $csteps steps, fedsilo epsilon prints $cwant"
+fi
 
 # ---- kill and resume -------------------------------------------------------------------------------
 # resume_case NAME ARGS...: uninterrupted at 2 ranks; stopped by SIGTERM after round 2 (exit 75); resumed
