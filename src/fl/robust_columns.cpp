@@ -64,8 +64,8 @@ std::vector<AggregateResult> gatherBlockResults(const Communicator& comm, const 
 // [first, ...) of `blocks`, attacked here): the partial sums joined by an all-gather (every rank's
 // blocks in rank, hence block, order), the aggregate's columns gathered to rank 0. `center` as in
 // aggregateByColumns.
-AggregateResult aggregateSummedBlocks(const Communicator& comm, const AggregatorConfig& cfg,
-                                      const ColumnBlocks& blocks, std::size_t first, std::vector<UpdateMatrix>& mine,
+AggregateResult aggregateSummedBlocks(const Communicator& comm, const AggregatorConfig& cfg, const ColumnBlocks& blocks,
+                                      std::size_t first, std::vector<UpdateMatrix>& mine,
                                       const std::vector<double>& weights, std::vector<double>& center) {
   LocalBlocks local;
   local.rows = static_cast<int>(weights.size());

@@ -31,16 +31,11 @@ AggregateResult aggregateOnBlocks(const AggregatorConfig& cfg, const LocalBlocks
                                   const std::vector<double>& weights, const std::vector<double>& center,
                                   const JoinPartials& join) {
   switch (cfg.kind) {
-    case AggregatorKind::Krum:
-      return krumOnBlocks(cfg, 1, mine, join);
-    case AggregatorKind::MultiKrum:
-      return krumOnBlocks(cfg, multiKrumCount(cfg, mine.rows), mine, join);
-    case AggregatorKind::Geomed:
-      return geomedOnBlocks(cfg, mine, weights, join);
-    case AggregatorKind::CenteredClip:
-      return centeredClipOnBlocks(cfg, mine, weights, center, join);
-    default:
-      FEDSILO_ASSERT(false, "fl.aggregator = ", cfg.kind, " does not run by summed blocks");
+    case AggregatorKind::Krum: return krumOnBlocks(cfg, 1, mine, join);
+    case AggregatorKind::MultiKrum: return krumOnBlocks(cfg, multiKrumCount(cfg, mine.rows), mine, join);
+    case AggregatorKind::Geomed: return geomedOnBlocks(cfg, mine, weights, join);
+    case AggregatorKind::CenteredClip: return centeredClipOnBlocks(cfg, mine, weights, center, join);
+    default: FEDSILO_ASSERT(false, "fl.aggregator = ", cfg.kind, " does not run by summed blocks");
   }
   return {};
 }

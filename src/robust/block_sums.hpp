@@ -57,8 +57,8 @@ AggregateResult aggregateBySummedBlocks(const AggregatorConfig& cfg, const Aggre
 
 // The algorithms, one file each (krum.cpp, geomed.cpp, centered_clip.cpp).
 AggregateResult krumOnBlocks(const AggregatorConfig& cfg, int m, const LocalBlocks& mine, const JoinPartials& join);
-AggregateResult geomedOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
-                               const std::vector<double>& weights, const JoinPartials& join);
+AggregateResult geomedOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine, const std::vector<double>& weights,
+                               const JoinPartials& join);
 AggregateResult centeredClipOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
                                      const std::vector<double>& weights, const std::vector<double>& center,
                                      const JoinPartials& join);

@@ -28,8 +28,8 @@ double objective(const std::vector<double>& weights, const std::vector<double>& 
 }
 
 // z = sum_k coeff_k x_k over this process's columns, then every row's distance to z.
-std::vector<double> combineAndMeasure(const LocalBlocks& mine, const std::vector<double>& coeff,
-                                      std::vector<double>& z, const JoinPartials& join) {
+std::vector<double> combineAndMeasure(const LocalBlocks& mine, const std::vector<double>& coeff, std::vector<double>& z,
+                                      const JoinPartials& join) {
   combineLocalRows(mine, coeff, z);
   std::vector<double> dist = squaredDistancesToPoint(mine, z, join);
   for (double& d : dist) d = std::sqrt(d);
@@ -38,8 +38,8 @@ std::vector<double> combineAndMeasure(const LocalBlocks& mine, const std::vector
 
 }  // namespace
 
-AggregateResult geomedOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
-                               const std::vector<double>& weights, const JoinPartials& join) {
+AggregateResult geomedOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine, const std::vector<double>& weights,
+                               const JoinPartials& join) {
   const auto K = static_cast<std::size_t>(mine.rows);
   AggregateResult r;
   r.selected.assign(K, 1);

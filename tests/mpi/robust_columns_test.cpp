@@ -182,47 +182,49 @@ TEST(RobustColumns, TooFewUpdatesAreNotAggregated) {
 TEST(RobustColumns, SummedBlocksEqualTheWholeMatrixInOneProcessBitForBit) {
   Communicator comm = Communicator::world();
   const std::vector<char> malicious = maliciousClients();
-  for (bool twins : {false, true})
-    for (AggregatorKind aggregator :
-         {AggregatorKind::Krum, AggregatorKind::MultiKrum, AggregatorKind::Geomed, AggregatorKind::CenteredClip})
-      for (AttackKind attack : {AttackKind::None, AttackKind::SignFlip, AttackKind::Alie, AttackKind::Ipm}) {
-        SCOPED_TRACE(testing::Message() << "aggregator " << static_cast<int>(aggregator) << " attack "
-                                        << static_cast<int>(attack) << " twins " << twins);
-        RobustConfig cfg = config(aggregator, attack);
-        cfg.aggregator.byzantine = 3;
-        cfg.aggregator.clipTau = 30.0;  // below most rows' distance to the centre (about 45): clipped
-        cfg.aggregator.clipIterations = 3;
-        ColumnShare share;
-        share.width = kWidth;
-        for (int k = kClients - 1; k >= 0; --k)
-          if (k % comm.size() == comm.rank()) share.add(k, clientWeight(k), krumRow(k, twins), comm.size());
-        std::vector<double> center = lastAggregate();
-        const AggregatedRound got = aggregateByColumns(comm, cfg, 3, 2, malicious, 7, share, center);
-        ASSERT_TRUE(got.aggregated);
+  // 11 blocks of 96 columns, or 3 of 400 (at 4 ranks, one rank then holds none).
+  for (std::size_t width : {kWidth, std::size_t{400}})
+    for (bool twins : {false, true})
+      for (AggregatorKind aggregator :
+           {AggregatorKind::Krum, AggregatorKind::MultiKrum, AggregatorKind::Geomed, AggregatorKind::CenteredClip})
+        for (AttackKind attack : {AttackKind::None, AttackKind::SignFlip, AttackKind::Alie, AttackKind::Ipm}) {
+          SCOPED_TRACE(testing::Message() << "aggregator " << static_cast<int>(aggregator) << " attack "
+                                          << static_cast<int>(attack) << " twins " << twins << " width " << width);
+          RobustConfig cfg = config(aggregator, attack);
+          cfg.aggregator.byzantine = 3;
+          cfg.aggregator.clipTau = 30.0;  // below most rows' distance to the centre (about 45): clipped
+          cfg.aggregator.clipIterations = 3;
+          ColumnShare share;
+          share.width = width;
+          for (int k = kClients - 1; k >= 0; --k)
+            if (k % comm.size() == comm.rank()) share.add(k, clientWeight(k), krumRow(k, twins), comm.size());
+          std::vector<double> center = lastAggregate();
+          const AggregatedRound got = aggregateByColumns(comm, cfg, 3, 2, malicious, 7, share, center);
+          ASSERT_TRUE(got.aggregated);
 
-        // Every rank: the whole matrix, attacked, in one process over the same blocks.
-        UpdateMatrix whole(kClients, kCols);
-        std::vector<double> weights;
-        for (int k = 0; k < kClients; ++k) {
-          const std::vector<float> row = krumRow(k, twins);
-          std::copy(row.begin(), row.end(), whole.row(k));
-          weights.push_back(clientWeight(k));
+          // Every rank: the whole matrix, attacked, in one process over the same blocks.
+          UpdateMatrix whole(kClients, kCols);
+          std::vector<double> weights;
+          for (int k = 0; k < kClients; ++k) {
+            const std::vector<float> row = krumRow(k, twins);
+            std::copy(row.begin(), row.end(), whole.row(k));
+            weights.push_back(clientWeight(k));
+          }
+          applyAttack(cfg.attack, attackRound(malicious), whole);
+          const std::vector<double> last = lastAggregate();
+          const AggregateResult direct =
+              aggregateBySummedBlocks(cfg.aggregator, AggregateInput{whole, weights, last}, width);
+          if (aggregator == AggregatorKind::CenteredClip) {  // this rank's columns of the next centre
+            const auto [firstBlock, endBlock] = ColumnBlocks{kCols, width}.ofRank(comm.rank(), comm.size());
+            for (std::size_t i = firstBlock * width; i < std::min(endBlock * width, kCols); ++i)
+              ASSERT_TRUE(sameBits(center[i], direct.aggregate[i])) << "centre " << i;
+          } else {
+            expectSameBits(center, last, "the centre, untouched");
+          }
+          if (!comm.isRoot()) continue;
+          expectSameBits(got.result.aggregate, direct.aggregate, "aggregate");
+          expectSameBits(got.result.weight, direct.weight, "weight");
+          EXPECT_EQ(got.result.selected, direct.selected);
+          if (aggregator == AggregatorKind::CenteredClip) expectSameBits(center, direct.aggregate, "rank 0's centre");
         }
-        applyAttack(cfg.attack, attackRound(malicious), whole);
-        const std::vector<double> last = lastAggregate();
-        const AggregateResult direct =
-            aggregateBySummedBlocks(cfg.aggregator, AggregateInput{whole, weights, last}, kWidth);
-        if (aggregator == AggregatorKind::CenteredClip) {  // this rank's columns of the next centre
-          const auto [firstBlock, endBlock] = ColumnBlocks{kCols, kWidth}.ofRank(comm.rank(), comm.size());
-          for (std::size_t i = firstBlock * kWidth; i < std::min(endBlock * kWidth, kCols); ++i)
-            ASSERT_TRUE(sameBits(center[i], direct.aggregate[i])) << "centre " << i;
-        } else {
-          expectSameBits(center, last, "the centre, untouched");
-        }
-        if (!comm.isRoot()) continue;
-        expectSameBits(got.result.aggregate, direct.aggregate, "aggregate");
-        expectSameBits(got.result.weight, direct.weight, "weight");
-        EXPECT_EQ(got.result.selected, direct.selected);
-        if (aggregator == AggregatorKind::CenteredClip) expectSameBits(center, direct.aggregate, "rank 0's centre");
-      }
 }
