@@ -60,7 +60,7 @@ std::vector<AggregateResult> gatherBlockResults(const Communicator& comm, const 
   return all;
 }
 
-// Krum, geomed, centered clipping (robust/block_sums.hpp) on this rank's blocks `mine` (the blocks
+// Krum, geomed, centered and norm clipping (robust/block_sums.hpp) on this rank's blocks `mine` (the blocks
 // [first, ...) of `blocks`, attacked here): the partial sums joined by an all-gather (every rank's
 // blocks in rank, hence block, order), the aggregate's columns gathered to rank 0. `center` as in
 // aggregateByColumns.

@@ -1,13 +1,13 @@
 // Robust aggregation shared out among the ranks (docs/robustness.md, "Cost"): when the attack works
 // column by column and the aggregator either does (mean, median, trimmed mean: robust/column_blocks.hpp)
-// or needs only sums over the columns besides (Krum, geomed, centered clipping: robust/block_sums.hpp),
-// each rank attacks and aggregates whole fixed-width column blocks of all K updates instead of rank 0
-// doing all of it while the others wait. Each rank cuts its clients' updates into the other ranks'
-// column ranges, one all-to-all exchanges them, and each rank puts the K rows of its blocks in client
-// order. The coordinate-wise aggregators then run per block and rank 0 gathers the blocks' results
-// and joins them in block order; the others exchange their blocks' partial sums by all-gathers, add
-// them in block order on every rank, and rank 0 gathers the aggregate's columns. The blocks do not
-// depend on the number of ranks, so neither does the result.
+// or needs only sums over the columns besides (Krum, geomed, centered and norm clipping:
+// robust/block_sums.hpp), each rank attacks and aggregates whole fixed-width column blocks of all K
+// updates instead of rank 0 doing all of it while the others wait. Each rank cuts its clients' updates
+// into the other ranks' column ranges, one all-to-all exchanges them, and each rank puts the K rows of
+// its blocks in client order. The coordinate-wise aggregators then run per block and rank 0 gathers
+// the blocks' results and joins them in block order; the others exchange their blocks' partial sums by
+// all-gathers, add them in block order on every rank, and rank 0 gathers the aggregate's columns. The
+// blocks do not depend on the number of ranks, so neither does the result.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -24,7 +24,8 @@ std::vector<double> sumInBlockOrder(const std::vector<double>& all, std::size_t 
 
 bool aggregatesBySummedBlocks(AggregatorKind aggregator) {
   return aggregator == AggregatorKind::Krum || aggregator == AggregatorKind::MultiKrum ||
-         aggregator == AggregatorKind::Geomed || aggregator == AggregatorKind::CenteredClip;
+         aggregator == AggregatorKind::Geomed || aggregator == AggregatorKind::CenteredClip ||
+         aggregator == AggregatorKind::NormClip;
 }
 
 AggregateResult aggregateOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
@@ -35,6 +36,7 @@ AggregateResult aggregateOnBlocks(const AggregatorConfig& cfg, const LocalBlocks
     case AggregatorKind::MultiKrum: return krumOnBlocks(cfg, multiKrumCount(cfg, mine.rows), mine, join);
     case AggregatorKind::Geomed: return geomedOnBlocks(cfg, mine, weights, join);
     case AggregatorKind::CenteredClip: return centeredClipOnBlocks(cfg, mine, weights, center, join);
+    case AggregatorKind::NormClip: return normClipOnBlocks(cfg, mine, weights, join);
     default: FEDSILO_ASSERT(false, "fl.aggregator = ", cfg.kind, " does not run by summed blocks");
   }
   return {};

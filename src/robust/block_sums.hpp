@@ -1,6 +1,6 @@
 // The aggregators whose steps need sums over every coordinate, run block by block (docs/robustness.md,
-// "Cost"): Krum's pairwise distances, geomed's distances to the current estimate and centered
-// clipping's distances to its centre are sums over the columns of the K x n update matrix, and
+// "Cost"): Krum's pairwise distances, geomed's distances to the current estimate, centered clipping's
+// distances to its centre and norm clipping's norms are sums over the columns of the K x n update matrix, and
 // everything else they do is either per coordinate (the weighted combinations of rows) or on K values
 // (scores, weights, clip factors). So each fixed-width column block (robust/column_blocks.hpp) gives
 // its partial sums, the partials are added in block order, and every block then updates its own
@@ -41,7 +41,7 @@ using JoinPartials = std::function<std::vector<double>(const std::vector<double>
 // The sum of `blocks` consecutive vectors of `length` doubles in `all`, in order, from zero.
 std::vector<double> sumInBlockOrder(const std::vector<double>& all, std::size_t length);
 
-// Whether fl.aggregator runs by summed blocks (krum, multi_krum, geomed, centered_clip).
+// Whether fl.aggregator runs by summed blocks (krum, multi_krum, geomed, centered_clip, norm_clip).
 bool aggregatesBySummedBlocks(AggregatorKind aggregator);
 
 // cfg.kind on this process's blocks: the aggregate of its columns only (block after block), every
@@ -55,13 +55,15 @@ AggregateResult aggregateOnBlocks(const AggregatorConfig& cfg, const LocalBlocks
 // kColumnBlockWidth).
 AggregateResult aggregateBySummedBlocks(const AggregatorConfig& cfg, const AggregateInput& in, std::size_t width);
 
-// The algorithms, one file each (krum.cpp, geomed.cpp, centered_clip.cpp).
+// The algorithms, one file each (krum.cpp, geomed.cpp, centered_clip.cpp, norm_clip.cpp).
 AggregateResult krumOnBlocks(const AggregatorConfig& cfg, int m, const LocalBlocks& mine, const JoinPartials& join);
 AggregateResult geomedOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine, const std::vector<double>& weights,
                                const JoinPartials& join);
 AggregateResult centeredClipOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
                                      const std::vector<double>& weights, const std::vector<double>& center,
                                      const JoinPartials& join);
+AggregateResult normClipOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
+                                 const std::vector<double>& weights, const JoinPartials& join);
 
 // Shared steps. Every row's squared distance to `point` (this process's columns, block after block),
 // summed over every block: the Weiszfeld step's and centered clipping's distances.

@@ -2,7 +2,7 @@
 // clients' updates spread over the ranks give, bit for bit, the blocks aggregated one after the other
 // in one process (so every rank count gives the same), with attacks on; the coordinate-wise
 // aggregators' result is the whole matrix's aggregate (robust/aggregator.hpp), bit for bit; and Krum,
-// Multi-Krum, geomed and centered clipping, whose partial sums the ranks exchange, give the whole
+// Multi-Krum, geomed, centered clipping and norm clipping, whose partial sums the ranks exchange, give the whole
 // matrix's result computed in one process over the same blocks (robust/block_sums.hpp), bit for bit,
 // Krum's selection and centered clipping's next centre included.
 #include <gtest/gtest.h>
@@ -185,8 +185,8 @@ TEST(RobustColumns, SummedBlocksEqualTheWholeMatrixInOneProcessBitForBit) {
   // 11 blocks of 96 columns, or 3 of 400 (at 4 ranks, one rank then holds none).
   for (std::size_t width : {kWidth, std::size_t{400}})
     for (bool twins : {false, true})
-      for (AggregatorKind aggregator :
-           {AggregatorKind::Krum, AggregatorKind::MultiKrum, AggregatorKind::Geomed, AggregatorKind::CenteredClip})
+      for (AggregatorKind aggregator : {AggregatorKind::Krum, AggregatorKind::MultiKrum, AggregatorKind::Geomed,
+                                        AggregatorKind::CenteredClip, AggregatorKind::NormClip})
         for (AttackKind attack : {AttackKind::None, AttackKind::SignFlip, AttackKind::Alie, AttackKind::Ipm}) {
           SCOPED_TRACE(testing::Message() << "aggregator " << static_cast<int>(aggregator) << " attack "
                                           << static_cast<int>(attack) << " twins " << twins << " width " << width);
@@ -194,6 +194,7 @@ TEST(RobustColumns, SummedBlocksEqualTheWholeMatrixInOneProcessBitForBit) {
           cfg.aggregator.byzantine = 3;
           cfg.aggregator.clipTau = 30.0;  // below most rows' distance to the centre (about 45): clipped
           cfg.aggregator.clipIterations = 3;
+          cfg.aggregator.clipNorm = 32.0;  // about the rows' norms: some clipped, some not
           ColumnShare share;
           share.width = width;
           for (int k = kClients - 1; k >= 0; --k)

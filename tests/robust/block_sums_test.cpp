@@ -1,6 +1,6 @@
-// Krum, geomed and centered clipping by column blocks (robust/block_sums.hpp): the blocks' partial
+// Krum, geomed, centered clipping and norm clipping by column blocks (robust/block_sums.hpp): the blocks' partial
 // sums are joined in block order; at every block width the result is the whole-row computation's up to
-// rounding (geomed, centered clipping, against plain reference loops here; Krum's choice against the
+// rounding (geomed, centered clipping, norm clipping, against plain reference loops here; Krum's choice against the
 // direct double distances in aggregator_test.cpp). That the ranks sharing the blocks get the one
 // process's bits is tests/mpi/robust_columns_test.cpp.
 #include <gtest/gtest.h>
@@ -118,4 +118,22 @@ TEST(BlockSums, CenteredClipAtAnyBlockWidthIsTheWholeRowIteration) {
   const std::vector<double> expect = referenceCenteredClip(u, w, 12.0, 3, center);
   for (std::size_t width : kWidths)
     expectNear(aggregateBySummedBlocks(cfg, AggregateInput{u, w, center}, width).aggregate, expect, 1e-12);
+}
+
+TEST(BlockSums, NormClipAtAnyBlockWidthIsTheWholeRowClip) {
+  const UpdateMatrix u = randomRows(9, 1000, 7u);
+  const std::vector<double> w = {2, 1, 1, 2, 1, 1, 2, 1, 1};
+  AggregatorConfig cfg;
+  cfg.kind = AggregatorKind::NormClip;
+  cfg.clipNorm = 12.0;  // the far rows (norm about 160) are clipped, most near ones (9 to 18) partly
+  const std::vector<double> zero(1000, 0.0);
+  const std::vector<double> norms = distancesTo(u, zero);
+  std::vector<double> coeff;
+  for (std::size_t k = 0; k < w.size(); ++k) coeff.push_back(w[k] / 12.0 * std::min(1.0, 12.0 / norms[k]));
+  const std::vector<double> expect = combination(u, coeff);
+  for (std::size_t width : kWidths) {
+    const AggregateResult r = aggregateBySummedBlocks(cfg, AggregateInput{u, w, {}}, width);
+    expectNear(r.aggregate, expect, 1e-12);
+    for (std::size_t k = 0; k < w.size(); ++k) EXPECT_NEAR(r.weight[k], std::min(1.0, 12.0 / norms[k]), 1e-12);
+  }
 }
