@@ -12,10 +12,12 @@
 // lower bound on the round and the shares printed are upper bounds. A figure given as the first
 // argument (seconds of a whole round measured elsewhere) replaces it.
 //
-// The coordinate-wise aggregators (robust/column_blocks.hpp) run by fixed column blocks, shared out
-// among the ranks (fl/robust_columns.hpp). For them the bench also times the blocks one rank takes at
-// 1 and at 2 ranks (rank 0's share, plus its joining of every block's result), from block matrices
-// already in place: like the whole-matrix figure, it leaves out the exchange of the rows.
+// The coordinate-wise aggregators (robust/column_blocks.hpp) and Krum, geomed and centered clipping
+// (robust/block_sums.hpp) run by fixed column blocks, shared out among the ranks
+// (fl/robust_columns.hpp). For them the bench also times the blocks one rank takes at 1 and at 2 ranks
+// (rank 0's share, plus its joining of every block's result or partial sums), from block matrices
+// already in place: like the whole-matrix figure, it leaves out the exchange of the rows and of the
+// partial sums.
 //
 //   build/bench/fedsilo_robust_bench [round_seconds (0: measure)] [K (100)] [repetitions (3)]
 #include <algorithm>
@@ -28,6 +30,7 @@
 #include "core/rng.hpp"
 #include "nn/presets.hpp"
 #include "robust/aggregator.hpp"
+#include "robust/block_sums.hpp"
 #include "robust/column_blocks.hpp"
 
 #include "thread_clock.hpp"
@@ -70,10 +73,8 @@ double w1TrainingSeconds(int reps) {
          kInner;
 }
 
-// Rank 0's part of a round aggregated by column blocks at `ranks` ranks: its blocks, then every
-// block's result joined (the other ranks' results are copies of its own here: same sizes, same work).
-double rankZeroBlocksSeconds(int reps, const AggregatorConfig& cfg, const UpdateMatrix& u,
-                             const std::vector<double>& weights, int ranks) {
+// Rank 0's blocks at `ranks` ranks, each as its own K x width matrix (as the all-to-all leaves them).
+std::vector<UpdateMatrix> rankZeroBlocks(const UpdateMatrix& u, int ranks) {
   const ColumnBlocks blocks{u.cols, kColumnBlockWidth};
   const auto [first, last] = blocks.ofRank(0, ranks);
   std::vector<UpdateMatrix> mine;
@@ -82,6 +83,15 @@ double rankZeroBlocksSeconds(int reps, const AggregatorConfig& cfg, const Update
     for (int k = 0; k < u.rows; ++k) std::copy_n(u.row(k) + blocks.begin(b), m.cols, m.row(k));
     mine.push_back(std::move(m));
   }
+  return mine;
+}
+
+// Rank 0's part of a round aggregated by column blocks at `ranks` ranks: its blocks, then every
+// block's result joined (the other ranks' results are copies of its own here: same sizes, same work).
+double rankZeroBlocksSeconds(int reps, const AggregatorConfig& cfg, const UpdateMatrix& u,
+                             const std::vector<double>& weights, int ranks) {
+  const ColumnBlocks blocks{u.cols, kColumnBlockWidth};
+  std::vector<UpdateMatrix> mine = rankZeroBlocks(u, ranks);
   RobustConfig robust;
   robust.aggregator = cfg;
   const AttackRound none;
@@ -93,6 +103,25 @@ double rankZeroBlocksSeconds(int reps, const AggregatorConfig& cfg, const Update
     for (std::size_t b = 0; b < blocks.count(); ++b) all.push_back(results[b % results.size()]);
     sink = sink + combineColumnBlocks(all).aggregate[0];
   });
+}
+
+// The same for Krum, geomed and centered clipping (robust/block_sums.hpp): rank 0's blocks, their
+// partial sums joined with the other ranks' (copies of its own here), without the exchange's waits.
+double rankZeroSummedBlocksSeconds(int reps, const AggregatorConfig& cfg, const UpdateMatrix& u,
+                                   const std::vector<double>& weights, int ranks) {
+  const std::vector<UpdateMatrix> mine = rankZeroBlocks(u, ranks);
+  LocalBlocks local;
+  local.rows = u.rows;
+  local.cols = u.cols;
+  for (const UpdateMatrix& m : mine) local.blocks.push_back(BlockRef{&m, 0, m.cols});
+  const JoinPartials join = [ranks](const std::vector<double>& partials, std::size_t length) {
+    std::vector<double> all;
+    for (int r = 0; r < ranks; ++r) all.insert(all.end(), partials.begin(), partials.end());
+    return sumInBlockOrder(all, length);
+  };
+  const std::vector<double> center(local.localCols(), 0.0);
+  volatile double sink = 0.0;
+  return medianSeconds(reps, [&] { sink = sink + aggregateOnBlocks(cfg, local, weights, center, join).aggregate[0]; });
 }
 
 }  // namespace
@@ -131,12 +160,14 @@ int main(int argc, char** argv) {
     const double s = medianSeconds(reps, [&] {
       sink = sink + aggregate(cfg, AggregateInput{u, weights, center}).aggregate[0];
     });
-    if (!aggregatesByColumns(e.kind)) {
+    const bool byColumns = aggregatesByColumns(e.kind), summed = aggregatesBySummedBlocks(e.kind);
+    if (!byColumns && !summed) {
       std::printf("%-16s %12.4f %9.1f%% %16s %16s\n", nameOf(e.kind), s, 100.0 * s / roundSeconds, "-", "-");
       continue;
     }
-    const double one = rankZeroBlocksSeconds(reps, cfg, u, weights, 1);
-    const double two = rankZeroBlocksSeconds(reps, cfg, u, weights, 2);
+    const auto blocksSeconds = byColumns ? &rankZeroBlocksSeconds : &rankZeroSummedBlocksSeconds;
+    const double one = blocksSeconds(reps, cfg, u, weights, 1);
+    const double two = blocksSeconds(reps, cfg, u, weights, 2);
     std::printf("%-16s %12.4f %9.1f%% %8.4f %6.1f%% %8.4f %6.1f%%\n", nameOf(e.kind), s, 100.0 * s / roundSeconds, one,
                 100.0 * one / roundSeconds, two, 100.0 * two / roundSeconds);
   }

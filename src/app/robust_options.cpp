@@ -14,7 +14,7 @@ std::vector<OptionSpec> robustOptions() {
   return {
       {"fl.aggregator", "mean",
        "how the server combines the updates: " + joinNames<AggregatorKind>(" | ", true) +
-           "; anything but mean gathers every update to rank 0 (docs/robustness.md)"},
+           "; anything but mean needs every update, not only their sum (docs/robustness.md)"},
       {"fl.trim_fraction", "0.1", "trimmed_mean: beta in [0, 0.5), the share cut from each side per coordinate"},
       {"fl.byzantine", "0", "krum, multi_krum: f, the Byzantine clients tolerated (needs 2f + 3 updates a round)"},
       {"fl.krum_m", "0", "multi_krum: m, the updates of best score averaged (0: the round's updates - f)"},

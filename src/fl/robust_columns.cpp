@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "robust/block_sums.hpp"
 #include "robust/column_blocks.hpp"
 
 namespace fedsilo {
@@ -59,6 +60,34 @@ std::vector<AggregateResult> gatherBlockResults(const Communicator& comm, const 
   return all;
 }
 
+// Krum, geomed, centered and norm clipping (robust/block_sums.hpp) on this rank's blocks `mine` (the blocks
+// [first, ...) of `blocks`, attacked here): the partial sums joined by an all-gather (every rank's
+// blocks in rank, hence block, order), the aggregate's columns gathered to rank 0. `center` as in
+// aggregateByColumns.
+AggregateResult aggregateSummedBlocks(const Communicator& comm, const AggregatorConfig& cfg, const ColumnBlocks& blocks,
+                                      std::size_t first, std::vector<UpdateMatrix>& mine,
+                                      const std::vector<double>& weights, std::vector<double>& center) {
+  LocalBlocks local;
+  local.rows = static_cast<int>(weights.size());
+  local.cols = blocks.cols;
+  for (const UpdateMatrix& m : mine) local.blocks.push_back(BlockRef{&m, 0, m.cols});
+  const std::size_t c0 = std::min(blocks.begin(first), blocks.cols), c1 = c0 + local.localCols();
+  std::vector<double> myCenter;
+  if (cfg.kind == AggregatorKind::CenteredClip && center.size() == blocks.cols)
+    myCenter.assign(center.begin() + static_cast<std::ptrdiff_t>(c0), center.begin() + static_cast<std::ptrdiff_t>(c1));
+  const JoinPartials join = [&comm](const std::vector<double>& partials, std::size_t length) {
+    return sumInBlockOrder(comm.allgatherv(partials), length);
+  };
+  AggregateResult r = aggregateOnBlocks(cfg, local, weights, myCenter, join);
+  if (cfg.kind == AggregatorKind::CenteredClip) {  // the next round's centre: this rank's columns of it
+    if (center.size() != blocks.cols) center.assign(blocks.cols, 0.0);  // a first round, or other columns
+    std::copy(r.aggregate.begin(), r.aggregate.end(), center.begin() + static_cast<std::ptrdiff_t>(c0));
+  }
+  r.aggregate = comm.gatherv(r.aggregate, 0);
+  if (cfg.kind == AggregatorKind::CenteredClip && comm.isRoot()) center = r.aggregate;
+  return r;
+}
+
 }  // namespace
 
 void ColumnShare::add(int id, double weight, const std::vector<float>& row, int ranks) {
@@ -81,7 +110,8 @@ void ColumnShare::clear() {
 }
 
 AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig& cfg, std::uint64_t seed, int round,
-                                   const std::vector<char>& malicious, int needed, ColumnShare& share) {
+                                   const std::vector<char>& malicious, int needed, ColumnShare& share,
+                                   std::vector<double>& center) {
   const int ranks = comm.size();
   share.toRank.resize(static_cast<std::size_t>(ranks));  // a rank without updates sends nothing
   const std::vector<int> ids = comm.allgatherv(share.ids);
@@ -110,6 +140,11 @@ AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig&
   if (!out.aggregated) return out;
   const auto [first, last] = blocks.ofRank(comm.rank(), ranks);
   std::vector<UpdateMatrix> mine = assembleBlocks(blocks, first, last, order, received);
+  if (aggregatesBySummedBlocks(cfg.aggregator.kind)) {
+    for (UpdateMatrix& m : mine) applyAttack(cfg.attack, attack, m);
+    out.result = aggregateSummedBlocks(comm, cfg.aggregator, blocks, first, mine, ordered, center);
+    return out;
+  }
   std::vector<AggregateResult> results;
   for (UpdateMatrix& m : mine) results.push_back(attackAndAggregateBlock(cfg, attack, m, ordered));
   out.result = combineColumnBlocks(gatherBlockResults(comm, blocks, ids.size(), results));

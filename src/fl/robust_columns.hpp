@@ -1,10 +1,13 @@
-// Coordinate-wise robust aggregation shared out among the ranks (docs/robustness.md, "Cost"): when
-// the aggregator and the attack work column by column (robust/column_blocks.hpp), each rank attacks
-// and aggregates whole fixed-width column blocks of all K updates instead of rank 0 doing all of it
-// while the others wait. Each rank cuts its clients' updates into the other ranks' column ranges, one
-// all-to-all exchanges them, each rank puts the K rows of its blocks in client order, and rank 0
-// gathers the blocks' results and joins them in block order. The blocks do not depend on the number
-// of ranks, so neither does the result.
+// Robust aggregation shared out among the ranks (docs/robustness.md, "Cost"): when the attack works
+// column by column and the aggregator either does (mean, median, trimmed mean: robust/column_blocks.hpp)
+// or needs only sums over the columns besides (Krum, geomed, centered and norm clipping:
+// robust/block_sums.hpp), each rank attacks and aggregates whole fixed-width column blocks of all K
+// updates instead of rank 0 doing all of it while the others wait. Each rank cuts its clients' updates
+// into the other ranks' column ranges, one all-to-all exchanges them, and each rank puts the K rows of
+// its blocks in client order. The coordinate-wise aggregators then run per block and rank 0 gathers
+// the blocks' results and joins them in block order; the others exchange their blocks' partial sums by
+// all-gathers, add them in block order on every rank, and rank 0 gathers the aggregate's columns. The
+// blocks do not depend on the number of ranks, so neither does the result.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -37,8 +40,12 @@ struct AggregatedRound {
 };
 
 // Collective: every rank's kept updates attacked and aggregated block by block (`share` is consumed).
-// `malicious` per client; `needed` the aggregator's least number of rows.
+// `malicious` per client; `needed` the aggregator's least number of rows. `center` is centered
+// clipping's centre, the last round's aggregate (n values, or empty for zeros): each rank reads its
+// own columns of it and, for centered_clip, writes its columns of the new aggregate there (rank 0 the
+// whole of it). Other aggregators leave it as it is.
 AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig& cfg, std::uint64_t seed, int round,
-                                   const std::vector<char>& malicious, int needed, ColumnShare& share);
+                                   const std::vector<char>& malicious, int needed, ColumnShare& share,
+                                   std::vector<double>& center);
 
 }  // namespace fedsilo

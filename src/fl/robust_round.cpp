@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/types.hpp"
 #include "robust/attack.hpp"
+#include "robust/block_sums.hpp"
 
 namespace fedsilo {
 
@@ -40,8 +41,10 @@ RobustRound::RobustRound(const ExperimentConfig& cfg, const Communicator& comm, 
       numClasses_(numClasses),
       malicious_(chooseMalicious(cfg.robust.attack, cfg.clients, cfg.seed)),
       gathers_(cfg.robust.gathersUpdates()),
-      byColumns_(gathers_ && aggregatesByColumns(cfg.robust.aggregator.kind) &&
-                 attacksByColumns(cfg.robust.attack.kind)),
+      byColumns_(
+          gathers_ &&
+          (aggregatesByColumns(cfg.robust.aggregator.kind) || aggregatesBySummedBlocks(cfg.robust.aggregator.kind)) &&
+          attacksByColumns(cfg.robust.attack.kind)),
       selected_(static_cast<std::size_t>(cfg.clients), 0.0),
       weight_(static_cast<std::size_t>(cfg.clients), kNaN) {}
 
@@ -84,7 +87,7 @@ void RobustRound::gather(int round) {
   if (!gathers_) return;
   if (byColumns_) {
     const int needed = findAggregator(cfg_.robust.aggregator.kind).minRows(cfg_.robust.aggregator);
-    byColumnsRound_ = aggregateByColumns(comm_, cfg_.robust, cfg_.seed, round, malicious_, needed, columns_);
+    byColumnsRound_ = aggregateByColumns(comm_, cfg_.robust, cfg_.seed, round, malicious_, needed, columns_, center_);
     return;
   }
   std::vector<int> ids = comm_.gatherv(ids_, 0);

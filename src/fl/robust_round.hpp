@@ -77,14 +77,16 @@ class RobustRound {
   int numClasses_ = 0;
   std::vector<char> malicious_;  // per client
   bool gathers_ = false;
-  bool byColumns_ = false;          // gathers_, with a coordinate-wise aggregator and attack
+  bool byColumns_ = false;          // gathers_, with an aggregator and attack that run by column blocks
   ColumnShare columns_;             // byColumns_: this round's kept updates, cut by rank
   AggregatedRound byColumnsRound_;  // byColumns_: the round's result (rank 0)
   // This round's kept updates of this rank (ids, weights, rows) and, on rank 0, everyone's.
   std::vector<int> ids_;
   std::vector<double> weights_;
   std::vector<float> rows_;
-  std::vector<double> center_;             // rank 0: the last aggregate (centered clipping's starting point)
+  // The last aggregate (centered clipping's starting point): rank 0's; with byColumns_, every rank
+  // holds its own columns of it (all it reads) and rank 0 the whole.
+  std::vector<double> center_;
   ExactSum mean_;                          // rank 0: global + aggregate at the accumulator's offsets
   std::vector<double> selected_, weight_;  // per client, this round (replicated after endRound)
 };

@@ -1,8 +1,10 @@
 // Robust aggregators (docs/robustness.md): each combines the K x n matrix of one round's updates
 // (rows in client order, core/robust_config.hpp's options) into one update, and says how it used each
 // client. One file per aggregator; robust/aggregator_registry.cpp lists them. No MPI: the round driver
-// gathers the rows to rank 0 and calls aggregate() there (fl/robust_round.hpp). Arithmetic in double,
-// in a fixed order: the result depends only on the matrix, the weights and the options.
+// gathers the rows to rank 0 and calls aggregate() there (fl/robust_round.hpp), or shares fixed column
+// blocks out among the ranks (robust/column_blocks.hpp, robust/block_sums.hpp), which gives the same
+// result. Arithmetic in double, in a fixed order: the result depends only on the matrix, the weights
+// and the options.
 #pragma once
 #include <string>
 #include <vector>

@@ -9,12 +9,19 @@
 // the cut) get their scores recomputed from direct double distances (squaredDistance), exactly as the
 // reference computation does, and the cut is made among them. So the selection is the one the direct
 // O(K^2 n) double computation makes, at the cost of one float GEMM plus a few rows.
+//
+// By column blocks (robust/block_sums.hpp): the Gram matrix and the direct distances are sums over
+// the columns, so each block gives its partial Gram matrix and, for the rows near the cut, its partial
+// direct distances, both summed in block order; every process then holds the same distances and makes
+// the same choice, and each block averages its own columns of the chosen rows. The reference the
+// selection equals is thus the direct double computation with its sums taken block by block.
 #include <algorithm>
-#include <map>
+#include <cmath>
 #include <numeric>
 #include <utility>
 
-#include "robust/aggregator.hpp"
+#include "robust/block_sums.hpp"
+#include "robust/column_blocks.hpp"
 #include "robust/pairwise_distances.hpp"
 
 namespace fedsilo {
@@ -25,19 +32,6 @@ namespace {
 double sumOfLeast(std::vector<double>& others, std::size_t neighbours) {
   std::nth_element(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(neighbours), others.end());
   return std::accumulate(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(neighbours), 0.0);
-}
-
-// Row i's score from direct double distances (the reference computation); `exact` caches them by pair.
-double directScore(const UpdateMatrix& u, int i, std::size_t neighbours, std::map<std::pair<int, int>, double>& exact) {
-  std::vector<double> others;
-  for (int j = 0; j < u.rows; ++j) {
-    if (j == i) continue;
-    const std::pair<int, int> key{std::min(i, j), std::max(i, j)};
-    auto it = exact.find(key);
-    if (it == exact.end()) it = exact.emplace(key, squaredDistance(u.row(key.first), u.row(key.second), u.cols)).first;
-    others.push_back(it->second);
-  }
-  return sumOfLeast(others, neighbours);
 }
 
 // Each row's score interval [lo, hi] from the Gram distances: the k-th least of perturbed values is
@@ -67,19 +61,19 @@ std::vector<ScoreInterval> scoreIntervals(const PairwiseDistances& d, std::size_
   return out;
 }
 
-// The m rows of least score (ties: lower row), as the direct computation chooses them.
-std::vector<char> leastScores(const UpdateMatrix& u, int f, int m) {
-  const int K = u.rows;
-  std::vector<char> chosen(static_cast<std::size_t>(K), 0);
-  if (m >= K) {
-    std::fill(chosen.begin(), chosen.end(), 1);
-    return chosen;
-  }
-  const auto neighbours = static_cast<std::size_t>(K - f - 2);
-  const std::vector<ScoreInterval> s = scoreIntervals(pairwiseSquaredDistances(u), neighbours);
-  // Row i is surely among the m if fewer than m others may precede it, surely not if m others surely do.
+// The rows the Gram distances' score intervals settle: chosen (surely among the m least) or undecided
+// (near the cut); the rest are surely not chosen.
+struct KrumCut {
+  std::vector<char> chosen;
   std::vector<int> undecided;
-  int in = 0;
+  int in = 0;  // rows chosen so far
+};
+
+KrumCut cutByIntervals(const std::vector<ScoreInterval>& s, int m) {
+  const auto K = static_cast<int>(s.size());
+  KrumCut cut;
+  cut.chosen.assign(static_cast<std::size_t>(K), 0);
+  // Row i is surely among the m if fewer than m others may precede it, surely not if m others surely do.
   for (int i = 0; i < K; ++i) {
     int mayPrecede = 0, surelyPrecede = 0;
     for (int j = 0; j < K; ++j) {
@@ -89,33 +83,59 @@ std::vector<char> leastScores(const UpdateMatrix& u, int f, int m) {
       surelyPrecede += b.hi < a.lo ? 1 : 0;
     }
     if (mayPrecede < m) {
-      chosen[static_cast<std::size_t>(i)] = 1;
-      ++in;
+      cut.chosen[static_cast<std::size_t>(i)] = 1;
+      ++cut.in;
     } else if (surelyPrecede < m) {
-      undecided.push_back(i);
+      cut.undecided.push_back(i);
     }
   }
-  // The chosen rows are a prefix of the order (score, row), so the rest of the m are the first of the
-  // undecided rows in that order, by their direct scores.
-  std::map<std::pair<int, int>, double> exact;
-  std::vector<std::pair<double, int>> ranked;
-  for (int i : undecided) ranked.emplace_back(directScore(u, i, neighbours, exact), i);
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const std::pair<double, int>& a, const std::pair<double, int>& b) { return a.first < b.first; });
-  for (int r = 0; r < m - in && r < static_cast<int>(ranked.size()); ++r)
-    chosen[static_cast<std::size_t>(ranked[static_cast<std::size_t>(r)].second)] = 1;
-  return chosen;
+  return cut;
 }
 
-// The m rows of least score, the unweighted mean of their updates.
-AggregateResult bestScores(const AggregateInput& in, int f, int m) {
-  AggregateResult r;
-  r.selected = leastScores(in.updates, f, m);
-  r.weight.assign(r.selected.size(), 0.0);
-  for (std::size_t k = 0; k < r.selected.size(); ++k)
-    if (r.selected[k]) r.weight[k] = 1.0 / m;
-  combineRows(in.updates, r.weight, r.aggregate);
-  return r;
+// The undecided rows' direct squared distances to every row (|undecided| x K, row i's own 0), each
+// block's squaredDistance summed in block order.
+std::vector<double> directDistances(const LocalBlocks& mine, const std::vector<int>& undecided,
+                                    const JoinPartials& join) {
+  const auto K = static_cast<std::size_t>(mine.rows);
+  std::vector<double> partials;
+  partials.reserve(mine.blocks.size() * undecided.size() * K);
+  for (const BlockRef& b : mine.blocks)
+    for (int i : undecided)
+      for (int j = 0; j < mine.rows; ++j)
+        partials.push_back(j == i ? 0.0 : squaredDistance(b.row(std::min(i, j)), b.row(std::max(i, j)), b.width));
+  return join(partials, undecided.size() * K);
+}
+
+// The m rows of least score (ties: lower row), as the direct computation chooses them.
+std::vector<char> leastScores(const LocalBlocks& mine, int f, int m, const JoinPartials& join) {
+  const int K = mine.rows;
+  if (m >= K) return std::vector<char>(static_cast<std::size_t>(K), 1);
+  std::vector<double> gram;
+  for (const BlockRef& b : mine.blocks) {
+    const std::vector<double> partial = partialGram(*b.matrix, b.c0, b.width);
+    gram.insert(gram.end(), partial.begin(), partial.end());
+  }
+  gram = join(gram, static_cast<std::size_t>(K) * static_cast<std::size_t>(K + 1) / 2);
+  const auto neighbours = static_cast<std::size_t>(K - f - 2);
+  KrumCut cut = cutByIntervals(scoreIntervals(distancesFromGram(gram, K, mine.cols), neighbours), m);
+  if (cut.undecided.empty()) return cut.chosen;
+  // The chosen rows are a prefix of the order (score, row), so the rest of the m are the first of the
+  // undecided rows in that order, by their direct scores.
+  const std::vector<double> direct = directDistances(mine, cut.undecided, join);
+  std::vector<std::pair<double, int>> ranked;
+  std::vector<double> others;
+  for (std::size_t u = 0; u < cut.undecided.size(); ++u) {
+    const int i = cut.undecided[u];
+    others.clear();
+    for (int j = 0; j < K; ++j)
+      if (j != i) others.push_back(direct[u * static_cast<std::size_t>(K) + static_cast<std::size_t>(j)]);
+    ranked.emplace_back(sumOfLeast(others, neighbours), i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const std::pair<double, int>& a, const std::pair<double, int>& b) { return a.first < b.first; });
+  for (int r = 0; r < m - cut.in && r < static_cast<int>(ranked.size()); ++r)
+    cut.chosen[static_cast<std::size_t>(ranked[static_cast<std::size_t>(r)].second)] = 1;
+  return cut.chosen;
 }
 
 }  // namespace
@@ -124,12 +144,23 @@ int multiKrumCount(const AggregatorConfig& cfg, int rows) {
   return cfg.krumM > 0 ? std::min(cfg.krumM, rows) : rows - cfg.byzantine;
 }
 
+// The m rows of least score, the unweighted mean of their updates.
+AggregateResult krumOnBlocks(const AggregatorConfig& cfg, int m, const LocalBlocks& mine, const JoinPartials& join) {
+  AggregateResult r;
+  r.selected = leastScores(mine, cfg.byzantine, m, join);
+  r.weight.assign(r.selected.size(), 0.0);
+  for (std::size_t k = 0; k < r.selected.size(); ++k)
+    if (r.selected[k]) r.weight[k] = 1.0 / m;
+  combineLocalRows(mine, r.weight, r.aggregate);
+  return r;
+}
+
 AggregateResult krumAggregate(const AggregatorConfig& cfg, const AggregateInput& in) {
-  return bestScores(in, cfg.byzantine, 1);
+  return aggregateBySummedBlocks(cfg, in, kColumnBlockWidth);
 }
 
 AggregateResult multiKrumAggregate(const AggregatorConfig& cfg, const AggregateInput& in) {
-  return bestScores(in, cfg.byzantine, multiKrumCount(cfg, in.updates.rows));
+  return aggregateBySummedBlocks(cfg, in, kColumnBlockWidth);
 }
 
 }  // namespace fedsilo

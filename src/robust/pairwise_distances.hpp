@@ -5,9 +5,16 @@
 // is what makes the subtraction safe: the rows' norms are then of the order of their distances, not of
 // their (possibly much larger) common part. The bound covers the float rounding of the centred rows,
 // the float GEMM over a panel and the double arithmetic after it, so a decision the bounds settle is
-// the one the direct double computation (squaredDistance) would take. Deterministic: a fixed panel
-// order and Eigen's single-threaded GEMM on the same shapes.
+// the one the direct double computation (squaredDistance, summed block by block) would take.
+//
+// By column blocks (robust/column_blocks.hpp): the Gram matrix is a sum over coordinates, so each
+// fixed-width block of columns gives its partial Gram matrix (its panels summed in double) and the
+// partials are added in block order. The blocks, not the ranks that computed them, fix the order, so
+// the distances are the same whether one process computes every block or the ranks share them out
+// (robust/block_sums.hpp). Deterministic: a fixed panel and block order and Eigen's single-threaded
+// GEMM on the same shapes.
 #pragma once
+#include <cstddef>
 #include <vector>
 
 #include "robust/update_matrix.hpp"
@@ -26,6 +33,12 @@ struct PairwiseDistances {
   }
 };
 
-PairwiseDistances pairwiseSquaredDistances(const UpdateMatrix& u);
+// Columns [c0, c0 + width) of every row: the lower triangle of their centred Gram matrix, packed row
+// by row (entry (i, j), j <= i, at i (i + 1) / 2 + j), K (K + 1) / 2 doubles.
+std::vector<double> partialGram(const UpdateMatrix& u, std::size_t c0, std::size_t width);
+
+// The distances and their bounds from the sum of every block's partialGram (in block order) over
+// `cols` columns in all.
+PairwiseDistances distancesFromGram(const std::vector<double>& gram, int rows, std::size_t cols);
 
 }  // namespace fedsilo

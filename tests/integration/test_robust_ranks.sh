@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 600
-# cost: 27
-# Byzantine silos and robust aggregation. Four (attack, aggregator) pairs covering both omniscient
-# attacks, a drawn malicious set, Krum's selection, centered clipping's state across rounds and the
-# column-block path of the coordinate-wise aggregators (trimmed mean, median) run at 1, 2 and 4 ranks
-# and give identical results files (every /rounds, /clients, /summary, /sensitivity dataset but the
+# cost: 37
+# Byzantine silos and robust aggregation. Eight (attack, aggregator) pairs covering both omniscient
+# attacks, a drawn malicious set, Krum's and Multi-Krum's selection, centered clipping's state across
+# rounds and both column-block paths (the coordinate-wise trimmed mean and median; Krum, Multi-Krum,
+# geomed, centered clipping and norm clipping with their partial sums exchanged) run at 1, 2 and 4
+# ranks and give identical results files (every /rounds, /clients, /summary, /sensitivity dataset but the
 # timings, and the global model); the other pairs run at 1 rank for the records: the
 # malicious silos are the ones asked for (or, drawn, as many as asked), Krum records one chosen silo per
 # round among those that sent and never the sign-flipped ones, Multi-Krum m, norm clipping its factors,
@@ -17,12 +18,13 @@ cases=(  # name|ranks|options
   "alie_trimmed|1 2 4|--attack.kind alie --attack.client_ids 1,6 --fl.aggregator trimmed_mean --fl.trim_fraction 0.25"
   "signflip_krum|1 2 4|--attack.kind sign_flip --attack.clients 2 --attack.scale 4 --fl.aggregator krum --fl.byzantine 2"
   "gaussian_geomed|1|--attack.kind gaussian --attack.clients 2 --fl.aggregator geomed"
+  "alie_geomed|1 2 4|--attack.kind alie --attack.clients 2 --fl.aggregator geomed"
   "ipm_cclip|1 2 4|--attack.kind ipm --attack.client_ids 0,3 --attack.epsilon 0.5 --fl.aggregator centered_clip --fl.clip_tau 0.5 --fl.clip_iterations 2 --attack.start_round 1"
   "labelflip_median|1|--attack.kind label_flip --attack.clients 3 --fl.aggregator median"
   "signflip_median|1 2 4|--attack.kind sign_flip --attack.clients 2 --fl.aggregator median"
-  "scale_normclip|1|--attack.kind scale --attack.clients 1 --fl.aggregator norm_clip --fl.clip_norm 0.5"
+  "scale_normclip|1 2 4|--attack.kind scale --attack.clients 1 --fl.aggregator norm_clip --fl.clip_norm 0.5"
   "signflip_mean|1|--attack.kind sign_flip --attack.client_ids 2"
-  "multikrum|1|--fl.aggregator multi_krum --fl.byzantine 1 --fl.krum_m 3"
+  "multikrum|1 2 4|--attack.kind ipm --attack.client_ids 5 --fl.aggregator multi_krum --fl.byzantine 1 --fl.krum_m 3"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r name ranks options <<<"$c"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "robust/aggregator.hpp"
+#include "robust/block_sums.hpp"
 
 using namespace fedsilo;
 
@@ -331,7 +332,14 @@ TEST(Aggregator, KrumAndMultiKrumChooseAsTheDirectComputation) {
       cfg.krumM = c.m;
       const std::vector<double> w(static_cast<std::size_t>(c.K), 1.0);
       const AggregateResult r = run(c.m == 1 ? AggregatorKind::Krum : AggregatorKind::MultiKrum, u, w, cfg);
-      EXPECT_EQ(r.selected, directKrumSelection(u, c.f, c.m)) << "K " << c.K << " m " << c.m << " seed " << seed;
+      const std::vector<char> direct = directKrumSelection(u, c.f, c.m);
+      EXPECT_EQ(r.selected, direct) << "K " << c.K << " m " << c.m << " seed " << seed;
+      // By column blocks (robust/block_sums.hpp): the partial Gram matrices and direct distances of
+      // narrower blocks, summed in block order, choose the same.
+      cfg.kind = c.m == 1 ? AggregatorKind::Krum : AggregatorKind::MultiKrum;
+      for (std::size_t width : {std::size_t{1}, std::size_t{100}, std::size_t{128}, std::size_t{333}})
+        EXPECT_EQ(aggregateBySummedBlocks(cfg, AggregateInput{u, w, {}}, width).selected, direct)
+            << "K " << c.K << " m " << c.m << " seed " << seed << " width " << width;
     }
   }
 }
