@@ -44,9 +44,10 @@ class AsyncDriver {
   void checkpoint(StateArchive& ar);
 
  private:
-  // The seconds of the client's index-th job on the simulated clock (1 for every job without a
-  // system model: every silo equally fast).
-  double jobSeconds(int client, int index) const;
+  // The seconds of the client's index-th job on the simulated clock when it trains `localSteps` steps
+  // (0: train.epochs epochs). Without a system model every silo is equally fast: a job of epochs lasts
+  // 1 s, a job of steps 1 s per step.
+  double jobSeconds(int client, int index, int localSteps) const;
   void trainReadyJobs();
   void trainJob(int job);
   bool versionReady(int version) const;
