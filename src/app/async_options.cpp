@@ -25,7 +25,8 @@ void refuseRoundSettings(const RawValues& raw, const ExperimentConfig& c, const 
   refuse(c.fl.maxConcurrency != 0 && !alg.acceptsConcurrencyLimit(), raw, "fl.max_concurrency", c,
          "its scheduler keeps every silo training");
   refuse(c.fl.clientsPerRound != 0, raw, "fl.clients_per_round", c,
-         "every silo runs jobs; fl.max_concurrency limits how many at once");
+         alg.acceptsConcurrencyLimit() ? "every silo runs jobs; fl.max_concurrency limits how many at once"
+                                       : "every silo runs jobs");
   refuse(c.fl.dropout > 0.0, raw, "fl.dropout", c, "no rounds to drop out of");
   refuse(c.fl.skipDiverged, raw, "fl.skip_diverged", c, "a dropped update would change the schedule");
   refuse(c.system.deadlineSeconds > 0.0, raw, "fl.deadline_seconds", c, "no rounds to close");

@@ -1,7 +1,7 @@
 // The asynchronous driver (docs/async.md): runs an asynchronous algorithm (fl/async_algorithm.hpp) on
-// the simulated clock. The schedule (sim/async_schedule.hpp: which silo trains which job from which
-// version, which arrivals make each version) is computed first, identically on every rank, from the
-// system model's durations; this driver executes it:
+// the simulated clock. The algorithm's schedule (sim/async_schedule.hpp: which silo trains which job,
+// of how many local steps for FedCompass, from which version, which arrivals make each version) is
+// computed first, identically on every rank, from the system model's durations; this driver executes it:
 //
 //   trainReadyJobs  every job whose start version exists and whose update a later version needs is
 //                   trained on its silo's rank, all ranks at once (the jobs that start from one version
