@@ -1,13 +1,11 @@
 #include "app/async_options.hpp"
 
 #include "app/raw_values.hpp"
-#include "fl/algorithm.hpp"
+#include "fl/async_algorithm.hpp"
 
 namespace fedsilo {
 
 namespace {
-
-bool isAsynchronous(const ExperimentConfig& c) { return makeAlgorithm(c)->asynchronous() != nullptr; }
 
 // The registered asynchronous algorithms (for the error message only), made for a federation large
 // enough for every algorithm's defaults (fedbuff.buffer_size is at most the client count).
@@ -23,9 +21,12 @@ void refuse(bool set, const RawValues& raw, const std::string& key, const Experi
         fmt(key, " = ", raw.trimmed(key), ": not with algorithm = ", c.algorithm, " (asynchronous: ", why, ")"));
 }
 
-void refuseRoundSettings(const RawValues& raw, const ExperimentConfig& c) {
+void refuseRoundSettings(const RawValues& raw, const ExperimentConfig& c, const AsyncAlgorithm& alg) {
+  refuse(c.fl.maxConcurrency != 0 && !alg.acceptsConcurrencyLimit(), raw, "fl.max_concurrency", c,
+         "its scheduler keeps every silo training");
   refuse(c.fl.clientsPerRound != 0, raw, "fl.clients_per_round", c,
-         "every silo runs jobs; fl.max_concurrency limits how many at once");
+         alg.acceptsConcurrencyLimit() ? "every silo runs jobs; fl.max_concurrency limits how many at once"
+                                       : "every silo runs jobs");
   refuse(c.fl.dropout > 0.0, raw, "fl.dropout", c, "no rounds to drop out of");
   refuse(c.fl.skipDiverged, raw, "fl.skip_diverged", c, "a dropped update would change the schedule");
   refuse(c.system.deadlineSeconds > 0.0, raw, "fl.deadline_seconds", c, "no rounds to close");
@@ -49,7 +50,9 @@ void readAsyncOptions(const std::map<std::string, std::string>& values, Experime
   const RawValues raw(values);
   c.fl.maxConcurrency = raw.smallInteger("fl.max_concurrency", 0, 100000000);
   c.eval.everySeconds = raw.number("eval.every_seconds", 0.0, 1e15);
-  if (!isAsynchronous(c)) {
+  const std::unique_ptr<Algorithm> alg = makeAlgorithm(c);
+  const AsyncAlgorithm* async = alg->asynchronous();
+  if (async == nullptr) {
     const bool concurrency = c.fl.maxConcurrency != 0;
     if (concurrency || c.eval.everySeconds > 0.0) {
       const std::string key = concurrency ? "fl.max_concurrency" : "eval.every_seconds";
@@ -59,7 +62,7 @@ void readAsyncOptions(const std::map<std::string, std::string>& values, Experime
     }
     return;
   }
-  refuseRoundSettings(raw, c);
+  refuseRoundSettings(raw, c, *async);
 }
 
 }  // namespace fedsilo

@@ -1,6 +1,6 @@
 // The asynchronous algorithms' protocol options (fl.max_concurrency, eval.every_seconds; docs/async.md):
 // read into the configuration and checked against the rest of it. An asynchronous algorithm (fedasync,
-// fedbuff) has no rounds, so the settings that need them are refused with it, and the asynchronous
+// fedbuff, fedcompass) has no rounds, so the settings that need them are refused with it, and the asynchronous
 // options are refused with an algorithm that runs synchronous rounds.
 #pragma once
 #include <map>

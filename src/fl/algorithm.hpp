@@ -79,6 +79,9 @@ struct ClientContext {
   // The training settings of this round on this rank: train.* as configured with the round's lr
   // (train.lr_schedule; the round driver's test hooks may change them on one rank, app/fault_injection).
   TrainConfig train = fl.cfg.train;
+  // > 0: stop local training after this many optimizer steps (TrainOptions::maxSteps; FedCompass's
+  // local steps, with train.epochs set to cover them).
+  int maxSteps = 0;
   // The clients' persistent optimizer states (train.optimizer_state = keep), else nullptr.
   OptimizerStateStore* optimizerStates = nullptr;
   // The stream for this client's local-epoch shuffles this round.
@@ -87,6 +90,7 @@ struct ClientContext {
   // carry that model's persistent optimizer state, else every training run starts fresh moments.
   TrainOptions trainOptions(ModelRole role = ModelRole::Shared) const {
     TrainOptions o = TrainOptions::from(train);
+    o.maxSteps = maxSteps;
     if (optimizerStates) o.state = &optimizerStates->get(client.id, role);
     return o;
   }

@@ -21,8 +21,11 @@ AsyncDriver::AsyncDriver(const RoundParts& parts, AsyncAlgorithm& alg, RoundDriv
   payload.reduced.assign(p_.ctx.blocks.size(), 1);
   downloadBytes_ = downloadBytes(payload);
   uploadBytes_ = uploadBytes(payload, std::vector<double>(p_.ctx.blocks.size(), 1.0));
-  const AsyncPolicy policy{p_.cfg.clients, p_.cfg.fl.maxConcurrency, alg.bufferSize(), p_.cfg.rounds};
-  schedule_ = buildAsyncSchedule(policy, [this](int k, int index) { return jobSeconds(k, index); });
+  AsyncPolicy policy;
+  policy.clients = p_.cfg.clients;
+  policy.concurrency = p_.cfg.fl.maxConcurrency;
+  policy.versions = p_.cfg.rounds;
+  schedule_ = alg.schedule(policy, [this](int k, int index, int steps) { return jobSeconds(k, index, steps); });
   evaluated_ = evaluatedVersions(schedule_, p_.cfg.eval.every, p_.cfg.eval.everySeconds);
   trained_.assign(schedule_.jobs.size(), 0);
   if (p_.cfg.fl.serverOptimizer.kind != ServerOptimizerKind::None)
@@ -31,9 +34,11 @@ AsyncDriver::AsyncDriver(const RoundParts& parts, AsyncAlgorithm& alg, RoundDriv
 
 AsyncDriver::~AsyncDriver() = default;
 
-double AsyncDriver::jobSeconds(int client, int index) const {
-  if (!system_.enabled()) return 1.0;
-  const double samples = static_cast<double>(p_.cfg.train.epochs) * static_cast<double>(p_.clients[client].numTrain());
+double AsyncDriver::jobSeconds(int client, int index, int localSteps) const {
+  if (!system_.enabled()) return localSteps > 0 ? static_cast<double>(localSteps) : 1.0;
+  const Index n = p_.clients[client].numTrain();
+  const double samples = localSteps > 0 ? static_cast<double>(samplesOfSteps(n, p_.cfg.train.batch, localSteps))
+                                        : static_cast<double>(p_.cfg.train.epochs) * static_cast<double>(n);
   return system_.downloadSeconds(client, downloadBytes_) +
          system_.computeSeconds(client, index, flopsPerSample_, samples) + system_.uploadSeconds(client, uploadBytes_);
 }
@@ -92,6 +97,10 @@ void AsyncDriver::trainJob(int j) {
   // progress (train.lr_schedule over versions).
   ClientContext c{p_.ctx, p_.clients[job.client], job.index, model, p_.trainer, start};
   c.train = p_.hooks.training(job.startVersion, trainingForRound(p_.cfg.train, job.startVersion, p_.cfg.rounds));
+  if (job.localSteps > 0) {  // FedCompass: exactly the steps the scheduler assigned
+    c.train.epochs = epochsForSteps(p_.clients[job.client].numTrain(), c.train.batch, job.localSteps);
+    c.maxSteps = job.localSteps;
+  }
   const std::int64_t before = p_.trainer.samplesTrained();
   ClientUpdate update;
   alg_.clientUpdate(c, update);

@@ -1,7 +1,7 @@
 // The asynchronous driver (docs/async.md): runs an asynchronous algorithm (fl/async_algorithm.hpp) on
-// the simulated clock. The schedule (sim/async_schedule.hpp: which silo trains which job from which
-// version, which arrivals make each version) is computed first, identically on every rank, from the
-// system model's durations; this driver executes it:
+// the simulated clock. The algorithm's schedule (sim/async_schedule.hpp: which silo trains which job,
+// of how many local steps for FedCompass, from which version, which arrivals make each version) is
+// computed first, identically on every rank, from the system model's durations; this driver executes it:
 //
 //   trainReadyJobs  every job whose start version exists and whose update a later version needs is
 //                   trained on its silo's rank, all ranks at once (the jobs that start from one version
@@ -44,9 +44,10 @@ class AsyncDriver {
   void checkpoint(StateArchive& ar);
 
  private:
-  // The seconds of the client's index-th job on the simulated clock (1 for every job without a
-  // system model: every silo equally fast).
-  double jobSeconds(int client, int index) const;
+  // The seconds of the client's index-th job on the simulated clock when it trains `localSteps` steps
+  // (0: train.epochs epochs). Without a system model every silo is equally fast: a job of epochs lasts
+  // 1 s, a job of steps 1 s per step.
+  double jobSeconds(int client, int index, int localSteps) const;
   void trainReadyJobs();
   void trainJob(int job);
   bool versionReady(int version) const;

@@ -56,6 +56,23 @@ TrainOptions TrainOptions::from(const TrainConfig& t) {
   return o;
 }
 
+Index stepsPerEpoch(Index samples, int batch) {
+  FEDSILO_ASSERT(samples >= 0 && batch > 0, "steps per epoch of ", samples, " samples in batches of ", batch);
+  return (samples + batch - 1) / batch;
+}
+
+int epochsForSteps(Index samples, int batch, Index steps) {
+  const Index perEpoch = stepsPerEpoch(samples, batch);
+  if (perEpoch == 0 || steps <= 0) return 1;
+  return static_cast<int>((steps + perEpoch - 1) / perEpoch);
+}
+
+Index samplesOfSteps(Index samples, int batch, Index steps) {
+  const Index perEpoch = stepsPerEpoch(samples, batch);
+  if (perEpoch == 0 || steps <= 0) return 0;
+  return (steps / perEpoch) * samples + std::min<Index>((steps % perEpoch) * batch, samples);
+}
+
 LocalTrainer::LocalTrainer(const Dataset& train, int maxBatch) : train_(train), maxBatch_(maxBatch) {
   FEDSILO_ASSERT(maxBatch > 0);
   x_.assign(static_cast<std::size_t>(train.dim()) * maxBatch, 0.0f);

@@ -69,6 +69,17 @@ struct TrainOptions {
   static TrainOptions from(const TrainConfig& t);
 };
 
+// Local training counted in optimizer steps (FedCompass's local steps): one step per mini-batch of
+// `batch` samples, so an epoch of `samples` samples is ceil(samples / batch) steps (its last partial
+// batch kept, as train() does), each epoch a fresh permutation.
+Index stepsPerEpoch(Index samples, int batch);
+// The epochs train() must run for `steps` steps (the last one cut short with TrainOptions::maxSteps):
+// ceil(steps / stepsPerEpoch), at least 1.
+int epochsForSteps(Index samples, int batch, Index steps);
+// The samples `steps` consecutive steps process: whole epochs of `samples`, then the first batches of
+// the next epoch.
+Index samplesOfSteps(Index samples, int batch, Index steps);
+
 // Data-parallel SGD over one index list held by every rank (the `global` baseline): every rank runs
 // the same loop over the same batches; each batch is cut into shards of `shardSamples` samples (a
 // fixed size, so that the arithmetic does not depend on the number of ranks), shard s of a batch is

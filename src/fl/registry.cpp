@@ -10,6 +10,7 @@
 #include "fl/algorithms/ditto.hpp"
 #include "fl/algorithms/ensemble.hpp"
 #include "fl/algorithms/fedasync.hpp"
+#include "fl/algorithms/fedcompass.hpp"
 #include "fl/algorithms/fedavg.hpp"
 #include "fl/algorithms/fedbabu.hpp"
 #include "fl/algorithms/fedbuff.hpp"
@@ -71,6 +72,9 @@ std::vector<AlgorithmEntry> builtInAlgorithms() {
       {"fedbuff", &makeFedBuff,
        "FedBuff (Nguyen et al. 2022): asynchronous, server step on a buffer of fedbuff.buffer_size deltas",
        &fedBuffOptions},
+      {"fedcompass", &makeFedCompass,
+       "FedCompass (Li et al. 2024): semi-asynchronous, local steps per silo speed, groups aggregated at once",
+       &fedCompassOptions},
   };
 }
 

@@ -24,13 +24,17 @@ struct AsyncJob {
   int startVersion = 0;  // the version it downloads and trains from
   double start = 0.0;    // simulated seconds: dispatch
   double arrival = 0.0;  // simulated seconds: its update is at the server
-  int version = -1;      // the version its update enters (1, 2, ...), -1: still in flight at the end
+  int version = -1;      // the version its update enters (1, 2, ...), -1: still in flight at the end (FedCompass:
+                         // or a late update replaced by a newer one of the same silo)
+  int localSteps = 0;    // FedCompass: the local steps the scheduler assigned; 0: train.epochs epochs
+  int group = -1;        // FedCompass: its arrival group (-1: none, as every job of the other schedules)
 };
 
 // One server step: the version it makes (its position + 1), when, and from which jobs (arrival order).
 struct AsyncVersion {
   double time = 0.0;
-  std::vector<int> jobs;  // indices into AsyncSchedule::jobs
+  std::vector<int> jobs;  // indices into AsyncSchedule::jobs (FedCompass: ascending client id)
+  int group = -1;         // FedCompass: the arrival group aggregated (-1: a silo's first update alone)
 };
 
 struct AsyncPolicy {

@@ -8,12 +8,6 @@
 
 namespace fedsilo {
 
-int CompassSchedule::staleness(int job) const {
-  const CompassJob& j = jobs[static_cast<std::size_t>(job)];
-  FEDSILO_ASSERT(j.version > 0, "staleness of job ", job, ", which entered no version");
-  return j.version - 1 - j.startVersion;
-}
-
 namespace {
 
 // The event loop: the scheduler's decisions turned into jobs and versions.
@@ -26,20 +20,40 @@ class CompassPlayer {
         waiting_(static_cast<std::size_t>(clients), -1),
         buffered_(static_cast<std::size_t>(clients), -1) {}
 
-  CompassSchedule play(int versions) {
+  AsyncSchedule play(int versions) {
     for (int c = 0; c < scheduler_.numClients(); ++c) dispatch(c, 0.0);
-    while (static_cast<int>(out_.versions.size()) < versions) step();
-    return out_;
+    while (!done(versions)) {
+      const double now = nextEventTime();
+      while (!done(versions) && hasEventAt(now)) step();
+      for (int c : toDispatch_) dispatch(c, now);
+      toDispatch_.clear();
+    }
+    return std::move(out_);
   }
 
  private:
+  bool done(int versions) const { return static_cast<int>(out_.versions.size()) >= versions; }
+
+  // The time of the next arrival or group deadline, whichever is first.
+  double nextEventTime() const {
+    const auto deadline = scheduler_.nextDeadline();
+    FEDSILO_ASSERT(deadline || !arrivals_.empty(), "FedCompass schedule: no job in flight and no deadline");
+    if (arrivals_.empty()) return deadline->time;
+    return deadline ? std::min(deadline->time, arrivals_.top().time) : arrivals_.top().time;
+  }
+
+  bool hasEventAt(double now) const {
+    const auto deadline = scheduler_.nextDeadline();
+    return (deadline && deadline->time <= now) || (!arrivals_.empty() && arrivals_.top().time <= now);
+  }
+
+  // The next event: an arrival, or a deadline strictly before the next arrival.
   void step() {
     const auto deadline = scheduler_.nextDeadline();
     if (deadline && (arrivals_.empty() || deadline->time < arrivals_.top().time)) {
       apply(scheduler_.expire(deadline->group, deadline->time), deadline->time);
       return;
     }
-    FEDSILO_ASSERT(!arrivals_.empty(), "FedCompass schedule: no job in flight and no deadline");
     const auto e = arrivals_.pop();
     const int job = e.payload;
     const int c = e.client;
@@ -54,7 +68,7 @@ class CompassPlayer {
 
   void apply(const CompassDecision& d, double now) {
     if (d.kind == CompassDecision::Kind::Single || d.kind == CompassDecision::Kind::Group) {
-      CompassVersion v;
+      AsyncVersion v;
       v.time = now;
       v.group = d.kind == CompassDecision::Kind::Group ? d.group : -1;
       const int version = static_cast<int>(out_.versions.size()) + 1;
@@ -65,14 +79,14 @@ class CompassPlayer {
       });
       out_.versions.push_back(v);
     }
-    for (int c : d.redispatch) dispatch(c, now);
+    toDispatch_.insert(toDispatch_.end(), d.redispatch.begin(), d.redispatch.end());
   }
 
   // `slot`'s update (if any) enters `version`; a silo's late update is dropped when its on-time one
   // enters the same version (the scheduler's rule: the newer update counts).
-  void enter(int& slot, int version, CompassVersion& v) {
+  void enter(int& slot, int version, AsyncVersion& v) {
     if (slot < 0) return;
-    CompassJob& job = out_.jobs[static_cast<std::size_t>(slot)];
+    AsyncJob& job = out_.jobs[static_cast<std::size_t>(slot)];
     for (int& other : v.jobs)
       if (out_.jobs[static_cast<std::size_t>(other)].client == job.client) {
         out_.jobs[static_cast<std::size_t>(other)].version = -1;
@@ -88,7 +102,7 @@ class CompassPlayer {
 
   void dispatch(int c, double now) {
     const CompassAssignment a = scheduler_.dispatch(c, now);
-    CompassJob j;
+    AsyncJob j;
     j.client = c;
     j.index = jobsDone_[static_cast<std::size_t>(c)]++;
     j.localSteps = a.localSteps;
@@ -106,16 +120,17 @@ class CompassPlayer {
   CompassScheduler scheduler_;
   const std::function<double(int, int, int)>& seconds_;
   std::vector<int> jobsDone_;
-  std::vector<int> waiting_;   // each silo's update waiting for its group (or just arrived), -1: none
-  std::vector<int> buffered_;  // each silo's late update waiting for a group aggregation, -1: none
-  EventQueue<int> arrivals_;   // payload: job index
-  CompassSchedule out_;
+  std::vector<int> waiting_;     // each silo's update waiting for its group (or just arrived), -1: none
+  std::vector<int> buffered_;    // each silo's late update waiting for a group aggregation, -1: none
+  std::vector<int> toDispatch_;  // silos sent back by this instant's decisions, in decision order
+  EventQueue<int> arrivals_;     // payload: job index
+  AsyncSchedule out_;
 };
 
 }  // namespace
 
-CompassSchedule buildCompassSchedule(int clients, int versions, const CompassOptions& options,
-                                     const std::function<double(int, int, int)>& seconds) {
+AsyncSchedule buildCompassSchedule(int clients, int versions, const CompassOptions& options,
+                                   const std::function<double(int, int, int)>& seconds) {
   FEDSILO_ASSERT(versions >= 0, "a FedCompass schedule of ", versions, " versions");
   return CompassPlayer(clients, options, seconds).play(versions);
 }

@@ -14,9 +14,30 @@ double stalenessFactor(StalenessFunction f, int staleness, double a, double b) {
   return 1.0;
 }
 
+namespace {
+
+StalenessFunction parseStalenessFunction(const std::string& key, const std::string& text) {
+  if (text == "constant") return StalenessFunction::Constant;
+  if (text == "polynomial") return StalenessFunction::Polynomial;
+  if (text == "hinge") return StalenessFunction::Hinge;
+  throw ConfigError(fmt(key, " = ", text, ": expected constant, polynomial or hinge"));
+}
+
+}  // namespace
+
+StalenessWeight StalenessWeight::read(const ExperimentConfig& cfg, const std::string& prefix) {
+  StalenessWeight w;
+  w.alpha = cfg.algo.getDouble(prefix + ".alpha", 0.0, 1.0);
+  if (!(w.alpha > 0.0)) throw ConfigError(fmt(prefix, ".alpha = ", w.alpha, ": expected a value in (0, 1]"));
+  w.f = parseStalenessFunction(prefix + ".staleness", cfg.algo.getString(prefix + ".staleness"));
+  w.a = cfg.algo.getDouble(prefix + ".a", 0.0, 1e6);
+  w.b = cfg.algo.getDouble(prefix + ".b", 0.0, 1e9);
+  return w;
+}
+
 void FedAsync::serverStep(const FlContext& ctx, const AsyncServerInput& in, std::vector<float>& global) {
   FEDSILO_ASSERT(in.staleness.size() == 1, "fedasync steps on one update, got ", in.staleness.size());
-  const double at = alpha_ * stalenessFactor(f_, in.staleness[0], a_, b_);
+  const double at = weight_(in.staleness[0]);
   for (Index i = 0; i < ctx.numParams; ++i) {
     const auto at_i = static_cast<std::size_t>(i);
     global[at_i] = static_cast<float>((1.0 - at) * global[at_i] + at * in.mean(i));
@@ -31,23 +52,8 @@ std::vector<OptionSpec> fedAsyncOptions() {
           {"fedasync.b", "4", "FedAsync hinge staleness threshold b >= 0 (s = 1 for tau <= b)"}};
 }
 
-namespace {
-
-StalenessFunction parseStalenessFunction(const std::string& text) {
-  if (text == "constant") return StalenessFunction::Constant;
-  if (text == "polynomial") return StalenessFunction::Polynomial;
-  if (text == "hinge") return StalenessFunction::Hinge;
-  throw ConfigError(fmt("fedasync.staleness = ", text, ": expected constant, polynomial or hinge"));
-}
-
-}  // namespace
-
 std::unique_ptr<Algorithm> makeFedAsync(const ExperimentConfig& cfg) {
-  const double alpha = cfg.algo.getDouble("fedasync.alpha", 0.0, 1.0);
-  if (!(alpha > 0.0)) throw ConfigError(fmt("fedasync.alpha = ", alpha, ": expected a value in (0, 1]"));
-  return std::make_unique<FedAsync>(alpha, parseStalenessFunction(cfg.algo.getString("fedasync.staleness")),
-                                    cfg.algo.getDouble("fedasync.a", 0.0, 1e6),
-                                    cfg.algo.getDouble("fedasync.b", 0.0, 1e9));
+  return std::make_unique<FedAsync>(StalenessWeight::read(cfg, "fedasync"));
 }
 
 }  // namespace fedsilo

@@ -5,6 +5,8 @@
 //   polynomial: s = (tau + 1)^(-a)
 //   hinge:      s = 1 for tau <= b, else 1 / (a (tau - b) + 1)
 #pragma once
+#include <string>
+
 #include "fl/async_algorithm.hpp"
 
 namespace fedsilo {
@@ -14,9 +16,21 @@ enum class StalenessFunction { Constant, Polynomial, Hinge };
 // s(tau) of FedAsync's staleness function with its parameters a and b.
 double stalenessFactor(StalenessFunction f, int staleness, double a, double b);
 
+// FedAsync's weight of an update that is tau versions old, alpha x s(tau), which FedCompass's server
+// step uses too; each algorithm reads it from its own options <prefix>.alpha, .staleness, .a and .b.
+struct StalenessWeight {
+  double alpha = 1.0;
+  StalenessFunction f = StalenessFunction::Constant;
+  double a = 0.5, b = 4.0;
+  double operator()(int staleness) const { return alpha * stalenessFactor(f, staleness, a, b); }
+  // Throws ConfigError naming the option and its value: alpha in (0, 1], staleness one of constant,
+  // polynomial or hinge, a >= 0, b >= 0.
+  static StalenessWeight read(const ExperimentConfig& cfg, const std::string& prefix);
+};
+
 class FedAsync : public AsyncAlgorithm {
  public:
-  FedAsync(double alpha, StalenessFunction f, double a, double b) : alpha_(alpha), f_(f), a_(a), b_(b) {}
+  explicit FedAsync(StalenessWeight weight) : weight_(weight) {}
   std::string name() const override { return "fedasync"; }
   int bufferSize() const override { return 1; }
   Upload upload() const override { return Upload::Model; }
@@ -25,9 +39,7 @@ class FedAsync : public AsyncAlgorithm {
   bool acceptsServerOptimizer() const override { return false; }
 
  private:
-  double alpha_;
-  StalenessFunction f_;
-  double a_, b_;
+  StalenessWeight weight_;
 };
 
 std::vector<OptionSpec> fedAsyncOptions();

@@ -23,6 +23,7 @@ SMALL=(--clients 4 --rounds 2 --model.hidden 16 --partition.samples_per_client 1
 resume_across_ranks() {
   local what=$1 round=$2 rows=$3 datasets=$4 np rc
   shift 4
+  rm -f "$TMP"/ref.h5* "$TMP"/res[14].h5*  # an earlier call's files
   "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$TMP/ref.h5" >"$TMP/log" 2>&1 || { cat "$TMP/log"; fail "reference run"; return; }
   for np in 1 4; do
     rc=0
