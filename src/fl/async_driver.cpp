@@ -99,7 +99,8 @@ void AsyncDriver::trainJob(int j) {
   alg_.clientUpdate(c, update);
   const float* sent = update.vector ? update.vector : model.params();
   const auto n = static_cast<std::size_t>(model.numParams());
-  std::vector<float> u(sent, sent + n);
+  std::vector<float> u = spareUpdate();
+  u.assign(sent, sent + n);
   for (std::size_t i = 0; i < n; ++i)
     if (!std::isfinite(u[i]))
       throw NumericError(fmt("client ", job.client, " job ", job.index, " (from version ", job.startVersion,
@@ -162,10 +163,36 @@ void AsyncDriver::reduceBatch(int first) {
 std::vector<float> AsyncDriver::broadcastSingleUpdate(const AsyncVersion& version) {
   const int j = version.jobs[0];
   const int client = schedule_.jobs[static_cast<std::size_t>(j)].client;
-  std::vector<float> one(static_cast<std::size_t>(p_.model.numParams()));
+  std::vector<float> one = spareUpdate();
+  one.resize(static_cast<std::size_t>(p_.model.numParams()));
   if (p_.ctx.isLocal(client)) one = std::move(updates_.at(j));  // consumed: erased by the caller
   p_.comm.bcast(one.data(), one.size(), p_.placement.owner(client));
   return one;
+}
+
+// The memory of a consumed update, for the next job's (an update is the model's size: fresh pages for
+// each job would be faulted in each time).
+std::vector<float> AsyncDriver::spareUpdate() {
+  if (spare_.empty()) return {};
+  std::vector<float> u = std::move(spare_.back());
+  spare_.pop_back();
+  return u;
+}
+
+// Keeps the memory of an update for the next jobs, at most one per local silo (what a wave of jobs needs).
+void AsyncDriver::keepSpare(std::vector<float>&& u) {
+  if (!u.empty() && spare_.size() < static_cast<std::size_t>(p_.placement.count(p_.comm.rank())))
+    spare_.push_back(std::move(u));
+}
+
+// The local updates of `version` leave the buffer.
+void AsyncDriver::consumeUpdates(const AsyncVersion& version) {
+  for (int j : version.jobs) {
+    const auto it = updates_.find(j);
+    if (it == updates_.end()) continue;
+    keepSpare(std::move(it->second));
+    updates_.erase(it);
+  }
 }
 
 // The buffered updates of `version`, weighted by the algorithm, summed exactly on rank 0; the server
@@ -178,7 +205,7 @@ void AsyncDriver::reduceAndStep(const AsyncVersion& version, int made) {
     one = broadcastSingleUpdate(version);
   else if (!sums_.holds(made))
     reduceBatch(made);
-  for (int j : version.jobs) updates_.erase(j);
+  consumeUpdates(version);
   coordinated(p_.comm, [&] {
     if (!p_.comm.isRoot()) return;
     if (single) {
@@ -192,6 +219,7 @@ void AsyncDriver::reduceAndStep(const AsyncVersion& version, int made) {
     for (float v : p_.global)
       if (!std::isfinite(v)) throw NumericError(fmt("version ", made, ": the global model contains ", v));
   });
+  keepSpare(std::move(one));
   p_.comm.bcast(p_.global.data(), p_.global.size(), 0);
 }
 

@@ -58,6 +58,9 @@ class AsyncDriver {
   bool batchable(int made) const;
   void reduceBatch(int first);
   std::vector<float> broadcastSingleUpdate(const AsyncVersion& version);
+  std::vector<float> spareUpdate();
+  void keepSpare(std::vector<float>&& u);
+  void consumeUpdates(const AsyncVersion& version);
   void reduceAndStep(const AsyncVersion& version, int made);
   void keepStartModel();
   void recordVersion(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
@@ -80,6 +83,7 @@ class AsyncDriver {
   double trainSeconds_ = 0.0;  // wall seconds of the training since the last version (every rank's longest)
   std::vector<char> trained_;  // per job (replicated)
   std::unordered_map<int, std::vector<float>> updates_;  // per trained local job not yet consumed
+  std::vector<std::vector<float>> spare_;                // consumed updates' memory, for the next jobs
   std::map<int, std::vector<float>> startModels_;        // versions untrained jobs start from (replicated)
 };
 
