@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/timer.hpp"
 #include "fl/payload_bytes.hpp"
@@ -14,7 +15,8 @@ AsyncDriver::AsyncDriver(const RoundParts& parts, AsyncAlgorithm& alg, RoundDriv
       alg_(alg),
       rounds_(rounds),
       system_(parts.cfg.system, parts.cfg.seed, parts.cfg.clients),
-      flopsPerSample_(parts.model.trainFlopsPerSample()) {
+      flopsPerSample_(parts.model.trainFlopsPerSample()),
+      sums_(static_cast<std::size_t>(parts.model.numParams())) {
   // Every job downloads and uploads the whole model (fl/payload_bytes.hpp).
   RoundPayload payload;
   payload.blocks = &p_.ctx.blocks;
@@ -106,7 +108,8 @@ void AsyncDriver::trainJob(int j) {
   alg_.clientUpdate(c, update);
   const float* sent = update.vector ? update.vector : model.params();
   const auto n = static_cast<std::size_t>(model.numParams());
-  std::vector<float> u(sent, sent + n);
+  std::vector<float> u = spareUpdate();
+  u.assign(sent, sent + n);
   for (std::size_t i = 0; i < n; ++i)
     if (!std::isfinite(u[i]))
       throw NumericError(fmt("client ", job.client, " job ", job.index, " (from version ", job.startVersion,
@@ -123,47 +126,109 @@ bool AsyncDriver::versionReady(int version) const {
   return true;
 }
 
-// The buffered updates of `version`, weighted by the algorithm, summed exactly on rank 0 (one update
-// is sent as it is from its silo's rank: no reduction, and its weighted value is exact all the same);
-// the server step there; the version made (`made`) broadcast.
-void AsyncDriver::reduceAndStep(const AsyncVersion& version, int made) {
-  const auto n = static_cast<std::size_t>(p_.model.numParams());
-  const bool single = version.jobs.size() == 1;
-  ExactSum acc(single ? 0 : n);
-  std::vector<float> one(single ? n : 0);
-  std::vector<double> sum;
+// The server step's input of `version` (every rank): its jobs' silos, staleness and samples.
+AsyncServerInput AsyncDriver::serverInput(const AsyncVersion& version, int made) {
   AsyncServerInput in;
   in.version = made;
-  in.sum = &sum;
+  in.sum = &sum_;
   in.serverOptimizer = serverOptimizer_.get();
   for (int j : version.jobs) {
     const AsyncJob& job = schedule_.jobs[static_cast<std::size_t>(j)];
-    const double samples = static_cast<double>(p_.clients[job.client].numTrain());
-    in.sampleSum += samples;
+    in.sampleSum += static_cast<double>(p_.clients[job.client].numTrain());
     in.clients.push_back(job.client);
     in.staleness.push_back(schedule_.staleness(j));
-    if (!p_.ctx.isLocal(job.client)) continue;
+  }
+  return in;
+}
+
+// A version of several updates whose jobs are all trained can have its sum reduced early, with the
+// version before it (fl/version_sums.hpp).
+bool AsyncDriver::batchable(int made) const {
+  return made <= p_.cfg.rounds && schedule_.versions[static_cast<std::size_t>(made - 1)].jobs.size() > 1 &&
+         versionReady(made);
+}
+
+// Reduces to rank 0, in one call, the sums of `first` and of the batchable versions after it. The
+// updates stay in updates_ until their version is made: a checkpoint between the versions of a batch
+// saves them, and a resume reduces them again (the same sums, bit for bit).
+void AsyncDriver::reduceBatch(int first) {
+  int end = first + 1;
+  while (static_cast<std::size_t>(end - first) < sums_.maxVersions() && batchable(end)) ++end;
+  sums_.start(first, end - first);
+  for (int v = first; v < end; ++v)
+    for (int j : schedule_.versions[static_cast<std::size_t>(v - 1)].jobs) {
+      const AsyncJob& job = schedule_.jobs[static_cast<std::size_t>(j)];
+      if (!p_.ctx.isLocal(job.client)) continue;
+      const auto it = updates_.find(j);
+      FEDSILO_ASSERT(it != updates_.end(), "asynchronous driver: job ", j, " of client ", job.client, " not trained");
+      const double samples = static_cast<double>(p_.clients[job.client].numTrain());
+      sums_.add(v, it->second.data(), alg_.updateWeight(samples, schedule_.staleness(j)));
+    }
+  sums_.reduce(p_.comm);
+}
+
+// The update of a version of one: sent as it is from its silo's rank (no reduction, and its weighted
+// value is exact all the same).
+std::vector<float> AsyncDriver::broadcastSingleUpdate(const AsyncVersion& version) {
+  const int j = version.jobs[0];
+  const int client = schedule_.jobs[static_cast<std::size_t>(j)].client;
+  std::vector<float> one = spareUpdate();
+  one.resize(static_cast<std::size_t>(p_.model.numParams()));
+  if (p_.ctx.isLocal(client)) one = std::move(updates_.at(j));  // consumed: erased by the caller
+  p_.comm.bcast(one.data(), one.size(), p_.placement.owner(client));
+  return one;
+}
+
+// The memory of a consumed update, for the next job's (an update is the model's size: fresh pages for
+// each job would be faulted in each time).
+std::vector<float> AsyncDriver::spareUpdate() {
+  if (spare_.empty()) return {};
+  std::vector<float> u = std::move(spare_.back());
+  spare_.pop_back();
+  return u;
+}
+
+// Keeps the memory of an update for the next jobs, at most one per local silo (what a wave of jobs needs).
+void AsyncDriver::keepSpare(std::vector<float>&& u) {
+  if (!u.empty() && spare_.size() < static_cast<std::size_t>(p_.placement.count(p_.comm.rank())))
+    spare_.push_back(std::move(u));
+}
+
+// The local updates of `version` leave the buffer.
+void AsyncDriver::consumeUpdates(const AsyncVersion& version) {
+  for (int j : version.jobs) {
     const auto it = updates_.find(j);
-    FEDSILO_ASSERT(it != updates_.end(), "asynchronous driver: job ", j, " of client ", job.client, " not trained");
-    if (single)
-      one = std::move(it->second);
-    else
-      acc.addScaled(0, it->second.data(), n, alg_.updateWeight(samples, in.staleness.back()));
+    if (it == updates_.end()) continue;
+    keepSpare(std::move(it->second));
     updates_.erase(it);
   }
+}
+
+// The buffered updates of `version`, weighted by the algorithm, summed exactly on rank 0; the server
+// step there; the version made (`made`) broadcast. Its local updates are consumed.
+void AsyncDriver::reduceAndStep(const AsyncVersion& version, int made) {
+  const bool single = version.jobs.size() == 1;
+  AsyncServerInput in = serverInput(version, made);
+  std::vector<float> one;
   if (single)
-    p_.comm.bcast(one.data(), n, p_.placement.owner(schedule_.jobs[static_cast<std::size_t>(version.jobs[0])].client));
-  else
-    p_.comm.reduceExact(acc, 0);
+    one = broadcastSingleUpdate(version);
+  else if (!sums_.holds(made))
+    reduceBatch(made);
+  consumeUpdates(version);
   coordinated(p_.comm, [&] {
     if (!p_.comm.isRoot()) return;
-    const double w = single ? alg_.updateWeight(in.sampleSum, in.staleness[0]) : 0.0;
-    sum.resize(n);
-    for (std::size_t i = 0; i < n; ++i) sum[i] = single ? w * static_cast<double>(one[i]) : acc.value(i);
+    if (single) {
+      const double w = alg_.updateWeight(in.sampleSum, in.staleness[0]);
+      sum_.resize(one.size());
+      for (std::size_t i = 0; i < one.size(); ++i) sum_[i] = w * static_cast<double>(one[i]);
+    } else {
+      sums_.values(made, sum_);
+    }
     alg_.serverStep(p_.ctx, in, p_.global);
     for (float v : p_.global)
       if (!std::isfinite(v)) throw NumericError(fmt("version ", made, ": the global model contains ", v));
   });
+  keepSpare(std::move(one));
   p_.comm.bcast(p_.global.data(), p_.global.size(), 0);
 }
 
@@ -285,6 +350,7 @@ void AsyncDriver::checkpoint(StateArchive& ar) {
   trained_.assign(schedule_.jobs.size(), 0);
   for (double j : trainedJobs) trained_.at(static_cast<std::size_t>(j)) = 1;
   startModels_.clear();
+  sums_.forget();
   for (std::size_t i = 0; i < versions.size(); ++i)
     startModels_[static_cast<int>(versions[i])] = std::vector<float>(
         models.begin() + static_cast<std::ptrdiff_t>(i * n), models.begin() + static_cast<std::ptrdiff_t>((i + 1) * n));

@@ -7,8 +7,10 @@
 //                   trained on its silo's rank, all ranks at once (the jobs that start from one version
 //                   run in parallel, as a synchronous round's clients do)
 //   stepVersion     the next version's buffered updates, weighted by the algorithm, reduced exactly to
-//                   rank 0; the algorithm's server step there; the new version broadcast; evaluated when
-//                   due (eval.every versions or eval.every_seconds), one /rounds row
+//                   rank 0 (in one call with those of the versions after it whose updates are all
+//                   trained: fl/version_sums.hpp); the algorithm's server step there; the new version
+//                   broadcast; evaluated when due (eval.every versions or eval.every_seconds), one
+//                   /rounds row
 //
 // Nothing depends on the rank count or MPI arrival order: the schedule comes from the configuration,
 // a job's random streams are keyed by (seed, client, the client's job number), the reduction is exact.
@@ -22,6 +24,7 @@
 
 #include "fl/async_algorithm.hpp"
 #include "fl/round_driver.hpp"
+#include "fl/version_sums.hpp"
 #include "sim/async_schedule.hpp"
 #include "sim/system_model.hpp"
 
@@ -52,6 +55,13 @@ class AsyncDriver {
   void trainJob(int job);
   bool versionReady(int version) const;
   RoundSummary stepVersion(RecordSink& sink);
+  AsyncServerInput serverInput(const AsyncVersion& version, int made);
+  bool batchable(int made) const;
+  void reduceBatch(int first);
+  std::vector<float> broadcastSingleUpdate(const AsyncVersion& version);
+  std::vector<float> spareUpdate();
+  void keepSpare(std::vector<float>&& u);
+  void consumeUpdates(const AsyncVersion& version);
   void reduceAndStep(const AsyncVersion& version, int made);
   void keepStartModel();
   void recordVersion(RecordSink& sink, const RoundSummary& summary, const ClientFigures& figures,
@@ -65,6 +75,8 @@ class AsyncDriver {
   SystemModel system_;
   double flopsPerSample_ = 0.0;
   double downloadBytes_ = 0.0, uploadBytes_ = 0.0;
+  VersionSums sums_;         // the reduced sums of the next versions of several updates (rank 0)
+  std::vector<double> sum_;  // the server step's input (rank 0), reused from version to version
   AsyncSchedule schedule_;
   std::vector<char> evaluated_;                       // per version
   std::unique_ptr<ServerOptimizer> serverOptimizer_;  // fl.server_optimizer (null: none); state on rank 0
@@ -72,6 +84,7 @@ class AsyncDriver {
   double trainSeconds_ = 0.0;  // wall seconds of the training since the last version (every rank's longest)
   std::vector<char> trained_;  // per job (replicated)
   std::unordered_map<int, std::vector<float>> updates_;  // per trained local job not yet consumed
+  std::vector<std::vector<float>> spare_;                // consumed updates' memory, for the next jobs
   std::map<int, std::vector<float>> startModels_;        // versions untrained jobs start from (replicated)
 };
 
