@@ -16,8 +16,8 @@
 # - a rank that fails mid-schedule ends every rank with exit 1 within the timeout, no results file;
 # - a run stopped after version 3 with silos in flight, resumed at 1 and 4 ranks, ends as the
 #   uninterrupted run (FedBuff; and FedCompass stopped after version 7, a late update waiting);
-# - equal silo speeds (a wave's versions reduced in one call): identical at 1, 2 and 4 ranks, and a run
-#   stopped between the versions of a wave resumes to the uninterrupted run.
+# - equal silo speeds (a wave's versions reduced in one call): a run stopped between the versions of a
+#   wave, resumed at 1 and 4 ranks, ends as the uninterrupted run at 2 ranks.
 source "$(dirname "$0")/lib/common.sh"
 OUT="$TMP/x.h5"
 
@@ -153,20 +153,13 @@ resume_across_ranks "FedCompass with groups in flight and a late update buffered
   "rounds/sim_time rounds/staleness rounds/participated rounds/client_accuracy model/global summary/client_accuracy" \
   "${SMALL[@]}" "${COMPASS[@]}" --rounds 12 --checkpoint.every 1
 
-# Equal silo speeds: every wave's versions are reduced in one call (fl/version_sums.hpp). Identical at
-# 1, 2 and 4 ranks; a run stopped between the versions of a wave (after version 1 of 3), resumed at 1 and
-# 4 ranks, ends as the uninterrupted run.
+# Equal silo speeds: every wave's versions are reduced in one call (fl/version_sums.hpp). A run stopped
+# between the versions of a wave (after version 1 of 3), resumed at 1 and 4 ranks, ends as the
+# uninterrupted run at 2 ranks: the batched reductions of the later waves agree at 1, 2 and 4 ranks.
 EQUAL=(--clients 6 --rounds 9 --algorithm fedbuff --fedbuff.buffer_size 2 --eval.every 2)
-for np in 1 2 4; do run $np "$TMP/eq_np$np.h5" "${EQUAL[@]}"; done
-"$PY" - "$TMP"/eq_np{1,2,4}.h5 <<'PYEOF' && pass "equal speeds, a wave's versions reduced in one call: identical at 1, 2 and 4 ranks" || fail "rank invariance of the batched reduction"
-import sys, h5py, numpy as np
-fs = [h5py.File(p, "r") for p in sys.argv[1:]]
-assert np.array_equal(fs[0]["rounds/sim_time"][:], np.repeat([1.0, 2.0, 3.0], 3))  # three versions a wave
-for f in fs[1:]:
-    for d in ("rounds/global_accuracy", "rounds/client_accuracy", "rounds/weight", "model/global"):
-        assert np.array_equal(fs[0][d][()], f[d][()], equal_nan=True), (d, f.attrs["num_ranks"])
-PYEOF
 resume_across_ranks "stopped between the versions of a wave: identical to the uninterrupted run" 1 9 \
   "rounds/sim_time rounds/global_accuracy rounds/client_accuracy rounds/weight model/global summary/client_accuracy" \
   "${SMALL[@]}" "${EQUAL[@]}" --checkpoint.every 1
+"$PY" -c "import sys, h5py, numpy as np; sys.exit(0 if np.array_equal(h5py.File(sys.argv[1])['rounds/sim_time'][:], np.repeat([1.0, 2.0, 3.0], 3)) else 1)" \
+  "$TMP/ref.h5" && pass "equal speeds: three versions a wave" || fail "equal speeds: not three versions a wave"
 finish

@@ -6,5 +6,7 @@
 # singleton of another test may be creating it (MPI_Init then fails: "mkdir was unable to create").
 set -u
 dir=$(mktemp -d "${TMPDIR:-/tmp}/fedsilo-test.XXXXXX") || exit 1
+# Reachable by everyone, as /tmp is: munged (test_slurm) refuses a socket below a folder that is not.
+chmod 755 "$dir"
 trap 'rm -rf "$dir"' EXIT
 TMPDIR=$dir "$@"
