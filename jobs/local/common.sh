@@ -196,7 +196,7 @@ fedsilo_manifest_count() {
 # every task of a sweep has its own file.
 fedsilo_sweep_output() {
   local base tag="" a
-  base=$(basename "$1")
+  base=${1##*/}
   for a in "${@:4}"; do
     a=${a#--}
     tag+="${tag:+-}${a//[^A-Za-z0-9._=-]/_}"
