@@ -49,13 +49,35 @@ struct ConvImpl {
     }
   }
 
-  // A tile of R_ positions (rows of z) x V_ vectors of channels, over the taps [k0, k1). With rowSpan, the
-  // taps of the kernel rows that no position of the tile reads inside the image (all zero padding) are left
-  // out: their products are +-0, which leave a sum that started at +0 unchanged (it is never -0 in
-  // round-to-nearest), so the results are the same bits for finite operands.
+  // The taps [k0, k1) of kernel rows [lo, hi) and kernel columns [cl, ch) of a ks x ks kernel (taps run over
+  // (channel, kernel row, kernel column)), in order: per channel one run of rows, or with a column span one run
+  // per kernel row.
+  template <int V_, int R_>
+  __attribute__((always_inline)) static inline void gemmSpanTaps(V (&acc)[R_ * V_], const float* const (&xr)[R_],
+                                                                 const std::int32_t* tap, int k0, int k1,
+                                                                 const float* wt, int ldw, int c0, int ks, int lo,
+                                                                 int hi, int cl, int ch) {
+    const int kk = ks * ks;
+    for (int c = k0 / kk * kk; c < k1; c += kk) {
+      if (cl == 0 && ch == ks) {
+        const int a = imax(k0, c + lo * ks), b = imin(k1, c + hi * ks);
+        if (a < b) gemmTaps<V_, R_>(acc, xr, tap, a, b, wt, ldw, c0);
+        continue;
+      }
+      for (int r = lo; r < hi; ++r) {
+        const int a = imax(k0, c + r * ks + cl), b = imin(k1, c + r * ks + ch);
+        if (a < b) gemmTaps<V_, R_>(acc, xr, tap, a, b, wt, ldw, c0);
+      }
+    }
+  }
+
+  // A tile of R_ positions (rows of z) x V_ vectors of channels, over the taps [k0, k1). With span, the
+  // taps of the kernel rows and columns that no position of the tile reads inside the image (all zero
+  // padding) are left out: their products are +-0, which leave a sum that started at +0 unchanged (it is
+  // never -0 in round-to-nearest), so the results are the same bits for finite operands.
   template <int V_, int R_>
   static void gemmTile(const float* x, const std::int32_t* rowBase, Index i0, const std::int32_t* tap, int k0, int k1,
-                       const float* wt, int ldw, int c0, float* z, int ldz, const std::uint8_t* rowSpan, int ks) {
+                       const float* wt, int ldw, int c0, float* z, int ldz, const std::uint8_t* span, int ks) {
     V acc[R_ * V_];
     if (k0 == 0) {
 #pragma GCC unroll 32
@@ -69,23 +91,18 @@ struct ConvImpl {
     const float* xr[R_];
 #pragma GCC unroll 8
     for (int r = 0; r < R_; ++r) xr[r] = x + rowBase[i0 + r];
-    int lo = 0, hi = ks;  // the kernel rows [lo, hi) some position of the tile reads inside the image
-    if (rowSpan) {
-      lo = ks, hi = 0;
+    int lo = 0, hi = ks, cl = 0, ch = ks;  // the kernel rows and columns some position of the tile reads inside
+    if (span) {
+      lo = cl = ks, hi = ch = 0;
       for (int r = 0; r < R_; ++r) {
-        lo = imin(lo, rowSpan[2 * (i0 + r)]);
-        hi = imax(hi, rowSpan[2 * (i0 + r) + 1]);
+        const std::uint8_t* s = span + 4 * (i0 + r);
+        lo = imin(lo, s[0]), hi = imax(hi, s[1]), cl = imin(cl, s[2]), ch = imax(ch, s[3]);
       }
     }
-    if (lo == 0 && hi == ks) {
+    if (lo == 0 && hi == ks && cl == 0 && ch == ks)
       gemmTaps<V_, R_>(acc, xr, tap, k0, k1, wt, ldw, c0);
-    } else {  // taps run over (channel, kernel row, kernel column): per channel, one run of rows lo..hi-1
-      const int kk = ks * ks;
-      for (int c = k0 / kk * kk; c < k1; c += kk) {
-        const int a = imax(k0, c + lo * ks), b = imin(k1, c + hi * ks);
-        if (a < b) gemmTaps<V_, R_>(acc, xr, tap, a, b, wt, ldw, c0);
-      }
-    }
+    else
+      gemmSpanTaps<V_, R_>(acc, xr, tap, k0, k1, wt, ldw, c0, ks, lo, hi, cl, ch);
 #pragma GCC unroll 8
     for (int r = 0; r < R_; ++r)
 #pragma GCC unroll 4
@@ -95,7 +112,7 @@ struct ConvImpl {
   // The positions of a chunk in tiles of kR, the last tile exactly as tall as what is left (a tile padded
   // to kR rows would spend its multiply-adds on copies: 4% of PFL conv3's 98-position chunks).
   static void gemm(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K,
-                   const float* wt, int ldw, int C, float* z, int ldz, const std::uint8_t* rowSpan, int ks) {
+                   const float* wt, int ldw, int C, float* z, int ldz, const std::uint8_t* span, int ks) {
     const int cvecs = (C + L - 1) / L;
     for (int cv = 0; cv < cvecs; cv += kV) {
       const int nv = imin(kV, cvecs - cv);
@@ -105,10 +122,10 @@ struct ConvImpl {
           constexpr int kVecs = decltype(v)::value;
           Index i0 = 0;
           for (; i0 + kR <= n; i0 += kR)
-            gemmTile<kVecs, kR>(x, rowBase, i0, tap, k0, k1, wt, ldw, cv * L, z, ldz, rowSpan, ks);
+            gemmTile<kVecs, kR>(x, rowBase, i0, tap, k0, k1, wt, ldw, cv * L, z, ldz, span, ks);
           if (i0 < n)
             withCount<kR>(static_cast<int>(n - i0), [&](auto r) {
-              gemmTile<kVecs, decltype(r)::value>(x, rowBase, i0, tap, k0, k1, wt, ldw, cv * L, z, ldz, rowSpan, ks);
+              gemmTile<kVecs, decltype(r)::value>(x, rowBase, i0, tap, k0, k1, wt, ldw, cv * L, z, ldz, span, ks);
             });
         });
       }
@@ -165,8 +182,7 @@ struct ConvImpl {
         constexpr int kVecs = decltype(v)::value;
         int k0 = 0;
         for (; k0 + kR <= K; k0 += kR)
-          wgradTile<kVecs, kR>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate,
-                               imin(kR, K - k0 - kR));
+          wgradTile<kVecs, kR>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate, imin(kR, K - k0 - kR));
         if (k0 < K)
           withCount<kR>(K - k0, [&](auto r) {
             wgradTile<kVecs, decltype(r)::value>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate, 0);
@@ -225,9 +241,9 @@ struct ConvImpl {
     }
   }
 
-  // dst[b*dstStride + c*P + p] = act(src[(b*P + p)*lds + c] + bias[c]).
-  static void rowsToPlanes(const float* src, int lds, const float* bias, bool relu, int nb, int C, Index P,
-                           float* dst, Index dstStride) {
+  // dst[b*dstStride + c*P + p] = act(src[(b*P + rowOf[p])*lds + c] + bias[c]) (rowOf null: p).
+  static void rowsToPlanes(const float* src, int lds, const float* bias, bool relu, int nb, int C, Index P, float* dst,
+                           Index dstStride, const std::int32_t* rowOf) {
     for (int b = 0; b < nb; ++b) {
       const float* sb = src + b * P * lds;
       float* db = dst + b * dstStride;
@@ -244,7 +260,7 @@ struct ConvImpl {
               r[i] = S::zero();
               continue;
             }
-            V v = S::load(cm, sb + (p0 + i) * lds + c0);
+            V v = S::load(cm, sb + (rowOf ? Index(rowOf[p0 + i]) : p0 + i) * lds + c0);
             if (bias) v = S::add(v, bv);
             r[i] = relu ? S::max0(v) : v;
           }
