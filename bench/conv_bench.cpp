@@ -117,7 +117,8 @@ void BM_ConvGemm(benchmark::State& st) {
   const auto& kc = kernels::active().conv;
   for (auto _ : st) {
     if (wgrad)
-      kc.wgrad(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.z.data(), g.ldw, g.C, g.wt.data(), g.ldw, false);
+      kc.wgrad(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.z.data(), g.ldw, g.C, g.wt.data(), g.ldw, false,
+               nullptr);
     else
       kc.gemm(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.wt.data(), g.ldw, g.C, g.z.data(), g.ldw, nullptr,
               5);

@@ -126,11 +126,46 @@ void ConvDirect::reserve(int maxBatch) {
   fillGatherTables(grad_, chunk_, g_.k, g_.h, g_.w, 1, 1);
   // Spans only where a tile's taps are many: over conv1's 25 (one input channel) working out a tile's span
   // cost more than the padding rows it leaves out (W2's conv1 forward 0.85x with spans).
-  if (g_.kdim >= kMinSpanTaps) orderBySpans(in_, chunk_, g_.k, g_.oh, g_.ow, g_.stride, g_.pad, g_.h, g_.w);
+  if (g_.kdim >= kMinSpanTaps) {
+    orderBySpans(in_, chunk_, g_.k, g_.oh, g_.ow, g_.stride, g_.pad, g_.h, g_.w);
+    if (g_.pad > 0) orderTapsByWindow();
+  }
   // dZ's rows and columns in grad_: k - 1 - pad, then every stride-th (dilated) up to (oh - 1) * stride further.
   if (Index(g_.outC) * g_.k * g_.k >= kMinSpanTaps)
     orderBySpans(grad_, chunk_, g_.k, g_.h, g_.w, 1, g_.k - 1 - g_.pad, (g_.oh - 1) * g_.stride + 1,
                  (g_.ow - 1) * g_.stride + 1);
+}
+
+// The weight gradient multiplies each tap's column of the im2col matrix with dL/dz over all positions; a
+// tap (channel, kh, kw) reads the image only at a window of output positions (the rest is zero padding), so
+// with taps in the order (kh, kw, channel) a tile of taps shares one window and skips the rest: as many
+// products as the forward leaves out (orderBySpans). The order of the sum over the positions is kept, so
+// the bits are those of the full product; only the rows of dwt_ move, and rowsToPlanes maps them back.
+void ConvDirect::orderTapsByWindow() {
+  const int kk = g_.k * g_.k;
+  const auto window = [&](int kOff, int size, int outSize, std::int16_t* out) {
+    // output o reads plane cell o * stride + kOff, inside the image for cells [pad, pad + size)
+    int lo = 0;
+    while (lo < outSize && lo * g_.stride + kOff < g_.pad) ++lo;
+    int hi = lo;
+    while (hi < outSize && hi * g_.stride + kOff < g_.pad + size) ++hi;
+    out[0] = static_cast<std::int16_t>(lo), out[1] = static_cast<std::int16_t>(hi);
+  };
+  FEDSILO_ASSERT(g_.oh < (1 << 15) && g_.ow < (1 << 15), "conv2d: output beyond the window tables");
+  in_.wgradTap.clear();
+  in_.rect.clear();
+  in_.tapRowOf.assign(static_cast<std::size_t>(g_.kdim), 0);
+  for (int t = 0; t < kk; ++t)
+    for (int ci = 0; ci < g_.inC; ++ci) {
+      const int k = ci * kk + t;
+      in_.tapRowOf[k] = static_cast<std::int32_t>(in_.wgradTap.size());
+      in_.wgradTap.push_back(in_.tap[k]);
+      std::int16_t r[4];
+      window(t / g_.k, g_.h, g_.oh, r);
+      window(t % g_.k, g_.w, g_.ow, r + 2);
+      in_.rect.insert(in_.rect.end(), r, r + 4);
+    }
+  windows_ = kernels::TapWindows{in_.rect.data(), g_.oh, g_.ow};
 }
 
 void ConvDirect::packWeights(const float* w) {
@@ -280,7 +315,7 @@ void ConvDirect::addPerExampleNorms(int nb, double* norms2) {
   for (int s = 0; s < nb; ++s) {
     const float* zs = z_.data() + s * T * ldw_;  // the sample's rows: its positions, channels at stride ldw_
     kc.wgrad(in_.data.data(), in_.rowBase.data() + s * T, T, in_.tap.data(), static_cast<int>(g_.kdim), zs, ldw_,
-             g_.outC, dwt_.data(), ldw_, false);
+             g_.outC, dwt_.data(), ldw_, false, nullptr);
     double sum = 0.0;
     for (Index k = 0; k < g_.kdim; ++k) {
       float row = 0.0f;
@@ -313,8 +348,10 @@ void ConvDirect::backwardImpl(const float* w, float* dw, float* db, const float*
       addPerExampleNorms(nb, norms2 + b0);
     } else {
       addBiasGradient(nb, db);
-      kc.wgrad(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, in_.tap.data(), static_cast<int>(g_.kdim), z_.data(),
-               ldw_, g_.outC, dwt_.data(), ldw_, b0 > 0);
+      const bool win = !in_.wgradTap.empty();
+      kc.wgrad(in_.data.data(), in_.rowBase.data(), nb * g_.ohw, win ? in_.wgradTap.data() : in_.tap.data(),
+               static_cast<int>(g_.kdim), z_.data(), ldw_, g_.outC, dwt_.data(), ldw_, b0 > 0,
+               win ? &windows_ : nullptr);
     }
     if (!dx) continue;
     padGradient(yc, dyc, nb, relu);
@@ -325,7 +362,8 @@ void ConvDirect::backwardImpl(const float* w, float* dw, float* db, const float*
   }
   if (norms2) return;
   // dw[c][k] = dwt_[k][c]
-  kc.rowsToPlanes(dwt_.data(), ldw_, nullptr, false, 1, g_.outC, g_.kdim, dw, 0, nullptr);
+  kc.rowsToPlanes(dwt_.data(), ldw_, nullptr, false, 1, g_.outC, g_.kdim, dw, 0,
+                  in_.tapRowOf.empty() ? nullptr : in_.tapRowOf.data());
 }
 
 }  // namespace fedsilo

@@ -26,6 +26,7 @@
 #include "core/types.hpp"
 #include "nn/conv2d_bf16.hpp"
 #include "nn/conv_geometry.hpp"
+#include "nn/kernel_table.hpp"
 
 namespace fedsilo {
 
@@ -72,6 +73,12 @@ class ConvDirect {
     std::vector<std::int32_t> gemmBase, rowOf;
     // Per GEMM row: the kernel rows [lo, hi) and columns [lo, hi) that read inside the image (empty: no spans).
     std::vector<std::uint8_t> span;
+    // The weight gradient's taps, where they are reordered to (kernel row, kernel column, channel) so that a
+    // tile's taps share their window of output positions inside the image (empty: tap, no windows):
+    // wgradTap[j] and rect[4j..4j + 3] (output rows [lo, hi), columns [lo, hi)) of its row j, tapRowOf[k]
+    // the row of tap k.
+    std::vector<std::int32_t> wgradTap, tapRowOf;
+    std::vector<std::int16_t> rect;
     const std::int32_t* gemmRows() const { return gemmBase.empty() ? rowBase.data() : gemmBase.data(); }
     const std::int32_t* rowOrder() const { return rowOf.empty() ? nullptr : rowOf.data(); }
     const std::uint8_t* spans() const { return span.empty() ? nullptr : span.data(); }
@@ -79,6 +86,8 @@ class ConvDirect {
   // The GEMM rows of a plane's chunk ordered by their kernel spans (gemmBase, rowOf, span; conv2d_direct.cpp).
   static void orderBySpans(Plane& p, int chunk, int k, int outRows, int outCols, int step, int first, int rows,
                            int cols);
+  // The weight gradient's tap order and windows over in_ (wgradTap, tapRowOf, rect; conv2d_direct.cpp).
+  void orderTapsByWindow();
   void packWeights(const float* w);
   void packFlippedWeights(const float* w);
   void padInput(const float* x, int b0, int nb);
@@ -94,6 +103,7 @@ class ConvDirect {
   const ConvGeometry g_;
   const int ldw_, ldwD_;  // row strides of the packed operands over outC and inC channels (rowStride)
   int chunk_ = 1, maxBatch_ = 0;
+  kernels::TapWindows windows_{};                          // over in_.rect, when it is filled
   Plane in_, grad_;                               // padded input (forward, weight gradient), padded dZ
   AlignedVector<float> wt_, wtD_, dwt_, z_, zD_;  // packed weights, their gradient, GEMM outputs
   AlignedVector<float> biasSum_;                  // one sample's bias gradient (addBiasGradient)

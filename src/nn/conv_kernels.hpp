@@ -132,13 +132,61 @@ struct ConvImpl {
     }
   }
 
-  // A tile of R_ taps (rows of dwt) x V_ vectors of channels, over all n positions. The nextRows rows of dwt
-  // from k0 + R_ on (the next tile's) are requested into L1 once this tile's are loaded: dwt (3.5 MB for
-  // PFL's conv3) is read back from L3 chunk after chunk, and a tile's first loads waited for it (11% of the
-  // weight gradient's samples in perf, on the loads before the loop; docs/performance.md).
+  // acc[j][v] += x[rowBase[i] + t[j]] * dz[i][c0 + L v] for the positions i in [i0, i1), in order.
+  template <int V_, int R_>
+  __attribute__((always_inline)) static inline void wgradPositions(V (&acc)[R_ * V_], const float* x,
+                                                                   const std::int32_t* rowBase, const Index (&t)[R_],
+                                                                   Index i0, Index i1, const float* dz, int ldz,
+                                                                   int c0) {
+    const float* dzi = dz + i0 * ldz + c0;
+    for (Index i = i0; i < i1; ++i, dzi += ldz) {
+      const float* xb = x + rowBase[i];
+      V zv[V_];
+#pragma GCC unroll 4
+      for (int v = 0; v < V_; ++v) zv[v] = S::pin(S::load(dzi + L * v));
+#pragma GCC unroll 8
+      for (int j = 0; j < R_; ++j) {
+        const V d = S::bcast(xb + t[j]);
+#pragma GCC unroll 4
+        for (int v = 0; v < V_; ++v) acc[j * V_ + v] = S::fma(d, zv[v], acc[j * V_ + v]);
+      }
+    }
+  }
+
+  // The positions some tap of [k0, k0 + R_) reads inside the image: per sample, the output rows and columns of
+  // the union of the taps' windows, as one run per row (or one run of whole rows). The positions left out
+  // read zero padding for every tap of the tile: their products are +-0, and a sum that is never -0 keeps
+  // its bits without them.
+  template <int V_, int R_>
+  static inline void wgradWindows(V (&acc)[R_ * V_], const float* x, const std::int32_t* rowBase, Index n,
+                                  const Index (&t)[R_], int k0, const float* dz, int ldz, int c0, const TapWindows& w) {
+    int r0 = w.outRows, r1 = 0, q0 = w.outCols, q1 = 0;
+    for (int j = 0; j < R_; ++j) {
+      const std::int16_t* q = w.rect + 4 * (k0 + j);
+      r0 = imin(r0, q[0]), r1 = imax(r1, q[1]), q0 = imin(q0, q[2]), q1 = imax(q1, q[3]);
+    }
+    const Index P = Index(w.outRows) * w.outCols;
+    for (Index b = 0; b < n; b += P) {
+      if (q0 == 0 && q1 == w.outCols) {
+        if (r0 < r1)
+          wgradPositions<V_, R_>(acc, x, rowBase, t, b + Index(r0) * w.outCols, b + Index(r1) * w.outCols, dz, ldz, c0);
+        continue;
+      }
+      for (int r = r0; r < r1 && q0 < q1; ++r)
+        wgradPositions<V_, R_>(acc, x, rowBase, t, b + Index(r) * w.outCols + q0, b + Index(r) * w.outCols + q1, dz,
+                               ldz, c0);
+    }
+  }
+
+  // A tile of R_ taps (rows of dwt) x V_ vectors of channels, over all n positions (or with windows those
+  // some tap reads inside the image). The nextRows rows of dwt from k0 + R_ on (the next tile's) are requested
+  // into L1 once this tile's are loaded: dwt (3.5 MB for PFL's conv3) is read back from L3 chunk after chunk,
+  // and a tile's first loads waited for it (11% of the weight gradient's samples in perf, on the loads before
+  // the loop; docs/performance.md).
   template <int V_, int R_>
   static void wgradTile(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int k0,
-                        const float* dz, int ldz, int c0, float* dwt, int ldw, bool accumulate, int nextRows) {
+                        const float* dz, int ldz, int c0, float* dwt, int ldw, bool accumulate, int nextRows,
+                        const TapWindows* windows) {
     V acc[R_ * V_];
     if (accumulate) {
 #pragma GCC unroll 8
@@ -153,19 +201,10 @@ struct ConvImpl {
     Index t[R_];
 #pragma GCC unroll 8
     for (int j = 0; j < R_; ++j) t[j] = tap[k0 + j];
-    const float* dzi = dz + c0;
-    for (Index i = 0; i < n; ++i, dzi += ldz) {
-      const float* xb = x + rowBase[i];
-      V zv[V_];
-#pragma GCC unroll 4
-      for (int v = 0; v < V_; ++v) zv[v] = S::pin(S::load(dzi + L * v));
-#pragma GCC unroll 8
-      for (int j = 0; j < R_; ++j) {
-        const V d = S::bcast(xb + t[j]);
-#pragma GCC unroll 4
-        for (int v = 0; v < V_; ++v) acc[j * V_ + v] = S::fma(d, zv[v], acc[j * V_ + v]);
-      }
-    }
+    if (windows)
+      wgradWindows<V_, R_>(acc, x, rowBase, n, t, k0, dz, ldz, c0, *windows);
+    else
+      wgradPositions<V_, R_>(acc, x, rowBase, t, 0, n, dz, ldz, c0);
 #pragma GCC unroll 8
     for (int j = 0; j < R_; ++j)
 #pragma GCC unroll 4
@@ -174,7 +213,7 @@ struct ConvImpl {
 
   // The taps in tiles of kR, the last one exactly as tall as what is left (conv1's 25 taps: 4 x 6 + 1).
   static void wgrad(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K,
-                    const float* dz, int ldz, int C, float* dwt, int ldw, bool accumulate) {
+                    const float* dz, int ldz, int C, float* dwt, int ldw, bool accumulate, const TapWindows* windows) {
     const int cvecs = (C + L - 1) / L;
     for (int cv = 0; cv < cvecs; cv += kV) {
       const int nv = imin(kV, cvecs - cv);
@@ -182,10 +221,12 @@ struct ConvImpl {
         constexpr int kVecs = decltype(v)::value;
         int k0 = 0;
         for (; k0 + kR <= K; k0 += kR)
-          wgradTile<kVecs, kR>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate, imin(kR, K - k0 - kR));
+          wgradTile<kVecs, kR>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate, imin(kR, K - k0 - kR),
+                               windows);
         if (k0 < K)
           withCount<kR>(K - k0, [&](auto r) {
-            wgradTile<kVecs, decltype(r)::value>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate, 0);
+            wgradTile<kVecs, decltype(r)::value>(x, rowBase, n, tap, k0, dz, ldz, cv * L, dwt, ldw, accumulate, 0,
+                                                 windows);
           });
       });
     }
