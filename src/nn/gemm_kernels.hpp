@@ -30,8 +30,7 @@ struct GemmImpl {
     for (Index t = 0; t < mc; t += kMr, ap += kc * kMr) {
       const Index rows = iminl(kMr, m - i0 - t);
       if (transA) {
-        for (Index h = 0; h < kMr; h += L)
-          packTransposed(a + p0 + (i0 + t + h) * lda, lda, rows - h, kc, ap + h, kMr);
+        for (Index h = 0; h < kMr; h += L) packTransposed(a + p0 + (i0 + t + h) * lda, lda, rows - h, kc, ap + h, kMr);
         if (alpha != 1.0f)
           for (Index e = 0; e < kc * kMr; ++e) ap[e] *= alpha;  // padded rows too: never stored
         continue;

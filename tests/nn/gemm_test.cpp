@@ -108,7 +108,8 @@ TEST(PackedGemm, EverySetAndEveryShapeGivesTheSameBits) {
 // +0, bit for bit, in every kernel set, on a shape with edge tiles and several k blocks.
 TEST(PackedGemm, EveryOperandOrderIsOneChainOfFmasInOrder) {
   const Index m = 45, n = 17, k = 300;
-  const auto a = randomVector(static_cast<std::size_t>(m * k), 9), b = randomVector(static_cast<std::size_t>(k * n), 10);
+  const auto a = randomVector(static_cast<std::size_t>(m * k), 9),
+             b = randomVector(static_cast<std::size_t>(k * n), 10);
   const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
   for (GemmOp opA : {GemmOp::N, GemmOp::T})
     for (GemmOp opB : {GemmOp::N, GemmOp::T})
