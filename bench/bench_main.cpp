@@ -7,6 +7,7 @@
 //                      its own kernels; with -DFEDSILO_GEMM=openblas Eigen calls sgemm)
 //   Sgemm/...          the same products through OpenBLAS sgemm_ directly      -> GFLOP/s
 //   Conv2D/...         Conv2D forward / backward at the W2 shapes (if src/nn/conv2d.hpp exists)
+//   CifarConv/...      each pass of cnn_playerfl_cifar's five convolutions at batch 32 -> GFLOP/s, peak_share
 //   Step/...           a whole training step (Model::lossAndGradient + SGD) of the W1 MLP and of
 //                      cnn_mcmahan; samples/s, GFLOP/s and heap allocations per step
 //   LocalTrainer/...   one local epoch of a W1 client (gather, step, SGD) on a synthetic u8 dataset

@@ -6,6 +6,7 @@
 #include "nn/bf16.hpp"
 #include "nn/conv2d.hpp"
 #include "nn/kernel_table.hpp"
+#include "peak_share.hpp"
 
 namespace {
 
@@ -16,7 +17,8 @@ using namespace fedsilo::bench;
 // 2 backward without dx: conv1 is the first layer), chunk (im2col chunk cap in values; 0 = default),
 // bf16 (1: train.precision = bf16, nn/bf16.hpp; an error where the CPU lacks it).
 void BM_Conv2D(benchmark::State& st) {
-  const int inC = static_cast<int>(st.range(0)), hw = static_cast<int>(st.range(1)), outC = static_cast<int>(st.range(2));
+  const int inC = static_cast<int>(st.range(0)), hw = static_cast<int>(st.range(1)),
+            outC = static_cast<int>(st.range(2));
   const int batch = static_cast<int>(st.range(3)), op = static_cast<int>(st.range(4));
   const bool bf16 = st.range(6) != 0;
   if (bf16 && !bf16Missing().empty()) return st.SkipWithError(bf16Missing().c_str());
@@ -47,6 +49,45 @@ void BM_Conv2D(benchmark::State& st) {
   const double fwd = 2.0 * outC * inC * 25.0 * hw * hw * batch;
   setFlops(st, op == 0 ? fwd : (op == 1 ? 2.0 * fwd : fwd));
 }
+// The five 3x3, padding-2 convolutions of cnn_playerfl_cifar at its batch of 32 (bench/compare_torch_steps.sh),
+// each pass on its own as a share of the FMA peak: Args layer (1-5), op (0 forward + ReLU, 1 weight and
+// bias gradient, 2 weight + input gradient: the difference of 2 and 1 is the input gradient).
+void BM_CifarConv(benchmark::State& st) {
+  struct Shape3 {
+    int inC, side, outC;
+  };
+  static const Shape3 kLayers[] = {{3, 32, 64}, {64, 34, 128}, {128, 18, 256}, {256, 20, 512}, {512, 11, 512}};
+  const Shape3 s = kLayers[st.range(0) - 1];
+  const int op = static_cast<int>(st.range(1)), batch = 32;
+  Conv2DT<float> conv(s.inC, s.side, s.side, s.outC, 3, 1, 2);
+  std::size_t np = 0;
+  for (const auto& p : conv.paramSpecs()) np += static_cast<std::size_t>(p.size);
+  std::vector<float> params = randomFloats(np, 1, -0.05f, 0.05f), grads(np);
+  conv.bind(params.data(), grads.data());
+  conv.reserve(batch);
+  const int inRows = s.inC * s.side * s.side, outRows = conv.outputShape().size();
+  std::vector<float> x = randomFloats(static_cast<std::size_t>(inRows) * batch, 2, 0.0f, 1.0f);
+  std::vector<float> y(static_cast<std::size_t>(outRows) * batch), dy = randomFloats(y.size(), 3), dx(x.size());
+  CMapT<float> xm(x.data(), inRows, batch);
+  MapT<float> ym(y.data(), outRows, batch), dxm(dx.data(), inRows, batch);
+  conv.forward(xm, ym, true);
+  for (auto _ : st) {
+    if (op == 0)
+      conv.forward(xm, ym, true);
+    else
+      conv.backward(xm, CMapT<float>(y.data(), outRows, batch), CMapT<float>(dy.data(), outRows, batch),
+                    op == 2 ? &dxm : nullptr);
+    benchmark::ClobberMemory();
+  }
+  const double fwd = 2.0 * s.outC * s.inC * 9.0 * (s.side + 2) * (s.side + 2) * batch;
+  setFlopsAndShare(st, op == 2 ? 2.0 * fwd : fwd);
+}
+BENCHMARK(BM_CifarConv)
+    ->Name("CifarConv")
+    ->ArgNames({"layer", "op"})
+    ->ArgsProduct({{1, 2, 3, 4, 5}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond);
+
 // The gather GEMM kernels alone (nn/kernel_table.hpp) on the convolution shapes of the presets: the
 // positions of `samples` images of side x side (5x5 taps, pad 2) against a weight matrix with rows
 // `ldw` floats apart (0: outC; ConvDirect pads it, see conv2d_direct.cpp), from L2-resident buffers.
@@ -76,10 +117,11 @@ void BM_ConvGemm(benchmark::State& st) {
   const auto& kc = kernels::active().conv;
   for (auto _ : st) {
     if (wgrad)
-      kc.wgrad(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.z.data(), g.ldw, g.C, g.wt.data(), g.ldw, false);
+      kc.wgrad(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.z.data(), g.ldw, g.C, g.wt.data(), g.ldw, false,
+               nullptr);
     else
-      kc.gemm(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.wt.data(), g.ldw, g.C, g.z.data(), g.ldw,
-              nullptr, 5);
+      kc.gemm(g.x.data(), g.rowBase.data(), g.n, g.tap.data(), g.K, g.wt.data(), g.ldw, g.C, g.z.data(), g.ldw, nullptr,
+              5);
     benchmark::ClobberMemory();
   }
   setFlops(st, 2.0 * g.n * g.K * g.C);
@@ -91,11 +133,20 @@ void BM_ConvGemm(benchmark::State& st) {
 void ConvGemmShapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"samples", "side", "inC", "outC", "ldw", "wgrad"});
   for (long op : {0, 1})
-    for (auto s : std::vector<std::vector<long>>{{3, 14, 32, 64, 0},    {3, 14, 32, 64, 80},  {1, 28, 1, 64, 0},
-                                                 {1, 14, 64, 128, 0},   {1, 14, 64, 128, 144}, {3, 7, 128, 256, 0},
-                                                 {3, 7, 128, 256, 272}, {1, 14, 128, 64, 0},   {3, 7, 256, 128, 0},
-                                                 {3, 7, 256, 128, 144}, {3, 14, 64, 32, 0},  {1, 28, 1, 32, 0},
-                                                 {2, 7, 128, 256, 272}, {6, 7, 128, 256, 272}})
+    for (auto s : std::vector<std::vector<long>>{{3, 14, 32, 64, 0},
+                                                 {3, 14, 32, 64, 80},
+                                                 {1, 28, 1, 64, 0},
+                                                 {1, 14, 64, 128, 0},
+                                                 {1, 14, 64, 128, 144},
+                                                 {3, 7, 128, 256, 0},
+                                                 {3, 7, 128, 256, 272},
+                                                 {1, 14, 128, 64, 0},
+                                                 {3, 7, 256, 128, 0},
+                                                 {3, 7, 256, 128, 144},
+                                                 {3, 14, 64, 32, 0},
+                                                 {1, 28, 1, 32, 0},
+                                                 {2, 7, 128, 256, 272},
+                                                 {6, 7, 128, 256, 272}})
       b->Args({s[0], s[1], s[2], s[3], s[4], op});
 }
 BENCHMARK(BM_ConvGemm)->Name("ConvGemm")->Apply(ConvGemmShapes)->Unit(benchmark::kMicrosecond);

@@ -197,13 +197,13 @@ void ConvBf16::forwardImpl(const float* w, const float* bias, const float* x, fl
     kb.gemm(fwd_.data.data(), fwd_.rowBase.data(), nb * g_.ohw, fwd_.tap.data(), kPairs, wt_.data(), g_.ldw, g_.outC,
             z_.data(), g_.ldw);
     float* out = pooled ? dz_.data() : y + b0 * g_.outSize;
-    kc.rowsToPlanes(z_.data(), g_.ldw, bias, relu, nb, g_.outC, g_.ohw, out, g_.outSize);
+    kc.rowsToPlanes(z_.data(), g_.ldw, bias, relu, nb, g_.outC, g_.ohw, out, g_.outSize, nullptr);
     if (pooled) poolChunk(out, b0, nb, g_.outC, g_.oh, g_.ow, *pooled);
   }
 }
 
-void ConvBf16::backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy, float* dx,
-                        int batch, bool relu) {
+void ConvBf16::backward(const float* w, float* dw, float* db, const float* x, const float* y, const float* dy,
+                        float* dx, int batch, bool relu) {
   backwardImpl(w, dw, db, x, y, dy, dx, batch, relu, nullptr);
 }
 
@@ -233,9 +233,9 @@ void ConvBf16::backwardImpl(const float* w, float* dw, float* db, const float* x
     padGradientPairs(yc, dyc, nb, relu);
     kb.gemm(grad_.data.data(), grad_.rowBase.data(), nb * hw, grad_.tap.data(), gradPairs, wtD_.data(), g_.ldwD, g_.inC,
             zD_.data(), g_.ldwD);
-    kc.rowsToPlanes(zD_.data(), g_.ldwD, nullptr, false, nb, g_.inC, hw, dx + b0 * g_.inSize, g_.inSize);
+    kc.rowsToPlanes(zD_.data(), g_.ldwD, nullptr, false, nb, g_.inC, hw, dx + b0 * g_.inSize, g_.inSize, nullptr);
   }
-  kc.rowsToPlanes(dwt_.data(), g_.ldw, nullptr, false, 1, g_.outC, g_.kdim, dw, 0);
+  kc.rowsToPlanes(dwt_.data(), g_.ldw, nullptr, false, 1, g_.outC, g_.kdim, dw, 0, nullptr);
 }
 
 }  // namespace fedsilo

@@ -14,8 +14,9 @@
 // Every output element is one chain of fused multiply-adds in a fixed order (forward over the taps k,
 // the weight gradient over the batch's positions in order, the input gradient over (co, kh, kw)), so
 // results do not depend on the chunking, the tile grid or the kernel set. The forward and input-gradient
-// GEMMs leave out the taps of kernel rows that a whole tile reads in the zero padding: +-0 products, which
-// leave such a chain's bits unchanged for finite operands. The forward chain is the same as the im2col +
+// GEMMs leave out the taps of kernel rows and columns that a whole tile reads in the zero padding (+-0
+// products, which leave such a chain's bits unchanged for finite operands), with each sample's positions
+// ordered so that a tile holds positions of the same border. The forward chain is the same as the im2col +
 // GEMM formulation's, the backward chains differ from it (docs/performance.md).
 #pragma once
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include "core/types.hpp"
 #include "nn/conv2d_bf16.hpp"
 #include "nn/conv_geometry.hpp"
+#include "nn/kernel_table.hpp"
 
 namespace fedsilo {
 
@@ -64,10 +66,28 @@ class ConvDirect {
     int channels = 0, rows = 0, cols = 0;  // per sample: channels x rows x cols
     Index perSample() const { return static_cast<Index>(channels) * rows * cols; }
     AlignedVector<float> data;
-    std::vector<std::int32_t> rowBase, tap;
-    std::vector<std::uint8_t> rowSpan;  // per position: the kernel rows [lo, hi) that read inside the image
+    std::vector<std::int32_t> rowBase, tap;  // over the positions in order (sample, output row, column)
+    // The GEMM's rows, where they are reordered (empty: the positions in order): gemmBase[j] and span[4j..4j+3]
+    // are the offset and kernel spans of the position that row j of a sample's block computes, and rowOf[p]
+    // the row of position p; the same per sample.
+    std::vector<std::int32_t> gemmBase, rowOf;
+    // Per GEMM row: the kernel rows [lo, hi) and columns [lo, hi) that read inside the image (empty: no spans).
+    std::vector<std::uint8_t> span;
+    // The weight gradient's taps, where they are reordered to (kernel row, kernel column, channel) so that a
+    // tile's taps share their window of output positions inside the image (empty: tap, no windows):
+    // wgradTap[j] and rect[4j..4j + 3] (output rows [lo, hi), columns [lo, hi)) of its row j, tapRowOf[k]
+    // the row of tap k.
+    std::vector<std::int32_t> wgradTap, tapRowOf;
+    std::vector<std::int16_t> rect;
+    const std::int32_t* gemmRows() const { return gemmBase.empty() ? rowBase.data() : gemmBase.data(); }
+    const std::int32_t* rowOrder() const { return rowOf.empty() ? nullptr : rowOf.data(); }
+    const std::uint8_t* spans() const { return span.empty() ? nullptr : span.data(); }
   };
-  static const std::uint8_t* spanOf(const Plane& p) { return p.rowSpan.empty() ? nullptr : p.rowSpan.data(); }
+  // The GEMM rows of a plane's chunk ordered by their kernel spans (gemmBase, rowOf, span; conv2d_direct.cpp).
+  static void orderBySpans(Plane& p, int chunk, int k, int outRows, int outCols, int step, int first, int rows,
+                           int cols);
+  // The weight gradient's tap order and windows over in_ (wgradTap, tapRowOf, rect; conv2d_direct.cpp).
+  void orderTapsByWindow();
   void packWeights(const float* w);
   void packFlippedWeights(const float* w);
   void padInput(const float* x, int b0, int nb);
@@ -83,12 +103,13 @@ class ConvDirect {
   const ConvGeometry g_;
   const int ldw_, ldwD_;  // row strides of the packed operands over outC and inC channels (rowStride)
   int chunk_ = 1, maxBatch_ = 0;
-  Plane in_, grad_;                                   // padded input (forward, weight gradient), padded dZ
-  AlignedVector<float> wt_, wtD_, dwt_, z_, zD_;      // packed weights, their gradient, GEMM outputs
-  AlignedVector<float> biasSum_;                      // one sample's bias gradient (addBiasGradient)
-  std::unique_ptr<ConvBf16> bf16_;  // train.precision = bf16 (nn/bf16.hpp): runs the products instead
-  AlignedVector<float> pooledDz_, dzChunk_;  // the pooled passes: a chunk's masked dL/dyPool; its dL/dz or ReLU
-                                             // output
+  kernels::TapWindows windows_{};                          // over in_.rect, when it is filled
+  Plane in_, grad_;                               // padded input (forward, weight gradient), padded dZ
+  AlignedVector<float> wt_, wtD_, dwt_, z_, zD_;  // packed weights, their gradient, GEMM outputs
+  AlignedVector<float> biasSum_;                  // one sample's bias gradient (addBiasGradient)
+  std::unique_ptr<ConvBf16> bf16_;                // train.precision = bf16 (nn/bf16.hpp): runs the products instead
+  AlignedVector<float> pooledDz_, dzChunk_;       // the pooled passes: a chunk's masked dL/dyPool; its dL/dz or ReLU
+                                                  // output
 };
 
 }  // namespace fedsilo

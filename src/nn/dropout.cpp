@@ -1,5 +1,7 @@
 #include "nn/dropout.hpp"
 
+#include <cmath>
+
 #include "core/error.hpp"
 #include "core/memory.hpp"
 
@@ -42,9 +44,16 @@ void DropoutT<T>::forward(const CMapT<T>& x, MapT<T>& y, bool training) {
   Rng rng(seed_, client_, round_, Purpose::Dropout, extra);
   const T scale = static_cast<T>(1.0 / (1.0 - p_));
   const Index n = x.size();
+  // rng.uniform() < p, without the conversion: uniform() is (next() >> 11) 2^-53 exactly, and for an integer
+  // u, u 2^-53 < p exactly when u < ceil(p 2^53); the same draws, the same mask.
+  const std::uint64_t below = static_cast<std::uint64_t>(std::ceil(std::ldexp(p_, 53)));
   T* m = mask_.data();
-  for (Index i = 0; i < n; ++i) m[i] = rng.uniform() < p_ ? T(0) : scale;
-  y.array() = x.array() * Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic>>(m, x.rows(), x.cols());
+  const T* xi = x.data();
+  T* yi = y.data();
+  for (Index i = 0; i < n; ++i) {
+    m[i] = (rng.next() >> 11) < below ? T(0) : scale;
+    yi[i] = xi[i] * m[i];
+  }
 }
 
 template <typename T>

@@ -23,24 +23,39 @@ struct GemmImpl {
   static constexpr int kNr = S::kGemmCols;  // tile columns: one broadcast each
 
   // Ap[p * kMr + r] = alpha * op(A)(i0 + r, p0 + p), zero beyond m; for mc rows in tiles of kMr. Each
-  // stored row or column of A is read contiguously (a transposed A's rows are op(A)'s rows).
+  // stored row or column of A is read contiguously: a transposed A's rows (op(A)'s rows) in L x L
+  // blocks turned by in-register transposes, so that the panel is written a vector at a time.
   static void packA(bool transA, const float* a, Index lda, Index i0, Index mc, Index m, Index p0, Index kc,
                     float alpha, float* ap) {
     for (Index t = 0; t < mc; t += kMr, ap += kc * kMr) {
       const Index rows = iminl(kMr, m - i0 - t);
       if (transA) {
-        for (Index r = 0; r < rows; ++r) {
-          const float* row = a + p0 + (i0 + t + r) * lda;
-          for (Index p = 0; p < kc; ++p) ap[p * kMr + r] = alpha * row[p];
-        }
-      } else {
-        for (Index p = 0; p < kc; ++p) {
-          const float* col = a + i0 + t + (p0 + p) * lda;
-          for (Index r = 0; r < rows; ++r) ap[p * kMr + r] = alpha * col[r];
-        }
+        for (Index h = 0; h < kMr; h += L) packTransposed(a + p0 + (i0 + t + h) * lda, lda, rows - h, kc, ap + h, kMr);
+        if (alpha != 1.0f)
+          for (Index e = 0; e < kc * kMr; ++e) ap[e] *= alpha;  // padded rows too: never stored
+        continue;
+      }
+      for (Index p = 0; p < kc; ++p) {
+        const float* col = a + i0 + t + (p0 + p) * lda;
+        for (Index r = 0; r < rows; ++r) ap[p * kMr + r] = alpha * col[r];
       }
       for (Index r = rows; r < kMr; ++r)
         for (Index p = 0; p < kc; ++p) ap[p * kMr + r] = 0.0f;
+    }
+  }
+
+  // dst[p * ldd + i] = src[i * lds + p] for i < width (0 for i >= count) and p < len: up to L rows of len
+  // values read contiguously, turned L x L at a time in registers (a copy: the values keep their bits).
+  static void packTransposed(const float* src, Index lds, Index count, Index len, float* dst, Index ldd,
+                             Index width = L) {
+    const auto mw = S::mask(width);
+    V r[L];
+    for (Index p = 0; p < len; p += L) {
+      const Index n = iminl(L, len - p);
+      const auto mn = S::mask(n);
+      for (int i = 0; i < L; ++i) r[i] = i < count ? S::load(mn, src + i * lds + p) : S::zero();
+      S::transpose(r);
+      for (Index j = 0; j < n; ++j) S::store(dst + (p + j) * ldd, mw, r[j]);
     }
   }
 
@@ -55,14 +70,12 @@ struct GemmImpl {
           const float* row = b + j0 + t + (p0 + p) * ldb;
           for (Index c = 0; c < cols; ++c) bp[p * kNr + c] = row[c];
         }
+        for (Index c = cols; c < kNr; ++c)
+          for (Index p = 0; p < kc; ++p) bp[p * kNr + c] = 0.0f;
       } else {
-        for (Index c = 0; c < cols; ++c) {
-          const float* col = b + p0 + (j0 + t + c) * ldb;
-          for (Index p = 0; p < kc; ++p) bp[p * kNr + c] = col[p];
-        }
+        for (Index c = 0; c < kNr; c += L)
+          packTransposed(b + p0 + (j0 + t + c) * ldb, ldb, cols - c, kc, bp + c, kNr, iminl(L, kNr - c));
       }
-      for (Index c = cols; c < kNr; ++c)
-        for (Index p = 0; p < kc; ++p) bp[p * kNr + c] = 0.0f;
     }
   }
 

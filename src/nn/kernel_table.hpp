@@ -38,24 +38,34 @@ struct DenseKernels {
   void (*sgd)(float* p, const float* g, Index n, float lr);
 };
 
+// Where each tap of a convolution's weight gradient reads inside the image (ConvKernels::wgrad).
+struct TapWindows {
+  const std::int16_t* rect;
+  int outRows, outCols;
+};
+
 struct ConvKernels {
   // z[i][c] = sum over k in order of x[rowBase[i] + tap[k]] * wt[k*ldw + c], for i < n, c < C
-  // (overwrites z; row stride ldz). rowSpan (or nullptr): for each position i, the kernel rows
-  // [rowSpan[2i], rowSpan[2i + 1]) it reads inside the image; with it, the taps k = (channel, kernel row,
-  // kernel column) of a ks x ks kernel outside those rows read zero padding and may be left out.
+  // (overwrites z; row stride ldz). span (or nullptr): for each position i, the kernel rows
+  // [span[4i], span[4i + 1]) and kernel columns [span[4i + 2], span[4i + 3]) it reads inside the image;
+  // with it, the taps k = (channel, kernel row, kernel column) of a ks x ks kernel outside them read zero
+  // padding and may be left out.
   void (*gemm)(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K, const float* wt,
-               int ldw, int C, float* z, int ldz, const std::uint8_t* rowSpan, int ks);
+               int ldw, int C, float* z, int ldz, const std::uint8_t* span, int ks);
   // dwt[k*ldw + c] (+)= sum over i in order of x[rowBase[i] + tap[k]] * dz[i*ldz + c]; accumulate = false
-  // starts from zero.
+  // starts from zero. windows (or nullptr): the positions i are samples of outRows x outCols in order, and
+  // tap k reads inside the image only at output rows [rect[4k], rect[4k + 1]) and columns [rect[4k + 2],
+  // rect[4k + 3]); the other positions read zero padding and may be left out.
   void (*wgrad)(const float* x, const std::int32_t* rowBase, Index n, const std::int32_t* tap, int K, const float* dz,
-                int ldz, int C, float* dwt, int ldw, bool accumulate);
+                int ldz, int C, float* dwt, int ldw, bool accumulate, const TapWindows* windows);
   // dst[(b*P + p)*ldd + c] = src[b*srcStride + c*P + p], masked to 0 where mask (same layout as src)
   // is not > 0 when mask != nullptr (the ReLU's backward rule); b < nb, c < C, p < P.
   void (*planesToRows)(const float* src, const float* mask, int nb, int C, Index P, Index srcStride, float* dst,
                        int ldd);
-  // dst[b*dstStride + c*P + p] = act(src[(b*P + p)*lds + c] + bias[c]) (bias may be null: + 0 skipped).
+  // dst[b*dstStride + c*P + p] = act(src[(b*P + rowOf[p])*lds + c] + bias[c]) (bias may be null: + 0 skipped;
+  // rowOf may be null: rowOf[p] = p).
   void (*rowsToPlanes)(const float* src, int lds, const float* bias, bool relu, int nb, int C, Index P, float* dst,
-                       Index dstStride);
+                       Index dstStride, const std::int32_t* rowOf);
   // dst[p*dstPlane + r*ldd + j] = src[(p*rows + r)*cols + j], masked to 0 where mask (same layout as src)
   // is not > 0 when mask != nullptr; p < planes, r < rows, j < cols (the interior of zero-padded planes).
   void (*copyIntoPadded)(const float* src, const float* mask, Index planes, int rows, int cols, float* dst,

@@ -16,6 +16,16 @@
 namespace fedsilo::test {
 namespace {
 
+// fn() once on every kernel set this CPU runs.
+template <typename Fn>
+void onEveryKernelSet(Fn fn) {
+  for (Isa isa : runnableIsas()) {
+    SCOPED_TRACE(isaName(isa));
+    IsaScope scope(isa);
+    fn();
+  }
+}
+
 template <typename T>
 void compareWithNaive(const Geometry& g, int batch, Index chunkElems, std::uint64_t seed, double tol) {
   Conv2DT<T> conv(g.inC, g.h, g.w, g.outC, g.k, g.stride, g.pad);
@@ -66,9 +76,10 @@ std::vector<Geometry> randomGeometries(int count, std::uint64_t seed) {
   std::vector<Geometry> out;
   Rng rng(seed, -1, -1, Purpose::Misc);
   while (static_cast<int>(out.size()) < count) {
-    Geometry g{1 + static_cast<int>(rng.below(4)), 1 + static_cast<int>(rng.below(12)),
+    Geometry g{1 + static_cast<int>(rng.below(4)),  1 + static_cast<int>(rng.below(12)),
                1 + static_cast<int>(rng.below(12)), 1 + static_cast<int>(rng.below(6)),
-               1 + static_cast<int>(rng.below(5)), 1 + static_cast<int>(rng.below(3)), static_cast<int>(rng.below(3))};
+               1 + static_cast<int>(rng.below(5)),  1 + static_cast<int>(rng.below(3)),
+               static_cast<int>(rng.below(3))};
     if (g.h + 2 * g.pad >= g.k && g.w + 2 * g.pad >= g.k) out.push_back(g);
   }
   return out;
@@ -112,13 +123,23 @@ TEST(Conv2DNaive, SeveralChunks) {
 TEST(Conv2DNaive, McMahanShapes) {
   // The W2 layers at a small batch: 1x28x28 -> 32 (k5 p2), 32x14x14 -> 64 (k5 p2); and PLayer-FL's
   // third layer, 128x7x7 -> 256, on every kernel set.
-  for (Isa isa : runnableIsas()) {
-    SCOPED_TRACE(isaName(isa));
-    IsaScope scope(isa);
+  onEveryKernelSet([] {
     compareWithNaive<float>(Geometry{1, 28, 28, 32, 5, 1, 2}, 2, 0, 400, 2e-5);
     compareWithNaive<float>(Geometry{32, 14, 14, 64, 5, 1, 2}, 2, 0, 401, 5e-5);
     compareWithNaive<float>(Geometry{128, 7, 7, 256, 5, 1, 2}, 2, 0, 402, 1e-4);
-  }
+  });
+}
+
+// 3x3 kernels padded by 2 (cnn_playerfl_cifar's layers, smaller): with at least 64 taps the GEMMs run on
+// positions reordered by their kernel spans and leave out the border taps (conv2d_direct.cpp: orderBySpans),
+// forward and input gradient, also at stride 2 and over several chunks, on every kernel set.
+TEST(Conv2DNaive, ThreeByThreePaddedByTwoShapes) {
+  onEveryKernelSet([] {
+    compareWithNaive<float>(Geometry{16, 9, 9, 32, 3, 1, 2}, 3, 0, 410, 5e-5);
+    compareWithNaive<float>(Geometry{64, 5, 6, 48, 3, 1, 2}, 2, 0, 411, 1e-4);
+    compareWithNaive<float>(Geometry{16, 9, 9, 32, 3, 2, 2}, 3, 0, 412, 5e-5);
+    compareWithNaive<float>(Geometry{32, 7, 7, 16, 3, 1, 2}, 5, 2 * 81 * 32 * 9, 413, 5e-5);
+  });
 }
 
 TEST(Conv2D, ChunkSizesAreBalancedAndBounded) {
@@ -150,9 +171,9 @@ TEST(Conv2D, ParamLayoutAndFanIn) {
   EXPECT_TRUE(specs[1].isBias);
 }
 
-// The gather GEMM with the per-position kernel-row spans leaves out the taps that read only zero padding:
-// the result must be the bits of the full product (the products left out are +-0), on every kernel set,
-// for tiles that straddle output rows and a chunk of two samples (7x7 images padded by 2, 5x5 taps).
+// The gather GEMM with the per-position kernel-row and kernel-column spans leaves out the taps that read only
+// zero padding: the result must be the bits of the full product (the products left out are +-0), on every
+// kernel set, for tiles that straddle output rows and a chunk of two samples (7x7 images padded by 2, 5x5 taps).
 TEST(ConvGatherGemm, LeavingOutPaddingRowsKeepsTheBits) {
   constexpr int kSamples = 2, kSide = 7, kPad = 2, kK = 5, kIn = 3, kOut = 40, kLd = 48;
   constexpr int kPadded = kSide + 2 * kPad, kPlane = kPadded * kPadded, kTaps = kIn * kK * kK;
@@ -171,8 +192,10 @@ TEST(ConvGatherGemm, LeavingOutPaddingRowsKeepsTheBits) {
     for (int r = 0; r < kSide; ++r)
       for (int col = 0; col < kSide; ++col) {
         rowBase.push_back(b * kIn * kPlane + r * kPadded + col);
-        span.push_back(static_cast<std::uint8_t>(std::max(0, kPad - r)));  // the first kernel row inside
+        span.push_back(static_cast<std::uint8_t>(std::max(0, kPad - r)));           // the first kernel row inside
         span.push_back(static_cast<std::uint8_t>(std::min(kK, kPad + kSide - r)));  // one past the last
+        span.push_back(static_cast<std::uint8_t>(std::max(0, kPad - col)));         // the same for the columns
+        span.push_back(static_cast<std::uint8_t>(std::min(kK, kPad + kSide - col)));
       }
   for (int k = 0; k < kTaps; ++k) tap.push_back((k / 25) * kPlane + (k % 25 / 5) * kPadded + k % 5);
   std::vector<float> wt(static_cast<std::size_t>(kTaps) * kLd);

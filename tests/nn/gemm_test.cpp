@@ -1,6 +1,7 @@
 // GemmWorkspace (Eigen's GEBP driver with preallocated packing buffers) against Eigen's product.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -66,6 +67,18 @@ TEST(Gemm, MatchesEigenFloat) { allCombos<float>(1e-4); }
 
 // The packed kernels (transformer products): shapes that cut every block and tile at odd places, and
 // products larger than the reserved blocks (513 x 70 x 900 after reserve(300, 200, 500)).
+// Runs f(isa) with each kernel set this CPU has selected, restoring the set chosen before.
+template <class F>
+void forEachKernelSet(F f) {
+  for (Isa isa : {Isa::Avx512, Isa::Avx2, Isa::Generic}) {
+    if (static_cast<int>(isa) > static_cast<int>(cpuIsa())) continue;
+    const Isa before = activeIsa();
+    selectIsa(isa);
+    f(isa);
+    selectIsa(before);
+  }
+}
+
 TEST(PackedGemm, MatchesEigenFloat) { allCombos<float, PackedGemm>(1e-4); }
 TEST(PackedGemm, DoubleRunsOnEigen) { allCombos<double, PackedGemm>(1e-12); }
 
@@ -76,22 +89,50 @@ TEST(PackedGemm, EverySetAndEveryShapeGivesTheSameBits) {
   const auto a = randomVector(static_cast<std::size_t>(m * k), 7), b = randomVector(static_cast<std::size_t>(k * n), 8);
   const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
   std::vector<std::vector<float>> results;
-  for (Isa isa : {Isa::Avx512, Isa::Avx2, Isa::Generic}) {
-    if (static_cast<int>(isa) > static_cast<int>(cpuIsa())) continue;
-    const Isa before = activeIsa();
-    selectIsa(isa);
+  forEachKernelSet([&](Isa isa) {
     PackedGemm<float> ws;
     ws.reserve(m, n, k);
     std::vector<float> c(static_cast<std::size_t>(m * n));
     ws.run(GemmOp::N, GemmOp::T, m, n, k, 1.0f, af.data(), m, bf.data(), n, 0.0f, c.data(), m);
     std::vector<float> col(static_cast<std::size_t>(m));
     ws.run(GemmOp::N, GemmOp::T, m, 1, k, 1.0f, af.data(), m, bf.data() + 17, n, 0.0f, col.data(), m);
-    selectIsa(before);
     EXPECT_EQ(std::memcmp(col.data(), c.data() + 17 * m, col.size() * sizeof(float)), 0) << isaName(isa);
     results.push_back(c);
-  }
+  });
   for (std::size_t i = 1; i < results.size(); ++i)
     EXPECT_EQ(std::memcmp(results[0].data(), results[i].data(), results[0].size() * sizeof(float)), 0) << "set " << i;
+}
+
+// Every operand order (the packing transposes a row-major A and a column-major B in registers) and a
+// scaled A: each element of C is the chain fma(alpha * op(A)(i, p), op(B)(p, j), .) over p in order from
+// +0, bit for bit, in every kernel set, on a shape with edge tiles and several k blocks.
+TEST(PackedGemm, EveryOperandOrderIsOneChainOfFmasInOrder) {
+  const Index m = 45, n = 17, k = 300;
+  const auto a = randomVector(static_cast<std::size_t>(m * k), 9),
+             b = randomVector(static_cast<std::size_t>(k * n), 10);
+  const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+  for (GemmOp opA : {GemmOp::N, GemmOp::T})
+    for (GemmOp opB : {GemmOp::N, GemmOp::T})
+      for (float alpha : {1.0f, 0.37f}) {
+        const Index lda = opA == GemmOp::T ? k : m, ldb = opB == GemmOp::T ? n : k;
+        const auto opAAt = [&](Index i, Index p) { return opA == GemmOp::T ? af[i * lda + p] : af[p * lda + i]; };
+        const auto opBAt = [&](Index p, Index j) { return opB == GemmOp::T ? bf[p * ldb + j] : bf[j * ldb + p]; };
+        std::vector<float> expected(static_cast<std::size_t>(m * n));
+        for (Index j = 0; j < n; ++j)
+          for (Index i = 0; i < m; ++i) {
+            float acc = 0.0f;
+            for (Index p = 0; p < k; ++p) acc = std::fma(alpha * opAAt(i, p), opBAt(p, j), acc);
+            expected[i + j * m] = acc;
+          }
+        forEachKernelSet([&](Isa isa) {
+          PackedGemm<float> ws;
+          ws.reserve(m, n, k);
+          std::vector<float> c(expected.size(), 5.0f);
+          ws.run(opA, opB, m, n, k, alpha, af.data(), lda, bf.data(), ldb, 0.0f, c.data(), m);
+          EXPECT_EQ(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)), 0)
+              << isaName(isa) << " opA " << (opA == GemmOp::T) << " opB " << (opB == GemmOp::T) << " alpha " << alpha;
+        });
+      }
 }
 
 TEST(Gemm, ZeroDepthScalesC) {

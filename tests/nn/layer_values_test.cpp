@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/rng.hpp"
 #include "grad_check.hpp"
 #include "nn/conv2d.hpp"
 #include "nn/dense.hpp"
@@ -207,6 +208,27 @@ TEST(LayerValues, Flatten) {
   const auto r = runLayer(f, {}, {1, 2, 3, 4}, 1, {5, 6, 7, 8});
   expectVec(r.y, {1, 2, 3, 4});
   expectVec(r.dx, {5, 6, 7, 8});
+}
+
+// The mask is the layer's stream drawn element by element: value i is dropped exactly when the i-th
+// Rng::uniform() of the stream keyed (seed, client, round, Dropout, layer << 32 | batch counter) is below p
+// (dropout.cpp compares the integer draws, which must be the same decision), at a rate p = 0.3 whose
+// threshold 0.3 * 2^53 is not an integer.
+TEST(LayerValues, DropoutDropsWhereTheUniformDrawIsBelowP) {
+  const int n = 600, batch = 3;
+  const double p = 0.3;
+  DropoutT<float> drop(Shape{n, 1, 1}, p);
+  drop.reserve(batch);
+  const std::vector<float> x(static_cast<std::size_t>(n) * batch, 1.0f);
+  std::vector<float> y(x.size());
+  CMapT<float> xm(x.data(), n, batch);
+  MapT<float> ym(y.data(), n, batch);
+  drop.setRandomContext(7, 1, 2, 5);
+  drop.forward(xm, ym, true);
+  drop.forward(xm, ym, true);  // the layer's second batch
+  Rng rng(7, 1, 2, Purpose::Dropout, (std::uint64_t(5) << 32) | 1u);
+  const float kept = static_cast<float>(1.0 / (1.0 - p));
+  for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], rng.uniform() < p ? 0.0f : kept) << i;
 }
 
 TEST(LayerValues, DropoutMaskSemantics) {
