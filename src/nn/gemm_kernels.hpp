@@ -82,9 +82,11 @@ struct GemmImpl {
   }
 
   // The tile C(i0.., j0..) (rows x cols of it stored) += Ap Bp over kc taps, continuing C's chains, or
-  // = Ap Bp (chains started from +0) with fromZero.
+  // = Ap Bp (chains started from +0) with fromZero. The next tile's C columns (cNext, or nullptr) are
+  // prefetched meanwhile: C is larger than L2, and a tile that starts on missing columns waits for them
+  // before its first multiply-add (a prefetch past C's end, for padded rows or columns, never faults).
   static void tile(const float* ap, const float* bp, Index kc, float* c, Index ldc, Index rows, Index cols,
-                   bool fromZero) {
+                   bool fromZero, const float* cNext) {
     V acc[kNr][2];
     const auto m0 = S::mask(rows), m1 = S::mask(rows - L);
 #pragma GCC unroll 16
@@ -93,6 +95,11 @@ struct GemmImpl {
       acc[j][0] = fromZero ? S::zero() : S::load(m0, c + jj * ldc);
       acc[j][1] = fromZero ? S::zero() : S::load(m1, c + jj * ldc + L);
     }
+    if (cNext)
+      for (int j = 0; j < kNr; ++j) {
+        __builtin_prefetch(cNext + j * ldc, 1);
+        __builtin_prefetch(cNext + j * ldc + kMr - 1, 1);
+      }
     for (Index p = 0; p < kc; ++p, ap += kMr, bp += kNr) {
       const V a0 = S::pin(S::load(ap)), a1 = S::pin(S::load(ap + L));
 #pragma GCC unroll 16
@@ -124,9 +131,13 @@ struct GemmImpl {
           const Index mc = iminl(mcMax, m - i0);
           packA(transA, a, lda, i0, mc, m, p0, kc, alpha, ap);
           for (Index jt = 0; jt < nc; jt += kNr)
-            for (Index it = 0; it < mc; it += kMr)
+            for (Index it = 0; it < mc; it += kMr) {
+              const float* next = it + kMr < mc   ? c + (i0 + it + kMr) + (j0 + jt) * ldc
+                                  : jt + kNr < nc ? c + i0 + (j0 + jt + kNr) * ldc
+                                                  : nullptr;
               tile(ap + it * kc, bp + jt * kc, kc, c + (i0 + it) + (j0 + jt) * ldc, ldc, iminl(kMr, mc - it),
-                   iminl(kNr, nc - jt), overwrite && p0 == 0);
+                   iminl(kNr, nc - jt), overwrite && p0 == 0, overwrite && p0 == 0 ? nullptr : next);
+            }
         }
       }
     }
