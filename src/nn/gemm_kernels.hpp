@@ -7,7 +7,9 @@
 // micro-panels of 2 vectors of rows, so that the tile (2 vectors of rows x kGemmCols columns, all in
 // registers) reads both operands sequentially from L1/L2 whatever the operands' order and strides.
 // Every C element is one chain of multiply-adds over k in order, started from C itself (the caller
-// applies beta first): the blocking and the instruction set change nothing in the bits. Panels are
+// applies beta first) or, with overwrite, from +0 without reading C (what beta = 0 would have set it
+// to, without a pass over C that evicts it from the caches): the blocking and the instruction set
+// change nothing in the bits. Panels are
 // zero-padded to whole tiles; the padded rows and columns are computed and never stored.
 #pragma once
 #include "nn/dense_kernels.hpp"
@@ -79,16 +81,25 @@ struct GemmImpl {
     }
   }
 
-  // The tile C(i0.., j0..) (rows x cols of it stored) += Ap Bp over kc taps, continuing C's chains.
-  static void tile(const float* ap, const float* bp, Index kc, float* c, Index ldc, Index rows, Index cols) {
+  // The tile C(i0.., j0..) (rows x cols of it stored) += Ap Bp over kc taps, continuing C's chains, or
+  // = Ap Bp (chains started from +0) with fromZero. The next tile's C columns (cNext, or nullptr) are
+  // prefetched meanwhile: C is larger than L2, and a tile that starts on missing columns waits for them
+  // before its first multiply-add (a prefetch past C's end, for padded rows or columns, never faults).
+  static void tile(const float* ap, const float* bp, Index kc, float* c, Index ldc, Index rows, Index cols,
+                   bool fromZero, const float* cNext) {
     V acc[kNr][2];
     const auto m0 = S::mask(rows), m1 = S::mask(rows - L);
 #pragma GCC unroll 16
     for (int j = 0; j < kNr; ++j) {
       const Index jj = j < cols ? j : 0;  // columns beyond n start from (and are never stored to) column 0
-      acc[j][0] = S::load(m0, c + jj * ldc);
-      acc[j][1] = S::load(m1, c + jj * ldc + L);
+      acc[j][0] = fromZero ? S::zero() : S::load(m0, c + jj * ldc);
+      acc[j][1] = fromZero ? S::zero() : S::load(m1, c + jj * ldc + L);
     }
+    if (cNext)
+      for (int j = 0; j < kNr; ++j) {
+        __builtin_prefetch(cNext + j * ldc, 1);
+        __builtin_prefetch(cNext + j * ldc + kMr - 1, 1);
+      }
     for (Index p = 0; p < kc; ++p, ap += kMr, bp += kNr) {
       const V a0 = S::pin(S::load(ap)), a1 = S::pin(S::load(ap + L));
 #pragma GCC unroll 16
@@ -106,11 +117,11 @@ struct GemmImpl {
     }
   }
 
-  // C += alpha op(A) op(B) with blocks of at most mcMax x kcMax (A) and kcMax x ncMax (B); ap and bp hold
-  // mcMax x kcMax and kcMax x ncMax floats (mcMax a multiple of 32, ncMax of 12: every set's tile).
+  // C += alpha op(A) op(B) (C = with overwrite) with blocks of at most mcMax x kcMax (A) and kcMax x ncMax
+  // (B); ap and bp hold mcMax x kcMax and kcMax x ncMax floats (mcMax a multiple of 32, ncMax of 12: every set's tile).
   static void gemm(bool transA, bool transB, Index m, Index n, Index k, float alpha, const float* a, Index lda,
-                   const float* b, Index ldb, float* c, Index ldc, Index mcMax, Index kcMax, Index ncMax, float* ap,
-                   float* bp) {
+                   const float* b, Index ldb, bool overwrite, float* c, Index ldc, Index mcMax, Index kcMax,
+                   Index ncMax, float* ap, float* bp) {
     for (Index j0 = 0; j0 < n; j0 += ncMax) {
       const Index nc = iminl(ncMax, n - j0);
       for (Index p0 = 0; p0 < k; p0 += kcMax) {
@@ -120,9 +131,13 @@ struct GemmImpl {
           const Index mc = iminl(mcMax, m - i0);
           packA(transA, a, lda, i0, mc, m, p0, kc, alpha, ap);
           for (Index jt = 0; jt < nc; jt += kNr)
-            for (Index it = 0; it < mc; it += kMr)
+            for (Index it = 0; it < mc; it += kMr) {
+              const float* next = it + kMr < mc   ? c + (i0 + it + kMr) + (j0 + jt) * ldc
+                                  : jt + kNr < nc ? c + i0 + (j0 + jt + kNr) * ldc
+                                                  : nullptr;
               tile(ap + it * kc, bp + jt * kc, kc, c + (i0 + it) + (j0 + jt) * ldc, ldc, iminl(kMr, mc - it),
-                   iminl(kNr, nc - jt));
+                   iminl(kNr, nc - jt), overwrite && p0 == 0, overwrite && p0 == 0 ? nullptr : next);
+            }
         }
       }
     }

@@ -72,13 +72,14 @@ struct ConvKernels {
                          Index dstPlane, int ldd);
 };
 
-// The packed GEMM (nn/gemm_kernels.hpp, nn/packed_gemm.hpp): C (m x n, column-major) += alpha op(A) op(B),
-// every element one chain over k in order from its value in C; ap and bp are packing buffers of
+// The packed GEMM (nn/gemm_kernels.hpp, nn/packed_gemm.hpp): C (m x n, column-major) += alpha op(A) op(B)
+// (or = with overwrite: C is then neither read nor zeroed first), every element one chain over k in order
+// from its value in C (from +0 with overwrite); ap and bp are packing buffers of
 // mcMax x kcMax and kcMax x ncMax floats (mcMax a multiple of 32, ncMax of 12).
 struct GemmKernels {
   void (*gemm)(bool transA, bool transB, Index m, Index n, Index k, float alpha, const float* a, Index lda,
-               const float* b, Index ldb, float* c, Index ldc, Index mcMax, Index kcMax, Index ncMax, float* ap,
-               float* bp);
+               const float* b, Index ldb, bool overwrite, float* c, Index ldc, Index mcMax, Index kcMax, Index ncMax,
+               float* ap, float* bp);
 };
 // Max pooling over 2 x 2 windows with stride 2 (nn/pool_kernels.hpp: layout, positions, rules).
 struct PoolKernels {

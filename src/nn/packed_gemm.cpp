@@ -50,13 +50,16 @@ void PackedGemm<T>::run(GemmOp opA, GemmOp opB, Index m, Index n, Index k, T alp
     FEDSILO_ASSERT(mcMax_ > 0, "PackedGemm::run before reserve()");
     if (m <= 0 || n <= 0) return;
     Eigen::Map<MatT<float>, 0, Eigen::OuterStride<>> cm(c, m, n, Eigen::OuterStride<>(ldc));
-    if (beta == 0.0f)
+    const bool product = k > 0 && alpha != 0.0f;
+    // beta == 0 with a product: the kernels start the chains from +0 themselves (the bits of zeroing
+    // C first), sparing a pass over C that would leave it out of the caches.
+    if (beta == 0.0f && !product)
       cm.setZero();
-    else if (beta != 1.0f)
+    else if (beta != 0.0f && beta != 1.0f)
       cm *= beta;
-    if (k <= 0 || alpha == 0.0f) return;
-    kernels::active().gemm.gemm(opA == GemmOp::T, opB == GemmOp::T, m, n, k, alpha, a, lda, b, ldb, c, ldc, mcMax_,
-                                kcMax_, ncMax_, packA_.data(), packB_.data());
+    if (!product) return;
+    kernels::active().gemm.gemm(opA == GemmOp::T, opB == GemmOp::T, m, n, k, alpha, a, lda, b, ldb, beta == 0.0f, c,
+                                ldc, mcMax_, kcMax_, ncMax_, packA_.data(), packB_.data());
   } else {
     eigen_.run(opA, opB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
