@@ -115,7 +115,8 @@ double rankZeroSummedBlocksSeconds(int reps, const AggregatorConfig& cfg, const 
   local.cols = u.cols;
   for (const UpdateMatrix& m : mine) local.blocks.push_back(BlockRef{&m, 0, m.cols});
   const JoinPartials join = [ranks](const std::vector<double>& partials, std::size_t length) {
-    std::vector<double> all;
+    std::vector<double> all;  // as the all-gather fills one buffer
+    all.reserve(static_cast<std::size_t>(ranks) * partials.size());
     for (int r = 0; r < ranks; ++r) all.insert(all.end(), partials.begin(), partials.end());
     return sumInBlockOrder(all, length);
   };
