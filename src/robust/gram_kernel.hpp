@@ -21,7 +21,7 @@
 namespace fedsilo {
 
 // Most multiply-adds in one lane's float chain: a call takes at most kGramChain * gramLanes() columns.
-constexpr std::size_t kGramChain = 96;
+constexpr std::size_t kGramChain = 32;
 // Most float roundings of one product's contribution: its chain, its product, a tree of 16 lanes.
 constexpr int kGramFloatRoundings = static_cast<int>(kGramChain) + 1 + 4;
 

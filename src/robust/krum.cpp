@@ -97,20 +97,28 @@ KrumCut cutByIntervals(const std::vector<ScoreInterval>& s, int m) {
 std::vector<double> directDistances(const LocalBlocks& mine, const std::vector<int>& undecided,
                                     const JoinPartials& join) {
   const auto K = static_cast<std::size_t>(mine.rows);
-  std::vector<double> partials;
-  partials.reserve(mine.blocks.size() * undecided.size() * K);
-  for (const BlockRef& b : mine.blocks)
-    for (int i : undecided) {
-      int j = 0;
-      for (; j + 4 <= mine.rows; j += 4) {  // four rows at a time: the same bits as one by one
-        const float* const others[4] = {b.row(j), b.row(j + 1), b.row(j + 2), b.row(j + 3)};
+  const std::size_t length = undecided.size() * K;
+  std::vector<double> partials(mine.blocks.size() * length, 0.0);
+  double* out = partials.data();
+  // Each group of rows j is read once per block for every undecided row (the block does not stay in
+  // cache between two passes over it); four rows at a time, with the same bits as one by one.
+  for (const BlockRef& b : mine.blocks) {
+    int j = 0;
+    for (; j + 4 <= mine.rows; j += 4) {
+      const float* const others[4] = {b.row(j), b.row(j + 1), b.row(j + 2), b.row(j + 3)};
+      for (std::size_t u = 0; u < undecided.size(); ++u) {
         double d[4];
-        squaredDistances4(b.row(i), others, b.width, d);
-        for (int r = 0; r < 4; ++r) partials.push_back(j + r == i ? 0.0 : d[r]);
+        squaredDistances4(b.row(undecided[u]), others, b.width, d);
+        for (int r = 0; r < 4; ++r) out[u * K + static_cast<std::size_t>(j + r)] = j + r == undecided[u] ? 0.0 : d[r];
       }
-      for (; j < mine.rows; ++j) partials.push_back(j == i ? 0.0 : squaredDistance(b.row(i), b.row(j), b.width));
     }
-  return join(partials, undecided.size() * K);
+    for (; j < mine.rows; ++j)
+      for (std::size_t u = 0; u < undecided.size(); ++u)
+        out[u * K + static_cast<std::size_t>(j)] =
+            j == undecided[u] ? 0.0 : squaredDistance(b.row(undecided[u]), b.row(j), b.width);
+    out += length;
+  }
+  return join(partials, length);
 }
 
 // The m rows of least score (ties: lower row), as the direct computation chooses them.

@@ -50,16 +50,25 @@ double squaredDistance(const float* x, const T* y, std::size_t n) {
 }
 
 // squaredDistance(x, y[r]) for four float rows y[r] at once, each with squaredDistance's operations in
-// its order (the same bits), interleaved so that the four chains of additions overlap.
+// its order (the same bits): its four partial sums are the lanes of one vector (GCC's and clang's vector
+// extension, lowered to whatever the build has), and the four rows' chains overlap.
 inline void squaredDistances4(const float* x, const float* const (&y)[4], std::size_t n, double (&out)[4]) {
-  double s[4][4] = {};
+  typedef float Floats4 __attribute__((vector_size(16)));
+  typedef double Doubles4 __attribute__((vector_size(32)));
+  const auto load = [](const float* p) {
+    Floats4 v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, Doubles4);
+  };
+  Doubles4 s[4] = {};
   std::size_t i = 0;
-  for (; i + 4 <= n; i += 4)
-    for (std::size_t r = 0; r < 4; ++r)
-      for (std::size_t j = 0; j < 4; ++j) {
-        const double d = static_cast<double>(x[i + j]) - static_cast<double>(y[r][i + j]);
-        s[r][j] += d * d;
-      }
+  for (; i + 4 <= n; i += 4) {
+    const Doubles4 a = load(x + i);
+    for (std::size_t r = 0; r < 4; ++r) {
+      const Doubles4 d = a - load(y[r] + i);
+      s[r] += d * d;
+    }
+  }
   for (; i < n; ++i)
     for (std::size_t r = 0; r < 4; ++r) {
       const double d = static_cast<double>(x[i]) - static_cast<double>(y[r][i]);
