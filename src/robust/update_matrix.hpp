@@ -55,17 +55,15 @@ double squaredDistance(const float* x, const T* y, std::size_t n) {
 inline void squaredDistances4(const float* x, const float* const (&y)[4], std::size_t n, double (&out)[4]) {
   typedef float Floats4 __attribute__((vector_size(16)));
   typedef double Doubles4 __attribute__((vector_size(32)));
-  const auto load = [](const float* p) {
-    Floats4 v;
-    __builtin_memcpy(&v, p, sizeof v);
-    return __builtin_convertvector(v, Doubles4);
-  };
   Doubles4 s[4] = {};
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    const Doubles4 a = load(x + i);
+    Floats4 xi, yi;  // no function passes or returns these vectors: their ABI differs between builds
+    __builtin_memcpy(&xi, x + i, sizeof xi);
+    const Doubles4 a = __builtin_convertvector(xi, Doubles4);
     for (std::size_t r = 0; r < 4; ++r) {
-      const Doubles4 d = a - load(y[r] + i);
+      __builtin_memcpy(&yi, y[r] + i, sizeof yi);
+      const Doubles4 d = a - __builtin_convertvector(yi, Doubles4);
       s[r] += d * d;
     }
   }
