@@ -66,7 +66,8 @@ std::vector<AggregateResult> gatherBlockResults(const Communicator& comm, const 
 // aggregateByColumns.
 AggregateResult aggregateSummedBlocks(const Communicator& comm, const AggregatorConfig& cfg, const ColumnBlocks& blocks,
                                       std::size_t first, std::vector<UpdateMatrix>& mine,
-                                      const std::vector<double>& weights, std::vector<double>& center) {
+                                      const std::vector<double>& weights, std::vector<double>& center,
+                                      BlockSumsWorkspace& ws) {
   LocalBlocks local;
   local.rows = static_cast<int>(weights.size());
   local.cols = blocks.cols;
@@ -78,12 +79,12 @@ AggregateResult aggregateSummedBlocks(const Communicator& comm, const Aggregator
   const JoinPartials join = [&comm](const std::vector<double>& partials, std::size_t length) {
     return sumInBlockOrder(comm.allgatherv(partials), length);
   };
-  AggregateResult r = aggregateOnBlocks(cfg, local, weights, myCenter, join);
+  AggregateResult r = aggregateOnBlocks(cfg, local, weights, myCenter, join, ws);
   if (cfg.kind == AggregatorKind::CenteredClip) {  // the next round's centre: this rank's columns of it
     if (center.size() != blocks.cols) center.assign(blocks.cols, 0.0);  // a first round, or other columns
-    std::copy(r.aggregate.begin(), r.aggregate.end(), center.begin() + static_cast<std::ptrdiff_t>(c0));
+    std::copy(ws.aggregate.begin(), ws.aggregate.end(), center.begin() + static_cast<std::ptrdiff_t>(c0));
   }
-  r.aggregate = comm.gatherv(r.aggregate, 0);
+  r.aggregate = comm.gatherv(ws.aggregate, 0);
   if (cfg.kind == AggregatorKind::CenteredClip && comm.isRoot()) center = r.aggregate;
   return r;
 }
@@ -142,7 +143,7 @@ AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig&
   std::vector<UpdateMatrix> mine = assembleBlocks(blocks, first, last, order, received);
   if (aggregatesBySummedBlocks(cfg.aggregator.kind)) {
     for (UpdateMatrix& m : mine) applyAttack(cfg.attack, attack, m);
-    out.result = aggregateSummedBlocks(comm, cfg.aggregator, blocks, first, mine, ordered, center);
+    out.result = aggregateSummedBlocks(comm, cfg.aggregator, blocks, first, mine, ordered, center, share.scratch);
     return out;
   }
   std::vector<AggregateResult> results;

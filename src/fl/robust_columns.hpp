@@ -15,6 +15,7 @@
 #include "comm/communicator.hpp"
 #include "core/robust_config.hpp"
 #include "robust/aggregator.hpp"
+#include "robust/block_sums.hpp"
 #include "robust/column_blocks.hpp"
 
 namespace fedsilo {
@@ -26,10 +27,11 @@ struct ColumnShare {
   std::size_t cols = 0;
   std::size_t width = kColumnBlockWidth;   // the column block width (tests use narrower blocks)
   std::vector<std::vector<float>> toRank;  // per rank: its columns of every kept row, row after row
+  BlockSumsWorkspace scratch;              // the summed-block aggregators' buffers, kept across rounds
 
   // Keeps one client's update (`row`, all n columns) for `ranks` ranks.
   void add(int id, double weight, const std::vector<float>& row, int ranks);
-  void clear();
+  void clear();  // the kept updates (scratch stays)
 };
 
 // A round's senders and, on rank 0, what the aggregator made of their updates.

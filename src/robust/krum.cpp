@@ -93,12 +93,12 @@ KrumCut cutByIntervals(const std::vector<ScoreInterval>& s, int m) {
 }
 
 // The undecided rows' direct squared distances to every row (|undecided| x K, row i's own 0), each
-// block's squaredDistance summed in block order.
+// block's squaredDistance summed in block order. `partials`: room for the blocks' partials.
 std::vector<double> directDistances(const LocalBlocks& mine, const std::vector<int>& undecided,
-                                    const JoinPartials& join) {
+                                    const JoinPartials& join, std::vector<double>& partials) {
   const auto K = static_cast<std::size_t>(mine.rows);
   const std::size_t length = undecided.size() * K;
-  std::vector<double> partials(mine.blocks.size() * length, 0.0);
+  partials.assign(mine.blocks.size() * length, 0.0);
   double* out = partials.data();
   // Each group of rows j is read once per block for every undecided row (the block does not stay in
   // cache between two passes over it); four rows at a time, with the same bits as one by one.
@@ -122,21 +122,20 @@ std::vector<double> directDistances(const LocalBlocks& mine, const std::vector<i
 }
 
 // The m rows of least score (ties: lower row), as the direct computation chooses them.
-std::vector<char> leastScores(const LocalBlocks& mine, int f, int m, const JoinPartials& join) {
+std::vector<char> leastScores(const LocalBlocks& mine, int f, int m, const JoinPartials& join, BlockSumsWorkspace& ws) {
   const int K = mine.rows;
   if (m >= K) return std::vector<char>(static_cast<std::size_t>(K), 1);
   const std::size_t length = static_cast<std::size_t>(K) * static_cast<std::size_t>(K + 1) / 2;
-  std::vector<double> gram;
-  gram.reserve(mine.blocks.size() * length);
-  PartialGrams grams;
-  for (const BlockRef& b : mine.blocks) grams.append(*b.matrix, b.c0, b.width, gram);
-  gram = join(gram, length);
+  ws.partials.clear();
+  ws.partials.reserve(mine.blocks.size() * length);
+  for (const BlockRef& b : mine.blocks) ws.grams.append(*b.matrix, b.c0, b.width, ws.partials);
+  const std::vector<double> gram = join(ws.partials, length);
   const auto neighbours = static_cast<std::size_t>(K - f - 2);
   KrumCut cut = cutByIntervals(scoreIntervals(distancesFromGram(gram, K, mine.cols), neighbours), m);
   if (cut.undecided.empty()) return cut.chosen;
   // The chosen rows are a prefix of the order (score, row), so the rest of the m are the first of the
   // undecided rows in that order, by their direct scores.
-  const std::vector<double> direct = directDistances(mine, cut.undecided, join);
+  const std::vector<double> direct = directDistances(mine, cut.undecided, join, ws.partials);
   std::vector<std::pair<double, int>> ranked;
   std::vector<double> others;
   for (std::size_t u = 0; u < cut.undecided.size(); ++u) {
@@ -160,13 +159,14 @@ int multiKrumCount(const AggregatorConfig& cfg, int rows) {
 }
 
 // The m rows of least score, the unweighted mean of their updates.
-AggregateResult krumOnBlocks(const AggregatorConfig& cfg, int m, const LocalBlocks& mine, const JoinPartials& join) {
+AggregateResult krumOnBlocks(const AggregatorConfig& cfg, int m, const LocalBlocks& mine, const JoinPartials& join,
+                             BlockSumsWorkspace& ws) {
   AggregateResult r;
-  r.selected = leastScores(mine, cfg.byzantine, m, join);
+  r.selected = leastScores(mine, cfg.byzantine, m, join, ws);
   r.weight.assign(r.selected.size(), 0.0);
   for (std::size_t k = 0; k < r.selected.size(); ++k)
     if (r.selected[k]) r.weight[k] = 1.0 / m;
-  combineLocalRows(mine, r.weight, r.aggregate);
+  combineLocalRows(mine, r.weight, ws.aggregate);
   return r;
 }
 

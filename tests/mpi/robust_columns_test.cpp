@@ -182,6 +182,9 @@ TEST(RobustColumns, TooFewUpdatesAreNotAggregated) {
 TEST(RobustColumns, SummedBlocksEqualTheWholeMatrixInOneProcessBitForBit) {
   Communicator comm = Communicator::world();
   const std::vector<char> malicious = maliciousClients();
+  // One share for every call, as each rank keeps its share round after round: the scratch buffers a
+  // call with another aggregator, attack or block width left must not change the result.
+  ColumnShare share;
   // 11 blocks of 96 columns, or 3 of 400 (at 4 ranks, one rank then holds none).
   for (std::size_t width : {kWidth, std::size_t{400}})
     for (bool twins : {false, true})
@@ -195,7 +198,6 @@ TEST(RobustColumns, SummedBlocksEqualTheWholeMatrixInOneProcessBitForBit) {
           cfg.aggregator.clipTau = 30.0;  // below most rows' distance to the centre (about 45): clipped
           cfg.aggregator.clipIterations = 3;
           cfg.aggregator.clipNorm = 32.0;  // about the rows' norms: some clipped, some not
-          ColumnShare share;
           share.width = width;
           for (int k = kClients - 1; k >= 0; --k)
             if (k % comm.size() == comm.rank()) share.add(k, clientWeight(k), krumRow(k, twins), comm.size());
