@@ -114,14 +114,14 @@ double rankZeroSummedBlocksSeconds(int reps, const AggregatorConfig& cfg, const 
   local.rows = u.rows;
   local.cols = u.cols;
   for (const UpdateMatrix& m : mine) local.blocks.push_back(BlockRef{&m, 0, m.cols});
-  const JoinPartials join = [ranks](const std::vector<double>& partials, std::size_t length) {
-    std::vector<double> all;  // as the all-gather fills one buffer
-    all.reserve(static_cast<std::size_t>(ranks) * partials.size());
+  BlockSumsWorkspace ws;  // kept across the repetitions, as each rank keeps it across rounds
+  const JoinPartials join = [ranks, &ws](const std::vector<double>& partials, std::size_t length) {
+    std::vector<double>& all = ws.gathered;  // as the all-gather fills the kept buffer
+    all.clear();
     for (int r = 0; r < ranks; ++r) all.insert(all.end(), partials.begin(), partials.end());
     return sumInBlockOrder(all, length);
   };
   const std::vector<double> center(local.localCols(), 0.0);
-  BlockSumsWorkspace ws;  // kept across the repetitions, as each rank keeps it across rounds
   volatile double sink = 0.0;
   return medianSeconds(reps, [&] {
     aggregateOnBlocks(cfg, local, weights, center, join, ws);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "comm/reused_allgather.hpp"
 #include "core/error.hpp"
 #include "robust/block_sums.hpp"
 #include "robust/column_blocks.hpp"
@@ -76,8 +77,9 @@ AggregateResult aggregateSummedBlocks(const Communicator& comm, const Aggregator
   std::vector<double> myCenter;
   if (cfg.kind == AggregatorKind::CenteredClip && center.size() == blocks.cols)
     myCenter.assign(center.begin() + static_cast<std::ptrdiff_t>(c0), center.begin() + static_cast<std::ptrdiff_t>(c1));
-  const JoinPartials join = [&comm](const std::vector<double>& partials, std::size_t length) {
-    return sumInBlockOrder(comm.allgatherv(partials), length);
+  const JoinPartials join = [&comm, &ws](const std::vector<double>& partials, std::size_t length) {
+    allgathervInto(comm, partials, ws.gathered);
+    return sumInBlockOrder(ws.gathered, length);
   };
   AggregateResult r = aggregateOnBlocks(cfg, local, weights, myCenter, join, ws);
   if (cfg.kind == AggregatorKind::CenteredClip) {  // the next round's centre: this rank's columns of it

@@ -42,14 +42,15 @@ using JoinPartials = std::function<std::vector<double>(const std::vector<double>
 // The summed-block aggregators' large buffers, kept by whoever runs them round after round (on each
 // rank, fl/robust_columns.hpp's ColumnShare) and passed to every call. Why: a buffer allocated afresh
 // in every call has each of its 4 KB pages first touched, a page fault each, in every round; at
-// K = 100 these are a few MB (the aggregate's columns; Krum's partial Gram matrix of every block and
-// its centred panels), and their page faults cost about as much as the Gram kernel's arithmetic. The
-// buffers grow to the largest size asked for and are never shrunk; between calls what they hold means
+// K = 100 these are a few MB (the aggregate's columns; Krum's partial Gram matrix of every block, its
+// centred panels and the ranks' all-gather of them), and their page faults cost about as much as the Gram kernel's
+// arithmetic. The buffers grow to the largest size asked for and are never shrunk; between calls what they hold means
 // nothing, except `aggregate` right after a call.
 struct BlockSumsWorkspace {
   std::vector<double> aggregate;  // the result: the aggregate over this process's columns, block after block
   std::vector<double> partials;   // this process's blocks' partial sums, block after block (Krum)
   PartialGrams grams;             // Krum's centred panels
+  std::vector<double> gathered;   // for a JoinPartials that exchanges: every process's partials
 };
 
 // The sum of `blocks` consecutive vectors of `length` doubles in `all`, in order, from zero.
