@@ -18,20 +18,23 @@ std::pair<std::size_t, std::size_t> rankColumns(const ColumnBlocks& blocks, int 
   return {std::min(blocks.begin(first), blocks.cols), std::min(blocks.begin(last), blocks.cols)};
 }
 
-// This rank's blocks as K x width matrices in client order, from the all-to-all's pieces (`received`:
-// every sender's rows over this rank's columns, senders in rank order as in the gathered ids).
-std::vector<UpdateMatrix> assembleBlocks(const ColumnBlocks& blocks, std::size_t first, std::size_t last,
-                                         const std::vector<std::size_t>& order, const std::vector<float>& received) {
+// This rank's blocks as K x width matrices in client order into `out` (its matrices' buffers reused),
+// from the all-to-all's pieces (`received`: every sender's rows over this rank's columns, senders in
+// rank order as in the gathered ids).
+void assembleBlocks(const ColumnBlocks& blocks, std::size_t first, std::size_t last,
+                    const std::vector<std::size_t>& order, const std::vector<float>& received,
+                    std::vector<UpdateMatrix>& out) {
   const std::size_t c0 = blocks.begin(first);
   const std::size_t width = last > first ? blocks.begin(last - 1) + blocks.size(last - 1) - c0 : 0;
-  std::vector<UpdateMatrix> out;
+  out.resize(last - first);
   for (std::size_t b = first; b < last; ++b) {
-    UpdateMatrix m(static_cast<int>(order.size()), blocks.size(b));
+    UpdateMatrix& m = out[b - first];
+    m.rows = static_cast<int>(order.size());
+    m.cols = blocks.size(b);
+    m.values.resize(order.size() * m.cols);  // every value written below
     for (std::size_t r = 0; r < order.size(); ++r)
       std::copy_n(received.data() + order[r] * width + (blocks.begin(b) - c0), m.cols, m.row(static_cast<int>(r)));
-    out.push_back(std::move(m));
   }
-  return out;
 }
 
 // Rank 0: every block's result, from the ranks' blocks gathered in rank (hence block) order.
@@ -109,7 +112,7 @@ void ColumnShare::add(int id, double weight, const std::vector<float>& row, int 
 void ColumnShare::clear() {
   ids.clear();
   weights.clear();
-  toRank.clear();
+  for (std::vector<float>& piece : toRank) piece.clear();  // their capacity kept for the next round
 }
 
 AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig& cfg, std::uint64_t seed, int round,
@@ -142,7 +145,8 @@ AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig&
   out.aggregated = !ids.empty() && static_cast<int>(ids.size()) >= needed;
   if (!out.aggregated) return out;
   const auto [first, last] = blocks.ofRank(comm.rank(), ranks);
-  std::vector<UpdateMatrix> mine = assembleBlocks(blocks, first, last, order, received);
+  std::vector<UpdateMatrix>& mine = share.blocks;
+  assembleBlocks(blocks, first, last, order, received, mine);
   if (aggregatesBySummedBlocks(cfg.aggregator.kind)) {
     for (UpdateMatrix& m : mine) applyAttack(cfg.attack, attack, m);
     out.result = aggregateSummedBlocks(comm, cfg.aggregator, blocks, first, mine, ordered, center, share.scratch);

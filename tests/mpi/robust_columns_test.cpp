@@ -110,6 +110,10 @@ TEST(RobustColumns, AlltoallvDeliversEachPieceInRankOrder) {
 TEST(RobustColumns, SharedOutBlocksEqualTheBlocksInOneProcessWithAttacks) {
   Communicator comm = Communicator::world();
   const std::vector<char> malicious = maliciousClients();
+  // One share for every call, as each rank keeps its share round after round: the blocks a call left
+  // must not change the next call's result.
+  ColumnShare share;
+  share.width = kWidth;
   for (bool ties : {false, true})
     for (AggregatorKind aggregator : {AggregatorKind::Mean, AggregatorKind::Median, AggregatorKind::TrimmedMean})
       for (AttackKind attack :
@@ -118,8 +122,6 @@ TEST(RobustColumns, SharedOutBlocksEqualTheBlocksInOneProcessWithAttacks) {
                                         << static_cast<int>(attack) << " ties " << ties);
         const RobustConfig cfg = config(aggregator, attack);
         // Client k on rank k mod P, added in descending order: the result must not depend on either.
-        ColumnShare share;
-        share.width = kWidth;
         for (int k = kClients - 1; k >= 0; --k)
           if (k % comm.size() == comm.rank()) share.add(k, clientWeight(k), clientRow(k, ties), comm.size());
         std::vector<double> center;
