@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "comm/reused_allgather.hpp"
+#include "comm/reused_buffers.hpp"
 #include "core/error.hpp"
 #include "robust/block_sums.hpp"
 #include "robust/column_blocks.hpp"
@@ -126,7 +126,8 @@ AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig&
                             share.width};
   FEDSILO_ASSERT(share.ids.empty() || share.cols == blocks.cols, "robust columns: this rank's rows have ", share.cols,
                  " columns, another rank's ", blocks.cols);
-  const std::vector<float> received = comm.alltoallv(share.toRank);
+  alltoallvInto(comm, share.toRank, share.received);
+  const std::vector<float>& received = share.received;
   share.clear();
   std::vector<std::size_t> order(ids.size());  // gathered position of each client-ordered row
   std::iota(order.begin(), order.end(), std::size_t{0});

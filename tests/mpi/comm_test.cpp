@@ -6,7 +6,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/placement.hpp"
-#include "comm/reused_allgather.hpp"
+#include "comm/reused_buffers.hpp"
 #include "core/rng.hpp"
 
 using namespace fedsilo;
@@ -59,6 +59,22 @@ TEST(Comm, AllgatherIntoAKeptBufferEqualsAllgatherv) {
     for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = 100.0 * r + static_cast<double>(i) + 0.5 * call;
     allgathervInto(comm, mine, all);
     EXPECT_EQ(all, comm.allgatherv(mine));
+  }
+}
+
+TEST(Comm, AlltoallIntoAKeptBufferEqualsAlltoallv) {
+  Communicator comm = Communicator::world();
+  const int P = comm.size(), r = comm.rank();
+  std::vector<float> got(1000, -1.0f);  // longer than the result, then shorter
+  for (int call = 0; call < 2; ++call) {
+    std::vector<std::vector<float>> toRank(static_cast<std::size_t>(P));
+    for (int d = 0; d < P; ++d)
+      for (int i = 0; i < r + d + 3 * call; ++i)
+        toRank[static_cast<std::size_t>(d)].push_back(static_cast<float>(1000 * r + 10 * d + i));
+    std::vector<int> counts, expectCounts;
+    alltoallvInto(comm, toRank, got, &counts);
+    EXPECT_EQ(got, comm.alltoallv(toRank, &expectCounts));
+    EXPECT_EQ(counts, expectCounts);
   }
 }
 

@@ -1,4 +1,4 @@
-#include "comm/reused_allgather.hpp"
+#include "comm/reused_buffers.hpp"
 
 #include <cstddef>
 
