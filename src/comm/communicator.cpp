@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "comm/mpi_handle.hpp"
+#include "comm/reused_buffers.hpp"
 
 namespace fedsilo {
 
@@ -332,42 +333,51 @@ std::vector<T> Communicator::allgatherv(const std::vector<T>& mine) const {
 }
 
 template <typename T>
-std::vector<T> Communicator::alltoallv(const std::vector<std::vector<T>>& toRank, std::vector<int>* counts) const {
-  FEDSILO_ASSERT(toRank.size() == static_cast<std::size_t>(size_), "alltoallv: ", toRank.size(),
-                 " pieces for ", size_, " ranks");
-  if (!handle_) {
+void alltoallvInto(const Communicator& comm, const std::vector<std::vector<T>>& toRank, std::vector<T>& out,
+                   std::vector<int>* counts) {
+  const int size = comm.size(), rank = comm.rank();
+  FEDSILO_ASSERT(toRank.size() == static_cast<std::size_t>(size), "alltoallv: ", toRank.size(), " pieces for ", size,
+                 " ranks");
+  if (comm.isSingle()) {
     if (counts) *counts = {static_cast<int>(toRank[0].size())};
-    return toRank[0];
+    out.assign(toRank[0].begin(), toRank[0].end());
+    return;
   }
-  std::vector<int> sendCount(static_cast<std::size_t>(size_)), recvCount(static_cast<std::size_t>(size_));
-  for (int d = 0; d < size_; ++d) {
+  std::vector<int> sendCount(static_cast<std::size_t>(size)), recvCount(static_cast<std::size_t>(size));
+  for (int d = 0; d < size; ++d) {
     FEDSILO_ASSERT(toRank[static_cast<std::size_t>(d)].size() < (std::size_t(1) << 31), "alltoallv piece too large");
     sendCount[static_cast<std::size_t>(d)] = static_cast<int>(toRank[static_cast<std::size_t>(d)].size());
   }
-  checkMpi(MPI_Alltoall(sendCount.data(), 1, MPI_INT, recvCount.data(), 1, MPI_INT, commOf(*this)), "MPI_Alltoall");
-  std::vector<std::size_t> displ(static_cast<std::size_t>(size_) + 1, 0);
+  checkMpi(MPI_Alltoall(sendCount.data(), 1, MPI_INT, recvCount.data(), 1, MPI_INT, commOf(comm)), "MPI_Alltoall");
+  std::vector<std::size_t> displ(static_cast<std::size_t>(size) + 1, 0);
   for (std::size_t s = 0; s < recvCount.size(); ++s) displ[s + 1] = displ[s] + static_cast<std::size_t>(recvCount[s]);
-  std::vector<T> out(displ.back());
+  out.resize(displ.back());
   // Point to point from the callers' own vectors: no packed send buffer.
   std::vector<MPI_Request> requests;
-  for (int s = 0; s < size_; ++s)
-    if (s != rank_ && recvCount[static_cast<std::size_t>(s)] > 0) {
+  for (int s = 0; s < size; ++s)
+    if (s != rank && recvCount[static_cast<std::size_t>(s)] > 0) {
       requests.emplace_back();
       checkMpi(MPI_Irecv(out.data() + displ[static_cast<std::size_t>(s)], recvCount[static_cast<std::size_t>(s)],
-                         mpiType<T>(), s, 0, commOf(*this), &requests.back()),
+                         mpiType<T>(), s, 0, commOf(comm), &requests.back()),
                "MPI_Irecv");
     }
-  for (int d = 0; d < size_; ++d)
-    if (d != rank_ && sendCount[static_cast<std::size_t>(d)] > 0) {
+  for (int d = 0; d < size; ++d)
+    if (d != rank && sendCount[static_cast<std::size_t>(d)] > 0) {
       requests.emplace_back();
       checkMpi(MPI_Isend(toRank[static_cast<std::size_t>(d)].data(), sendCount[static_cast<std::size_t>(d)],
-                         mpiType<T>(), d, 0, commOf(*this), &requests.back()),
+                         mpiType<T>(), d, 0, commOf(comm), &requests.back()),
                "MPI_Isend");
     }
-  const std::vector<T>& own = toRank[static_cast<std::size_t>(rank_)];
-  std::copy(own.begin(), own.end(), out.begin() + static_cast<std::ptrdiff_t>(displ[static_cast<std::size_t>(rank_)]));
+  const std::vector<T>& own = toRank[static_cast<std::size_t>(rank)];
+  std::copy(own.begin(), own.end(), out.begin() + static_cast<std::ptrdiff_t>(displ[static_cast<std::size_t>(rank)]));
   checkMpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   if (counts) *counts = recvCount;
+}
+
+template <typename T>
+std::vector<T> Communicator::alltoallv(const std::vector<std::vector<T>>& toRank, std::vector<int>* counts) const {
+  std::vector<T> out;
+  alltoallvInto(*this, toRank, out, counts);
   return out;
 }
 
@@ -379,7 +389,9 @@ std::vector<T> Communicator::alltoallv(const std::vector<std::vector<T>>& toRank
   template T Communicator::allreduceMin<T>(T) const;                                        \
   template std::vector<T> Communicator::gatherv<T>(const std::vector<T>&, int, std::vector<int>*) const; \
   template std::vector<T> Communicator::allgatherv<T>(const std::vector<T>&) const;                  \
-  template std::vector<T> Communicator::alltoallv<T>(const std::vector<std::vector<T>>&, std::vector<int>*) const;
+  template std::vector<T> Communicator::alltoallv<T>(const std::vector<std::vector<T>>&, std::vector<int>*) const; \
+  template void alltoallvInto<T>(const Communicator&, const std::vector<std::vector<T>>&, std::vector<T>&,       \
+                                 std::vector<int>*);
 FEDSILO_INSTANTIATE(char)
 FEDSILO_INSTANTIATE(std::int8_t)
 FEDSILO_INSTANTIATE(std::uint8_t)

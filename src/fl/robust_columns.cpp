@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "comm/reused_buffers.hpp"
 #include "core/error.hpp"
 #include "robust/block_sums.hpp"
 #include "robust/column_blocks.hpp"
@@ -17,20 +18,23 @@ std::pair<std::size_t, std::size_t> rankColumns(const ColumnBlocks& blocks, int 
   return {std::min(blocks.begin(first), blocks.cols), std::min(blocks.begin(last), blocks.cols)};
 }
 
-// This rank's blocks as K x width matrices in client order, from the all-to-all's pieces (`received`:
-// every sender's rows over this rank's columns, senders in rank order as in the gathered ids).
-std::vector<UpdateMatrix> assembleBlocks(const ColumnBlocks& blocks, std::size_t first, std::size_t last,
-                                         const std::vector<std::size_t>& order, const std::vector<float>& received) {
+// This rank's blocks as K x width matrices in client order into `out` (its matrices' buffers reused),
+// from the all-to-all's pieces (`received`: every sender's rows over this rank's columns, senders in
+// rank order as in the gathered ids).
+void assembleBlocks(const ColumnBlocks& blocks, std::size_t first, std::size_t last,
+                    const std::vector<std::size_t>& order, const std::vector<float>& received,
+                    std::vector<UpdateMatrix>& out) {
   const std::size_t c0 = blocks.begin(first);
   const std::size_t width = last > first ? blocks.begin(last - 1) + blocks.size(last - 1) - c0 : 0;
-  std::vector<UpdateMatrix> out;
+  out.resize(last - first);
   for (std::size_t b = first; b < last; ++b) {
-    UpdateMatrix m(static_cast<int>(order.size()), blocks.size(b));
+    UpdateMatrix& m = out[b - first];
+    m.rows = static_cast<int>(order.size());
+    m.cols = blocks.size(b);
+    m.values.resize(order.size() * m.cols);  // every value written below
     for (std::size_t r = 0; r < order.size(); ++r)
       std::copy_n(received.data() + order[r] * width + (blocks.begin(b) - c0), m.cols, m.row(static_cast<int>(r)));
-    out.push_back(std::move(m));
   }
-  return out;
 }
 
 // Rank 0: every block's result, from the ranks' blocks gathered in rank (hence block) order.
@@ -66,7 +70,8 @@ std::vector<AggregateResult> gatherBlockResults(const Communicator& comm, const 
 // aggregateByColumns.
 AggregateResult aggregateSummedBlocks(const Communicator& comm, const AggregatorConfig& cfg, const ColumnBlocks& blocks,
                                       std::size_t first, std::vector<UpdateMatrix>& mine,
-                                      const std::vector<double>& weights, std::vector<double>& center) {
+                                      const std::vector<double>& weights, std::vector<double>& center,
+                                      BlockSumsWorkspace& ws) {
   LocalBlocks local;
   local.rows = static_cast<int>(weights.size());
   local.cols = blocks.cols;
@@ -75,15 +80,16 @@ AggregateResult aggregateSummedBlocks(const Communicator& comm, const Aggregator
   std::vector<double> myCenter;
   if (cfg.kind == AggregatorKind::CenteredClip && center.size() == blocks.cols)
     myCenter.assign(center.begin() + static_cast<std::ptrdiff_t>(c0), center.begin() + static_cast<std::ptrdiff_t>(c1));
-  const JoinPartials join = [&comm](const std::vector<double>& partials, std::size_t length) {
-    return sumInBlockOrder(comm.allgatherv(partials), length);
+  const JoinPartials join = [&comm, &ws](const std::vector<double>& partials, std::size_t length) {
+    allgathervInto(comm, partials, ws.gathered);
+    return sumInBlockOrder(ws.gathered, length);
   };
-  AggregateResult r = aggregateOnBlocks(cfg, local, weights, myCenter, join);
+  AggregateResult r = aggregateOnBlocks(cfg, local, weights, myCenter, join, ws);
   if (cfg.kind == AggregatorKind::CenteredClip) {  // the next round's centre: this rank's columns of it
     if (center.size() != blocks.cols) center.assign(blocks.cols, 0.0);  // a first round, or other columns
-    std::copy(r.aggregate.begin(), r.aggregate.end(), center.begin() + static_cast<std::ptrdiff_t>(c0));
+    std::copy(ws.aggregate.begin(), ws.aggregate.end(), center.begin() + static_cast<std::ptrdiff_t>(c0));
   }
-  r.aggregate = comm.gatherv(r.aggregate, 0);
+  r.aggregate = comm.gatherv(ws.aggregate, 0);
   if (cfg.kind == AggregatorKind::CenteredClip && comm.isRoot()) center = r.aggregate;
   return r;
 }
@@ -106,7 +112,7 @@ void ColumnShare::add(int id, double weight, const std::vector<float>& row, int 
 void ColumnShare::clear() {
   ids.clear();
   weights.clear();
-  toRank.clear();
+  for (std::vector<float>& piece : toRank) piece.clear();  // their capacity kept for the next round
 }
 
 AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig& cfg, std::uint64_t seed, int round,
@@ -120,7 +126,8 @@ AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig&
                             share.width};
   FEDSILO_ASSERT(share.ids.empty() || share.cols == blocks.cols, "robust columns: this rank's rows have ", share.cols,
                  " columns, another rank's ", blocks.cols);
-  const std::vector<float> received = comm.alltoallv(share.toRank);
+  alltoallvInto(comm, share.toRank, share.received);
+  const std::vector<float>& received = share.received;
   share.clear();
   std::vector<std::size_t> order(ids.size());  // gathered position of each client-ordered row
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -139,10 +146,11 @@ AggregatedRound aggregateByColumns(const Communicator& comm, const RobustConfig&
   out.aggregated = !ids.empty() && static_cast<int>(ids.size()) >= needed;
   if (!out.aggregated) return out;
   const auto [first, last] = blocks.ofRank(comm.rank(), ranks);
-  std::vector<UpdateMatrix> mine = assembleBlocks(blocks, first, last, order, received);
+  std::vector<UpdateMatrix>& mine = share.blocks;
+  assembleBlocks(blocks, first, last, order, received, mine);
   if (aggregatesBySummedBlocks(cfg.aggregator.kind)) {
     for (UpdateMatrix& m : mine) applyAttack(cfg.attack, attack, m);
-    out.result = aggregateSummedBlocks(comm, cfg.aggregator, blocks, first, mine, ordered, center);
+    out.result = aggregateSummedBlocks(comm, cfg.aggregator, blocks, first, mine, ordered, center, share.scratch);
     return out;
   }
   std::vector<AggregateResult> results;

@@ -15,6 +15,7 @@
 #include "comm/communicator.hpp"
 #include "core/robust_config.hpp"
 #include "robust/aggregator.hpp"
+#include "robust/block_sums.hpp"
 #include "robust/column_blocks.hpp"
 
 namespace fedsilo {
@@ -26,10 +27,16 @@ struct ColumnShare {
   std::size_t cols = 0;
   std::size_t width = kColumnBlockWidth;   // the column block width (tests use narrower blocks)
   std::vector<std::vector<float>> toRank;  // per rank: its columns of every kept row, row after row
+  // Kept from round to round with their buffers, as are toRank's (tens of MB a rank at K = 100 of the
+  // W1 model): allocated afresh, each of their 4 KB pages would be first touched, a page fault each,
+  // in every round.
+  std::vector<float> received;       // the all-to-all's pieces: every sender's rows over this rank's columns
+  std::vector<UpdateMatrix> blocks;  // this rank's column blocks of the round's rows, in client order
+  BlockSumsWorkspace scratch;        // the summed-block aggregators' buffers
 
   // Keeps one client's update (`row`, all n columns) for `ranks` ranks.
   void add(int id, double weight, const std::vector<float>& row, int ranks);
-  void clear();
+  void clear();  // the kept updates (the buffers stay)
 };
 
 // A round's senders and, on rank 0, what the aggregator made of their updates.

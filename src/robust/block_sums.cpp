@@ -1,6 +1,7 @@
 #include "robust/block_sums.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/config.hpp"
 #include "core/error.hpp"
@@ -30,13 +31,13 @@ bool aggregatesBySummedBlocks(AggregatorKind aggregator) {
 
 AggregateResult aggregateOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
                                   const std::vector<double>& weights, const std::vector<double>& center,
-                                  const JoinPartials& join) {
+                                  const JoinPartials& join, BlockSumsWorkspace& ws) {
   switch (cfg.kind) {
-    case AggregatorKind::Krum: return krumOnBlocks(cfg, 1, mine, join);
-    case AggregatorKind::MultiKrum: return krumOnBlocks(cfg, multiKrumCount(cfg, mine.rows), mine, join);
-    case AggregatorKind::Geomed: return geomedOnBlocks(cfg, mine, weights, join);
-    case AggregatorKind::CenteredClip: return centeredClipOnBlocks(cfg, mine, weights, center, join);
-    case AggregatorKind::NormClip: return normClipOnBlocks(cfg, mine, weights, join);
+    case AggregatorKind::Krum: return krumOnBlocks(cfg, 1, mine, join, ws);
+    case AggregatorKind::MultiKrum: return krumOnBlocks(cfg, multiKrumCount(cfg, mine.rows), mine, join, ws);
+    case AggregatorKind::Geomed: return geomedOnBlocks(cfg, mine, weights, join, ws);
+    case AggregatorKind::CenteredClip: return centeredClipOnBlocks(cfg, mine, weights, center, join, ws);
+    case AggregatorKind::NormClip: return normClipOnBlocks(cfg, mine, weights, join, ws);
     default: FEDSILO_ASSERT(false, "fl.aggregator = ", cfg.kind, " does not run by summed blocks");
   }
   return {};
@@ -51,7 +52,10 @@ AggregateResult aggregateBySummedBlocks(const AggregatorConfig& cfg, const Aggre
   const JoinPartials alone = [](const std::vector<double>& mine, std::size_t length) {
     return sumInBlockOrder(mine, length);
   };
-  return aggregateOnBlocks(cfg, all, in.weights, in.center, alone);
+  BlockSumsWorkspace ws;  // one call: nothing to keep
+  AggregateResult r = aggregateOnBlocks(cfg, all, in.weights, in.center, alone, ws);
+  r.aggregate = std::move(ws.aggregate);
+  return r;
 }
 
 std::vector<double> squaredDistancesToPoint(const LocalBlocks& mine, const std::vector<double>& point,

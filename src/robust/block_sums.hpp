@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "robust/aggregator.hpp"
+#include "robust/pairwise_distances.hpp"
 
 namespace fedsilo {
 
@@ -38,32 +39,48 @@ struct LocalBlocks {
 // every process calls it the same number of times.
 using JoinPartials = std::function<std::vector<double>(const std::vector<double>& mine, std::size_t length)>;
 
+// The summed-block aggregators' large buffers, kept by whoever runs them round after round (on each
+// rank, fl/robust_columns.hpp's ColumnShare) and passed to every call. Why: a buffer allocated afresh
+// in every call has each of its 4 KB pages first touched, a page fault each, in every round; at
+// K = 100 these are a few MB (the aggregate's columns; Krum's partial Gram matrix of every block, its
+// centred panels and the ranks' all-gather of them), and their page faults cost about as much as the Gram kernel's
+// arithmetic. The buffers grow to the largest size asked for and are never shrunk; between calls what they hold means
+// nothing, except `aggregate` right after a call.
+struct BlockSumsWorkspace {
+  std::vector<double> aggregate;  // the result: the aggregate over this process's columns, block after block
+  std::vector<double> partials;   // this process's blocks' partial sums, block after block (Krum)
+  PartialGrams grams;             // Krum's centred panels
+  std::vector<double> gathered;   // for a JoinPartials that exchanges: every process's partials
+};
+
 // The sum of `blocks` consecutive vectors of `length` doubles in `all`, in order, from zero.
 std::vector<double> sumInBlockOrder(const std::vector<double>& all, std::size_t length);
 
 // Whether fl.aggregator runs by summed blocks (krum, multi_krum, geomed, centered_clip, norm_clip).
 bool aggregatesBySummedBlocks(AggregatorKind aggregator);
 
-// cfg.kind on this process's blocks: the aggregate of its columns only (block after block), every
-// row's selected and weight. `center` is centered clipping's centre over this process's columns
-// (empty: zeros).
+// cfg.kind on this process's blocks: every row's selected and weight, and in `ws.aggregate` the
+// aggregate of its columns only (block after block; the result's own aggregate stays empty). `center`
+// is centered clipping's centre over this process's columns (empty: zeros; not ws.aggregate).
 AggregateResult aggregateOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
                                   const std::vector<double>& weights, const std::vector<double>& center,
-                                  const JoinPartials& join);
+                                  const JoinPartials& join, BlockSumsWorkspace& ws);
 
 // The whole matrix in one process, cut into blocks of `width` columns (what aggregate() runs, at
 // kColumnBlockWidth).
 AggregateResult aggregateBySummedBlocks(const AggregatorConfig& cfg, const AggregateInput& in, std::size_t width);
 
-// The algorithms, one file each (krum.cpp, geomed.cpp, centered_clip.cpp, norm_clip.cpp).
-AggregateResult krumOnBlocks(const AggregatorConfig& cfg, int m, const LocalBlocks& mine, const JoinPartials& join);
+// The algorithms, one file each (krum.cpp, geomed.cpp, centered_clip.cpp, norm_clip.cpp), as
+// aggregateOnBlocks.
+AggregateResult krumOnBlocks(const AggregatorConfig& cfg, int m, const LocalBlocks& mine, const JoinPartials& join,
+                             BlockSumsWorkspace& ws);
 AggregateResult geomedOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine, const std::vector<double>& weights,
-                               const JoinPartials& join);
+                               const JoinPartials& join, BlockSumsWorkspace& ws);
 AggregateResult centeredClipOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
                                      const std::vector<double>& weights, const std::vector<double>& center,
-                                     const JoinPartials& join);
+                                     const JoinPartials& join, BlockSumsWorkspace& ws);
 AggregateResult normClipOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
-                                 const std::vector<double>& weights, const JoinPartials& join);
+                                 const std::vector<double>& weights, const JoinPartials& join, BlockSumsWorkspace& ws);
 
 // Shared steps. Every row's squared distance to `point` (this process's columns, block after block),
 // summed over every block: the Weiszfeld step's and centered clipping's distances.

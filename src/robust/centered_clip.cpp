@@ -36,14 +36,18 @@ void stepTowardsRows(const LocalBlocks& mine, const std::vector<double>& coeff, 
 
 AggregateResult centeredClipOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
                                      const std::vector<double>& weights, const std::vector<double>& center,
-                                     const JoinPartials& join) {
+                                     const JoinPartials& join, BlockSumsWorkspace& ws) {
   const auto K = static_cast<std::size_t>(mine.rows);
   double total = 0.0;
   for (std::size_t k = 0; k < K; ++k) total += weights[k];
   AggregateResult r;
   r.selected.assign(K, 1);
   r.weight.assign(K, 1.0);
-  std::vector<double> v = center.empty() ? std::vector<double>(mine.localCols(), 0.0) : center;
+  std::vector<double>& v = ws.aggregate;
+  if (center.empty())
+    v.assign(mine.localCols(), 0.0);
+  else
+    v.assign(center.begin(), center.end());
   std::vector<double> coeff(K);
   for (int l = 0; l < cfg.clipIterations; ++l) {
     const std::vector<double> squared = squaredDistancesToPoint(mine, v, join);
@@ -54,7 +58,6 @@ AggregateResult centeredClipOnBlocks(const AggregatorConfig& cfg, const LocalBlo
     }
     stepTowardsRows(mine, coeff, v);
   }
-  r.aggregate = std::move(v);
   return r;
 }
 

@@ -39,7 +39,7 @@ std::vector<double> combineAndMeasure(const LocalBlocks& mine, const std::vector
 }  // namespace
 
 AggregateResult geomedOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine, const std::vector<double>& weights,
-                               const JoinPartials& join) {
+                               const JoinPartials& join, BlockSumsWorkspace& ws) {
   const auto K = static_cast<std::size_t>(mine.rows);
   AggregateResult r;
   r.selected.assign(K, 1);
@@ -47,7 +47,7 @@ AggregateResult geomedOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& m
   for (std::size_t k = 0; k < K; ++k) weightSum += weights[k];
   r.weight.resize(K);  // the mean's shares, should no iteration run
   for (std::size_t k = 0; k < K; ++k) r.weight[k] = weights[k] / weightSum;
-  std::vector<double> dist = combineAndMeasure(mine, r.weight, r.aggregate, join);  // z^0: the weighted mean
+  std::vector<double> dist = combineAndMeasure(mine, r.weight, ws.aggregate, join);  // z^0: the weighted mean
   double f = objective(weights, dist);
   const double nu = cfg.geomedEps;
   std::vector<double> beta(K);
@@ -58,7 +58,7 @@ AggregateResult geomedOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& m
       total += beta[k];
     }
     for (std::size_t k = 0; k < K; ++k) beta[k] /= total;
-    dist = combineAndMeasure(mine, beta, r.aggregate, join);
+    dist = combineAndMeasure(mine, beta, ws.aggregate, join);
     r.weight = beta;
     const double previous = f;
     f = objective(weights, dist);

@@ -12,7 +12,7 @@
 namespace fedsilo {
 
 AggregateResult normClipOnBlocks(const AggregatorConfig& cfg, const LocalBlocks& mine,
-                                 const std::vector<double>& weights, const JoinPartials& join) {
+                                 const std::vector<double>& weights, const JoinPartials& join, BlockSumsWorkspace& ws) {
   const auto K = static_cast<std::size_t>(mine.rows);
   double total = 0.0;
   for (std::size_t k = 0; k < K; ++k) total += weights[k];
@@ -30,7 +30,7 @@ AggregateResult normClipOnBlocks(const AggregatorConfig& cfg, const LocalBlocks&
     r.weight[k] = norm > cfg.clipNorm ? cfg.clipNorm / norm : 1.0;
     coeff[k] = weights[k] / total * r.weight[k];  // x 1.0 is exact: an unclipped row is the mean's term
   }
-  combineLocalRows(mine, coeff, r.aggregate);
+  combineLocalRows(mine, coeff, ws.aggregate);
   return r;
 }
 

@@ -1,61 +1,56 @@
 #include "robust/pairwise_distances.hpp"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "core/types.hpp"
+#include "robust/gram_kernel.hpp"
 
 namespace fedsilo {
 
 namespace {
 
-// Columns per panel: the panel's float dot products run over kPanel terms (their rounding bound is
-// gamma(kPanel) below), and K x kPanel floats stay in the second-level cache.
-constexpr std::size_t kPanel = 128;
-
-using FloatRows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// Rows c0 .. c0 + width of every row of u, minus their column means (computed in double), into
-// `panel` (K x kPanel, zero past width).
-void centredPanel(const UpdateMatrix& u, std::size_t c0, std::size_t width, std::vector<double>& mean,
-                  FloatRows& panel) {
+// Columns c0 .. c0 + width of every row of u, minus a centre c, into `panel` (K rows of
+// gramPaddedWidth(width) floats, zero past width). c is the column means in float: the distances do not
+// depend on c, only the size of the centred values does, and the float subtraction is the exact
+// difference rounded once, which the bound counts.
+void centredPanel(const UpdateMatrix& u, std::size_t c0, std::size_t width, std::vector<float>& centre,
+                  std::vector<float>& panel) {
   const int K = u.rows;
-  std::fill(mean.begin(), mean.end(), 0.0);
+  const std::size_t stride = gramPaddedWidth(width);
+  centre.assign(width, 0.0f);
   for (int k = 0; k < K; ++k) {
     const float* x = u.row(k) + c0;
-    for (std::size_t l = 0; l < width; ++l) mean[l] += static_cast<double>(x[l]);
+    for (std::size_t l = 0; l < width; ++l) centre[l] += x[l];
   }
-  for (std::size_t l = 0; l < width; ++l) mean[l] /= K;
+  const auto rows = static_cast<float>(K);
+  for (std::size_t l = 0; l < width; ++l) centre[l] /= rows;
+  panel.resize(static_cast<std::size_t>(K) * stride);
   for (int k = 0; k < K; ++k) {
     const float* x = u.row(k) + c0;
-    float* y = panel.data() + static_cast<std::size_t>(k) * kPanel;
-    for (std::size_t l = 0; l < width; ++l) y[l] = static_cast<float>(static_cast<double>(x[l]) - mean[l]);
-    std::fill(y + width, y + kPanel, 0.0f);
+    float* y = panel.data() + static_cast<std::size_t>(k) * stride;
+    for (std::size_t l = 0; l < width; ++l) y[l] = x[l] - centre[l];
+    std::fill(y + width, y + stride, 0.0f);
   }
 }
 
 }  // namespace
 
-std::vector<double> partialGram(const UpdateMatrix& u, std::size_t c0, std::size_t width) {
+void PartialGrams::append(const UpdateMatrix& u, std::size_t c0, std::size_t width, std::vector<double>& out) {
   const int K = u.rows;
-  std::vector<double> packed(static_cast<std::size_t>(K) * static_cast<std::size_t>(K + 1) / 2, 0.0);
-  if (K == 0 || width == 0) return packed;
-  // Lower triangle of the Gram matrix of the centred rows: float per panel, summed in double.
-  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(K, K);
-  Eigen::MatrixXf panelGram(K, K);
-  FloatRows panel(K, static_cast<Eigen::Index>(kPanel));
-  std::vector<double> mean(kPanel);
-  for (std::size_t p = 0; p < width; p += kPanel) {
-    centredPanel(u, c0 + p, std::min(kPanel, width - p), mean, panel);
-    panelGram.setZero();
-    panelGram.selfadjointView<Eigen::Lower>().rankUpdate(panel);
-    gram.triangularView<Eigen::Lower>() += panelGram.cast<double>();
+  const std::size_t at = out.size();
+  out.resize(at + static_cast<std::size_t>(K) * static_cast<std::size_t>(K + 1) / 2, 0.0);
+  // Panels of the kernel's widest call, each centred and rounded to float, their float sums added in double.
+  for (std::size_t p = 0; p < width; p += gramMaxColumns()) {
+    const std::size_t w = std::min(gramMaxColumns(), width - p);
+    centredPanel(u, c0 + p, w, centre_, panel_);
+    addLowerGram(panel_.data(), K, gramPaddedWidth(w), w, out.data() + at);
   }
-  std::size_t at = 0;
-  for (int i = 0; i < K; ++i)
-    for (int j = 0; j <= i; ++j) packed[at++] = gram(i, j);
+}
+
+std::vector<double> partialGram(const UpdateMatrix& u, std::size_t c0, std::size_t width) {
+  std::vector<double> packed;
+  PartialGrams().append(u, c0, width, packed);
   return packed;
 }
 
@@ -68,14 +63,16 @@ PairwiseDistances distancesFromGram(const std::vector<double>& gram, int K, std:
   const auto g = [&](int i, int j) {
     return gram[static_cast<std::size_t>(i) * static_cast<std::size_t>(i + 1) / 2 + static_cast<std::size_t>(j)];
   };
-  // Error bound. Rounding the centred values to float moves each row by at most u ||y_i|| (u = 2^-24);
-  // a float dot product of kPanel terms errs by at most gamma = kPanel u / (1 - kPanel u) times
-  // sum |y_i y_j| <= ||y_i|| ||y_j|| (panels summed in double add a relative 2^-53-sized term, as does
-  // the direct computation the bound is against). With S = ||y_i|| + ||y_j||, the computed
-  // ||y_i||^2 + ||y_j||^2 - 2 y_i.y_j is within (gamma + 3u) S^2 of the exact squared distance, and
-  // the direct double computation within n 2^-53 of it; twice that covers every smaller term.
+  // Error bound. Rounding the centred values to float moves each row by at most u ||y_i|| (u = 2^-24,
+  // y_i = x_i - c exactly); the Gram kernel's float sums err by at most gamma = m u / (1 - m u) times
+  // sum |y_i y_j| <= ||y_i|| ||y_j||, m = kGramFloatRoundings (robust/gram_kernel.hpp; its sums added in
+  // double add a relative 2^-53-sized term, as does the direct computation the bound is against). With
+  // S = ||y_i|| + ||y_j||, the computed ||y_i||^2 + ||y_j||^2 - 2 y_i.y_j is within (gamma + 3u) S^2 of
+  // the exact squared distance, and the direct double computation within n 2^-53 of it; twice that
+  // covers every smaller term.
   const double unit = std::ldexp(1.0, -24);
-  const double gamma = static_cast<double>(kPanel) * unit / (1.0 - static_cast<double>(kPanel) * unit);
+  const double m = kGramFloatRoundings;
+  const double gamma = m * unit / (1.0 - m * unit);
   const double tail = static_cast<double>(cols) * std::ldexp(1.0, -53);
   const double factor = 2.0 * (gamma + 3.0 * unit + tail);
   for (int i = 0; i < K; ++i)

@@ -49,6 +49,32 @@ double squaredDistance(const float* x, const T* y, std::size_t n) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
+// squaredDistance(x, y[r]) for four float rows y[r] at once, each with squaredDistance's operations in
+// its order (the same bits): its four partial sums are the lanes of one vector (GCC's and clang's vector
+// extension, lowered to whatever the build has), and the four rows' chains overlap.
+inline void squaredDistances4(const float* x, const float* const (&y)[4], std::size_t n, double (&out)[4]) {
+  typedef float Floats4 __attribute__((vector_size(16)));
+  typedef double Doubles4 __attribute__((vector_size(32)));
+  Doubles4 s[4] = {};
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    Floats4 xi, yi;  // no function passes or returns these vectors: their ABI differs between builds
+    __builtin_memcpy(&xi, x + i, sizeof xi);
+    const Doubles4 a = __builtin_convertvector(xi, Doubles4);
+    for (std::size_t r = 0; r < 4; ++r) {
+      __builtin_memcpy(&yi, y[r] + i, sizeof yi);
+      const Doubles4 d = a - __builtin_convertvector(yi, Doubles4);
+      s[r] += d * d;
+    }
+  }
+  for (; i < n; ++i)
+    for (std::size_t r = 0; r < 4; ++r) {
+      const double d = static_cast<double>(x[i]) - static_cast<double>(y[r][i]);
+      s[r][0] += d * d;
+    }
+  for (std::size_t r = 0; r < 4; ++r) out[r] = (s[r][0] + s[r][1]) + (s[r][2] + s[r][3]);
+}
+
 // ||x - y||^2 for a float row and a double vector, in double with 32 partial sums (lane j takes the
 // elements i = j mod 32) added in a fixed tree: the order is fixed, as in squaredDistance, but wide
 // enough for the compiler to keep several vector accumulators in flight.

@@ -6,6 +6,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/placement.hpp"
+#include "comm/reused_buffers.hpp"
 #include "core/rng.hpp"
 
 using namespace fedsilo;
@@ -46,6 +47,35 @@ TEST(Comm, ReduceAndGathervEqualSerial) {
   std::string s = comm.isRoot() ? "config text" : "";
   comm.bcast(s, 0);
   EXPECT_EQ(s, "config text");
+}
+
+TEST(Comm, AllgatherIntoAKeptBufferEqualsAllgatherv) {
+  Communicator comm = Communicator::world();
+  const int r = comm.rank();
+  // Into a buffer longer than the result, then one shorter: its old contents never show through.
+  std::vector<double> all(1000, -1.0);
+  for (int call = 0; call < 2; ++call) {
+    std::vector<double> mine(static_cast<std::size_t>(r + 1 + 5 * call));
+    for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = 100.0 * r + static_cast<double>(i) + 0.5 * call;
+    allgathervInto(comm, mine, all);
+    EXPECT_EQ(all, comm.allgatherv(mine));
+  }
+}
+
+TEST(Comm, AlltoallIntoAKeptBufferEqualsAlltoallv) {
+  Communicator comm = Communicator::world();
+  const int P = comm.size(), r = comm.rank();
+  std::vector<float> got(1000, -1.0f);  // longer than the result, then shorter
+  for (int call = 0; call < 2; ++call) {
+    std::vector<std::vector<float>> toRank(static_cast<std::size_t>(P));
+    for (int d = 0; d < P; ++d)
+      for (int i = 0; i < r + d + 3 * call; ++i)
+        toRank[static_cast<std::size_t>(d)].push_back(static_cast<float>(1000 * r + 10 * d + i));
+    std::vector<int> counts, expectCounts;
+    alltoallvInto(comm, toRank, got, &counts);
+    EXPECT_EQ(got, comm.alltoallv(toRank, &expectCounts));
+    EXPECT_EQ(counts, expectCounts);
+  }
 }
 
 TEST(Comm, ExactReductionIsBitIdenticalToSerialSum) {

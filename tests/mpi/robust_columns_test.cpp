@@ -110,6 +110,10 @@ TEST(RobustColumns, AlltoallvDeliversEachPieceInRankOrder) {
 TEST(RobustColumns, SharedOutBlocksEqualTheBlocksInOneProcessWithAttacks) {
   Communicator comm = Communicator::world();
   const std::vector<char> malicious = maliciousClients();
+  // One share for every call, as each rank keeps its share round after round: the blocks a call left
+  // must not change the next call's result.
+  ColumnShare share;
+  share.width = kWidth;
   for (bool ties : {false, true})
     for (AggregatorKind aggregator : {AggregatorKind::Mean, AggregatorKind::Median, AggregatorKind::TrimmedMean})
       for (AttackKind attack :
@@ -118,8 +122,6 @@ TEST(RobustColumns, SharedOutBlocksEqualTheBlocksInOneProcessWithAttacks) {
                                         << static_cast<int>(attack) << " ties " << ties);
         const RobustConfig cfg = config(aggregator, attack);
         // Client k on rank k mod P, added in descending order: the result must not depend on either.
-        ColumnShare share;
-        share.width = kWidth;
         for (int k = kClients - 1; k >= 0; --k)
           if (k % comm.size() == comm.rank()) share.add(k, clientWeight(k), clientRow(k, ties), comm.size());
         std::vector<double> center;
@@ -182,6 +184,9 @@ TEST(RobustColumns, TooFewUpdatesAreNotAggregated) {
 TEST(RobustColumns, SummedBlocksEqualTheWholeMatrixInOneProcessBitForBit) {
   Communicator comm = Communicator::world();
   const std::vector<char> malicious = maliciousClients();
+  // One share for every call, as each rank keeps its share round after round: the scratch buffers a
+  // call with another aggregator, attack or block width left must not change the result.
+  ColumnShare share;
   // 11 blocks of 96 columns, or 3 of 400 (at 4 ranks, one rank then holds none).
   for (std::size_t width : {kWidth, std::size_t{400}})
     for (bool twins : {false, true})
@@ -195,7 +200,6 @@ TEST(RobustColumns, SummedBlocksEqualTheWholeMatrixInOneProcessBitForBit) {
           cfg.aggregator.clipTau = 30.0;  // below most rows' distance to the centre (about 45): clipped
           cfg.aggregator.clipIterations = 3;
           cfg.aggregator.clipNorm = 32.0;  // about the rows' norms: some clipped, some not
-          ColumnShare share;
           share.width = width;
           for (int k = kClients - 1; k >= 0; --k)
             if (k % comm.size() == comm.rank()) share.add(k, clientWeight(k), krumRow(k, twins), comm.size());
