@@ -5,10 +5,6 @@
 #   FEDSILO_TEST_LONG=1      also the tests labelled `long` (~20 min)
 #   FEDSILO_TEST_PORTABLE=1  then also the portable build (FEDSILO_NATIVE=OFF, in build-portable or
 #                            FEDSILO_PORTABLE_BUILD_DIR) and its `unit` and `mpi` tests (~5 min; CI does)
-#   FEDSILO_TEST_JOBS=N      ctest's slots (default: the cores + 1). A test claims as many slots as the
-#                            cores it keeps busy (its PROCESSORS: an MPI test its ranks, a shell test
-#                            its "# processors:" line); the extra slot runs a test that mostly waits
-#                            (for a signal, a watchdog, the batch system) beside them.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FEDSILO_WITH_SLURM=1 bash "$ROOT/jobs/setup.sh"
@@ -19,8 +15,7 @@ BUILD=${FEDSILO_BUILD_DIR:-$ROOT/build}
 # FEDSILO_TEST_LONG=1; `tests/run.sh -L long` runs just them.
 skip_long=(-LE long)
 if [ "${FEDSILO_TEST_LONG:-0}" = 1 ] || [[ " $* " == *" -L long "* ]]; then skip_long=(); fi
-JOBS=${FEDSILO_TEST_JOBS:-$(($(nproc) + 1))}
-(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" "${skip_long[@]}" "$@")
+(cd "$BUILD" && ctest --output-on-failure -j "${FEDSILO_TEST_JOBS:-2}" "${skip_long[@]}" "$@")
 [ "${FEDSILO_TEST_PORTABLE:-0}" = 1 ] || exit 0
 
 # The portable build compiles everything but the run-time-selected kernels without -march=native, so
@@ -31,4 +26,4 @@ JOBS=${FEDSILO_TEST_JOBS:-$(($(nproc) + 1))}
 PORTABLE=${FEDSILO_PORTABLE_BUILD_DIR:-$ROOT/build-portable}
 echo "tests/run.sh: the portable build (FEDSILO_NATIVE=OFF) in $PORTABLE, its unit and mpi tests"
 FEDSILO_BUILD_DIR=$PORTABLE FEDSILO_NATIVE=OFF bash "$ROOT/jobs/setup.sh"
-(cd "$PORTABLE" && ctest --output-on-failure -j "$JOBS" -L '^(unit|mpi)$' "$@")
+(cd "$PORTABLE" && ctest --output-on-failure -j "${FEDSILO_TEST_JOBS:-2}" -L '^(unit|mpi)$' "$@")

@@ -14,6 +14,7 @@ from analysis.tests import fakes  # noqa: E402
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "fedsilo_exe: needs the fedsilo executable in $FEDSILO_EXE")
+    config.addinivalue_line("markers", "long: slow end to end (ctest's analysis_pytest_long, label long)")
 
 
 @pytest.fixture

@@ -90,6 +90,7 @@ def test_final_runs_use_the_lr_with_the_lowest_validation_loss(tmp_path):
 
 
 @pytest.mark.fedsilo_exe
+@pytest.mark.long
 @pytest.mark.skipif(not (EXE and os.path.isfile(EXE) and os.access(EXE, os.X_OK)),
                     reason="set FEDSILO_EXE to the fedsilo executable to run this test")
 def test_every_planned_run_parses():

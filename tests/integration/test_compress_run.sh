@@ -2,7 +2,6 @@
 # label: integration
 # timeout: 900
 # cost: 100
-# processors: 2
 # Update compression in real runs (docs/compression.md). topk at ratio 1 (with error feedback and the
 # downlink) reproduces fl.compress = none bit for bit in every dataset none writes. qsgd and randk with
 # error feedback (randk with the downlink too) give identical results files, bytes included, at 1, 2

@@ -2,7 +2,6 @@
 # label: integration
 # timeout: 900
 # cost: 100
-# processors: 2
 # Malformed input, fed to the real executable: more than 30 bad configurations (wrong types, out of
 # range or huge values, unknown and duplicated keys, broken INI lines, random bytes, a zero-byte
 # file, a directory as the config file, bad command lines), bad data files (missing, empty or

@@ -2,7 +2,6 @@
 # label: integration
 # timeout: 600
 # cost: 98
-# processors: 2
 # The workstation job scripts (jobs/local/): run.sh stopped with SIGTERM (forwarded to mpirun as
 # SIGUSR1) exits 75 with a checkpoint and, run again, resumes to the same result as an uninterrupted
 # run; sweep.sh runs a 2-line manifest into one named file per line and skips finished tasks when run

@@ -2,7 +2,6 @@
 # label: integration
 # timeout: 900
 # cost: 137
-# processors: 2
 # FedAvg end to end for every model preset on a dataset that fits it, at 1 and 2 ranks (small sizes):
 # each run completes, writes a results file, learns (the global test loss falls from round 0 to the
 # last round; the fast models also beat chance by 10 points), and 1 and 2 ranks agree exactly.

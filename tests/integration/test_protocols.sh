@@ -2,7 +2,6 @@
 # label: integration
 # timeout: 1200
 # cost: 112
-# processors: 2
 # The client training protocol end to end (PLayer-FL authors' style: Adam with AMSGrad and weight
 # decay, moments kept per client, cosine lr, Kaiming-normal weights with zero biases, inputs
 # normalised by the data's own statistics, augmented training images, the first N training images):

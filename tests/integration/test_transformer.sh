@@ -2,7 +2,6 @@
 # label: integration
 # timeout: 600
 # cost: 105
-# processors: 2
 # transformer_playerfl end to end on the generated `sequence` task (small width): FedAvg and
 # PLayer-FL (sensitivity-chosen split over the four blocks embedding, attention, feedforward, head)
 # give identical results files at 1, 2 and 4 ranks, and the global model learns; FedBABU and FedLP
