@@ -13,6 +13,39 @@ namespace {
 using namespace fedsilo;
 using namespace fedsilo::bench;
 
+// The pass of a convolution a benchmark times: forward with ReLU, or backward with or without the input
+// gradient (weights and bias always).
+enum class ConvPass { Forward, BackwardWithDx, BackwardWithoutDx };
+
+std::size_t paramCount(const Conv2DT<float>& conv) {
+  std::size_t np = 0;
+  for (const auto& s : conv.paramSpecs()) np += static_cast<std::size_t>(s.size);
+  return np;
+}
+
+// Times `pass` of `conv` (bound to `params` here) on a batch of random inputs in [0, 1) with `inRows`
+// values a sample, after one forward pass that fills the output the backward pass reads.
+void timeConvPass(benchmark::State& st, Conv2DT<float>& conv, std::vector<float>& params, int inRows, int batch,
+                  ConvPass pass) {
+  std::vector<float> grads(params.size());
+  conv.bind(params.data(), grads.data());
+  conv.reserve(batch);
+  const int outRows = conv.outputShape().size();
+  std::vector<float> x = randomFloats(static_cast<std::size_t>(inRows) * batch, 2, 0.0f, 1.0f);
+  std::vector<float> y(static_cast<std::size_t>(outRows) * batch), dy = randomFloats(y.size(), 3), dx(x.size());
+  CMapT<float> xm(x.data(), inRows, batch);
+  MapT<float> ym(y.data(), outRows, batch), dxm(dx.data(), inRows, batch);
+  conv.forward(xm, ym, true);
+  for (auto _ : st) {
+    if (pass == ConvPass::Forward)
+      conv.forward(xm, ym, true);
+    else
+      conv.backward(xm, CMapT<float>(y.data(), outRows, batch), CMapT<float>(dy.data(), outRows, batch),
+                    pass == ConvPass::BackwardWithDx ? &dxm : nullptr);
+    benchmark::ClobberMemory();
+  }
+}
+
 // Conv2D at the W2 and PFL shapes. Args: inC, H (= W), outC, batch, op (0 forward, 1 backward with dx,
 // 2 backward without dx: conv1 is the first layer), chunk (im2col chunk cap in values; 0 = default),
 // bf16 (1: train.precision = bf16, nn/bf16.hpp; an error where the CPU lacks it).
@@ -26,26 +59,9 @@ void BM_Conv2D(benchmark::State& st) {
   Conv2DT<float> conv(inC, hw, hw, outC, 5, 1, 2);
   selectBf16(false);
   if (st.range(5) > 0) conv.setMaxChunkElems(st.range(5));
-  std::size_t np = 0;
-  for (const auto& s : conv.paramSpecs()) np += static_cast<std::size_t>(s.size);
-  std::vector<float> params = randomFloats(np, 1), grads(np);
-  conv.bind(params.data(), grads.data());
-  conv.reserve(batch);
-  const int inRows = inC * hw * hw, outRows = conv.outputShape().size();
-  std::vector<float> x = randomFloats(static_cast<std::size_t>(inRows) * batch, 2, 0.0f, 1.0f);
-  std::vector<float> y(static_cast<std::size_t>(outRows) * batch), dy = randomFloats(y.size(), 3), dx(x.size());
-  CMapT<float> xm(x.data(), inRows, batch);
-  MapT<float> ym(y.data(), outRows, batch);
-  conv.forward(xm, ym, true);
-  MapT<float> dxm(dx.data(), inRows, batch);
-  for (auto _ : st) {
-    if (op == 0)
-      conv.forward(xm, ym, true);
-    else
-      conv.backward(xm, CMapT<float>(y.data(), outRows, batch), CMapT<float>(dy.data(), outRows, batch),
-                    op == 1 ? &dxm : nullptr);
-    benchmark::ClobberMemory();
-  }
+  std::vector<float> params = randomFloats(paramCount(conv), 1);
+  timeConvPass(st, conv, params, inC * hw * hw, batch,
+               op == 0 ? ConvPass::Forward : (op == 1 ? ConvPass::BackwardWithDx : ConvPass::BackwardWithoutDx));
   const double fwd = 2.0 * outC * inC * 25.0 * hw * hw * batch;
   setFlops(st, op == 0 ? fwd : (op == 1 ? 2.0 * fwd : fwd));
 }
@@ -60,25 +76,9 @@ void BM_CifarConv(benchmark::State& st) {
   const Shape3 s = kLayers[st.range(0) - 1];
   const int op = static_cast<int>(st.range(1)), batch = 32;
   Conv2DT<float> conv(s.inC, s.side, s.side, s.outC, 3, 1, 2);
-  std::size_t np = 0;
-  for (const auto& p : conv.paramSpecs()) np += static_cast<std::size_t>(p.size);
-  std::vector<float> params = randomFloats(np, 1, -0.05f, 0.05f), grads(np);
-  conv.bind(params.data(), grads.data());
-  conv.reserve(batch);
-  const int inRows = s.inC * s.side * s.side, outRows = conv.outputShape().size();
-  std::vector<float> x = randomFloats(static_cast<std::size_t>(inRows) * batch, 2, 0.0f, 1.0f);
-  std::vector<float> y(static_cast<std::size_t>(outRows) * batch), dy = randomFloats(y.size(), 3), dx(x.size());
-  CMapT<float> xm(x.data(), inRows, batch);
-  MapT<float> ym(y.data(), outRows, batch), dxm(dx.data(), inRows, batch);
-  conv.forward(xm, ym, true);
-  for (auto _ : st) {
-    if (op == 0)
-      conv.forward(xm, ym, true);
-    else
-      conv.backward(xm, CMapT<float>(y.data(), outRows, batch), CMapT<float>(dy.data(), outRows, batch),
-                    op == 2 ? &dxm : nullptr);
-    benchmark::ClobberMemory();
-  }
+  std::vector<float> params = randomFloats(paramCount(conv), 1, -0.05f, 0.05f);
+  timeConvPass(st, conv, params, s.inC * s.side * s.side, batch,
+               op == 0 ? ConvPass::Forward : (op == 2 ? ConvPass::BackwardWithDx : ConvPass::BackwardWithoutDx));
   const double fwd = 2.0 * s.outC * s.inC * 9.0 * (s.side + 2) * (s.side + 2) * batch;
   setFlopsAndShare(st, op == 2 ? 2.0 * fwd : fwd);
 }
