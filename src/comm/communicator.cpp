@@ -326,9 +326,31 @@ std::vector<T> Communicator::gatherv(const std::vector<T>& mine, int root, std::
 }
 
 template <typename T>
+void allgathervInto(const Communicator& comm, const std::vector<T>& mine, std::vector<T>& all) {
+  if (comm.isSingle()) {
+    all.assign(mine.begin(), mine.end());
+    return;
+  }
+  FEDSILO_ASSERT(mine.size() < (std::size_t(1) << 31), "allgatherv piece too large");
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(comm.size())), displ(counts.size());
+  checkMpi(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, commOf(comm)), "MPI_Allgather");
+  long long total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displ[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  FEDSILO_ASSERT(total < (1LL << 31), "allgatherv total too large");
+  all.resize(static_cast<std::size_t>(total));
+  checkMpi(MPI_Allgatherv(mine.data(), n, mpiType<T>(), all.data(), counts.data(), displ.data(), mpiType<T>(),
+                          commOf(comm)),
+           "MPI_Allgatherv");
+}
+
+template <typename T>
 std::vector<T> Communicator::allgatherv(const std::vector<T>& mine) const {
-  std::vector<T> all = gatherv(mine, 0);
-  bcast(all, 0);
+  std::vector<T> all;
+  allgathervInto(*this, mine, all);
   return all;
 }
 
@@ -390,6 +412,7 @@ std::vector<T> Communicator::alltoallv(const std::vector<std::vector<T>>& toRank
   template std::vector<T> Communicator::gatherv<T>(const std::vector<T>&, int, std::vector<int>*) const; \
   template std::vector<T> Communicator::allgatherv<T>(const std::vector<T>&) const;                  \
   template std::vector<T> Communicator::alltoallv<T>(const std::vector<std::vector<T>>&, std::vector<int>*) const; \
+  template void allgathervInto<T>(const Communicator&, const std::vector<T>&, std::vector<T>&);                \
   template void alltoallvInto<T>(const Communicator&, const std::vector<std::vector<T>>&, std::vector<T>&,       \
                                  std::vector<int>*);
 FEDSILO_INSTANTIATE(char)

@@ -9,12 +9,13 @@
 
 namespace fedsilo {
 
-// Every rank's `mine` concatenated in rank order into `all`, on every rank (Communicator::allgatherv's
-// result). Collective.
-void allgathervInto(const Communicator& comm, const std::vector<double>& mine, std::vector<double>& all);
+// Every rank's `mine` concatenated in rank order into `all`, on every rank. Collective.
+// Communicator::allgatherv and ::alltoallv are these two into a fresh vector; both are defined with
+// Communicator's collectives, for the same element types.
+template <typename T>
+void allgathervInto(const Communicator& comm, const std::vector<T>& mine, std::vector<T>& all);
 
-// Communicator::alltoallv's result into `out` (Communicator::alltoallv is this into a fresh vector;
-// defined with it, for the same element types). Collective.
+// Every rank's pieces for this rank, in source-rank order, into `out`. Collective.
 template <typename T>
 void alltoallvInto(const Communicator& comm, const std::vector<std::vector<T>>& toRank, std::vector<T>& out,
                    std::vector<int>* counts = nullptr);

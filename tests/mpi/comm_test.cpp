@@ -49,32 +49,64 @@ TEST(Comm, ReduceAndGathervEqualSerial) {
   EXPECT_EQ(s, "config text");
 }
 
-TEST(Comm, AllgatherIntoAKeptBufferEqualsAllgatherv) {
+namespace {
+
+// Rank q's piece in call c of the two tests below: 100 q + i + 0.5 c for i < q + 1 + 5 c.
+std::vector<double> gatherPiece(int q, int call) {
+  std::vector<double> piece(static_cast<std::size_t>(q + 1 + 5 * call));
+  for (std::size_t i = 0; i < piece.size(); ++i) piece[i] = 100.0 * q + static_cast<double>(i) + 0.5 * call;
+  return piece;
+}
+
+}  // namespace
+
+TEST(Comm, AllgatherIntoAKeptBufferHoldsEveryRanksPieceInRankOrder) {
   Communicator comm = Communicator::world();
-  const int r = comm.rank();
   // Into a buffer longer than the result, then one shorter: its old contents never show through.
   std::vector<double> all(1000, -1.0);
   for (int call = 0; call < 2; ++call) {
-    std::vector<double> mine(static_cast<std::size_t>(r + 1 + 5 * call));
-    for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = 100.0 * r + static_cast<double>(i) + 0.5 * call;
-    allgathervInto(comm, mine, all);
-    EXPECT_EQ(all, comm.allgatherv(mine));
+    std::vector<double> expect;
+    for (int q = 0; q < comm.size(); ++q) {
+      const std::vector<double> piece = gatherPiece(q, call);
+      expect.insert(expect.end(), piece.begin(), piece.end());
+    }
+    allgathervInto(comm, gatherPiece(comm.rank(), call), all);
+    EXPECT_EQ(all, expect);
+    EXPECT_EQ(comm.allgatherv(gatherPiece(comm.rank(), call)), expect);
   }
 }
 
-TEST(Comm, AlltoallIntoAKeptBufferEqualsAlltoallv) {
+namespace {
+
+// What source s sends rank d in call c: 1000 s + 10 d + i for i < s + d + 3 c.
+std::vector<float> alltoallPiece(int s, int d, int call) {
+  std::vector<float> piece;
+  for (int i = 0; i < s + d + 3 * call; ++i) piece.push_back(static_cast<float>(1000 * s + 10 * d + i));
+  return piece;
+}
+
+}  // namespace
+
+TEST(Comm, AlltoallIntoAKeptBufferHoldsEachSourcesPieceInRankOrder) {
   Communicator comm = Communicator::world();
   const int P = comm.size(), r = comm.rank();
   std::vector<float> got(1000, -1.0f);  // longer than the result, then shorter
   for (int call = 0; call < 2; ++call) {
     std::vector<std::vector<float>> toRank(static_cast<std::size_t>(P));
-    for (int d = 0; d < P; ++d)
-      for (int i = 0; i < r + d + 3 * call; ++i)
-        toRank[static_cast<std::size_t>(d)].push_back(static_cast<float>(1000 * r + 10 * d + i));
-    std::vector<int> counts, expectCounts;
+    for (int d = 0; d < P; ++d) toRank[static_cast<std::size_t>(d)] = alltoallPiece(r, d, call);
+    std::vector<float> expect;
+    std::vector<int> expectCounts;
+    for (int s = 0; s < P; ++s) {
+      const std::vector<float> piece = alltoallPiece(s, r, call);
+      expect.insert(expect.end(), piece.begin(), piece.end());
+      expectCounts.push_back(static_cast<int>(piece.size()));
+    }
+    std::vector<int> counts, freshCounts;
     alltoallvInto(comm, toRank, got, &counts);
-    EXPECT_EQ(got, comm.alltoallv(toRank, &expectCounts));
+    EXPECT_EQ(got, expect);
     EXPECT_EQ(counts, expectCounts);
+    EXPECT_EQ(comm.alltoallv(toRank, &freshCounts), expect);
+    EXPECT_EQ(freshCounts, expectCounts);
   }
 }
 
