@@ -122,10 +122,10 @@ void ModelT<T>::reserve(int maxBatch) {
                  [&] {
                    acts_.resize(layers_.size());
                    for (std::size_t i = 0; i < layers_.size(); ++i)
-                     acts_[i].assign(static_cast<std::size_t>(outShapes_[i].size()) * batch, T(0));
-                   gradA_.assign(widest * batch, T(0));
-                   gradB_.assign(widest * batch, T(0));
-                   dlogits_.assign(static_cast<std::size_t>(classes_) * batch, T(0));
+                     acts_[i].assignZeros(static_cast<std::size_t>(outShapes_[i].size()) * batch);
+                   gradA_.assignZeros(widest * batch);
+                   gradB_.assignZeros(widest * batch);
+                   dlogits_.assignZeros(static_cast<std::size_t>(classes_) * batch);
                  });
   // Each layer checks and reports its own buffers (it alone knows their sizes).
   for (auto& layer : layers_) layer->reserve(maxBatch);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/zeroed_buffer.hpp"
 #include "nn/init.hpp"
 #include "nn/layer.hpp"
 #include "nn/loss.hpp"
@@ -169,8 +170,9 @@ class ModelT {
   bool lastPoolFusion_ = true;   // fusion_ && poolFusion_ at the last forward
   InitOptions init_;
   // Workspaces: acts_[i] is the output of layer i (acts_ input is copied nowhere: layer 0 reads x).
-  std::vector<AlignedVector<T>> acts_;
-  AlignedVector<T> gradA_, gradB_, dlogits_;
+  // ZeroedBuffers: reserve() allocates them, the first pass maps their pages (a --dry-run never does).
+  std::vector<ZeroedBuffer<T>> acts_;
+  ZeroedBuffer<T> gradA_, gradB_, dlogits_;
   AlignedVector<T> ghostDz_;        // DP-SGD's norms pass: every parameterised layer's dL/d(output)
   std::vector<double> ghostNorms2_;  // DP-SGD's norms pass: ||g_i||^2 per sample
   const T* lastInput_ = nullptr;

@@ -26,17 +26,38 @@ void onEveryKernelSet(Fn fn) {
   }
 }
 
+// A geometry's random data and its long-double reference results, which depend on neither the
+// kernel set nor the chunk size: computed once, compared with every set's (onEveryKernelSet).
+struct NaiveCase {
+  Geometry g;
+  int batch;
+  std::vector<double> wd, xd, dyd;
+  ConvReference ref;
+};
+
+NaiveCase naiveCase(const Geometry& g, int batch, std::uint64_t seed) {
+  NaiveCase c{g,
+              batch,
+              randomVector(static_cast<std::size_t>(g.outC) * g.inC * g.k * g.k + g.outC, seed),
+              randomVector(static_cast<std::size_t>(g.inC) * g.h * g.w * batch, seed + 1),
+              randomVector(static_cast<std::size_t>(g.outC) * g.oh() * g.ow() * batch, seed + 2),
+              {}};
+  c.ref = referenceConv(g, c.wd, c.xd, c.dyd, batch);
+  return c;
+}
+
 template <typename T>
-void compareWithNaive(const Geometry& g, int batch, Index chunkElems, std::uint64_t seed, double tol) {
+void compareWithNaive(const NaiveCase& c, Index chunkElems, double tol) {
+  const Geometry& g = c.g;
+  const int batch = c.batch;
   Conv2DT<T> conv(g.inC, g.h, g.w, g.outC, g.k, g.stride, g.pad);
   ASSERT_EQ(conv.outputShape(), (Shape{g.outC, g.oh(), g.ow()}));
   if (chunkElems > 0) conv.setMaxChunkElems(chunkElems);
   const std::size_t nw = static_cast<std::size_t>(g.outC) * g.inC * g.k * g.k + g.outC;
   const std::size_t inSize = static_cast<std::size_t>(g.inC) * g.h * g.w;
   const std::size_t outSize = static_cast<std::size_t>(g.outC) * g.oh() * g.ow();
-  const auto wd = randomVector(nw, seed), xd = randomVector(inSize * batch, seed + 1),
-             dyd = randomVector(outSize * batch, seed + 2);
-  const ConvReference ref = referenceConv(g, wd, xd, dyd, batch);
+  const std::vector<double>&wd = c.wd, &xd = c.xd, &dyd = c.dyd;
+  const ConvReference& ref = c.ref;
 
   std::vector<T> w(wd.begin(), wd.end()), x(xd.begin(), xd.end()), dy(dyd.begin(), dyd.end());
   std::vector<T> grads(nw, T(-7)), y(outSize * batch), dx(inSize * batch, T(-7));
@@ -70,6 +91,11 @@ void compareWithNaive(const Geometry& g, int batch, Index chunkElems, std::uint6
   conv.forward(xm, ym, true);
   conv.backward(xm, CMapT<T>(y.data(), outSize, batch), CMapT<T>(dy.data(), outSize, batch), nullptr);
   for (std::size_t i = 0; i < nw; ++i) EXPECT_EQ(grads2[i], grads[i]) << i;
+}
+
+template <typename T>
+void compareWithNaive(const Geometry& g, int batch, Index chunkElems, std::uint64_t seed, double tol) {
+  compareWithNaive<T>(naiveCase(g, batch, seed), chunkElems, tol);
 }
 
 std::vector<Geometry> randomGeometries(int count, std::uint64_t seed) {
@@ -120,26 +146,40 @@ TEST(Conv2DNaive, SeveralChunks) {
   }
 }
 
+// A shape to compare in float on every kernel set: its reference is computed once (naiveCase).
+struct NaiveShape {
+  Geometry g;
+  int batch;
+  Index chunkElems;
+  std::uint64_t seed;
+  double tol;
+};
+
+void compareOnEveryKernelSet(const std::vector<NaiveShape>& shapes) {
+  std::vector<NaiveCase> cases;
+  for (const NaiveShape& s : shapes) cases.push_back(naiveCase(s.g, s.batch, s.seed));
+  onEveryKernelSet([&] {
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      compareWithNaive<float>(cases[i], shapes[i].chunkElems, shapes[i].tol);
+  });
+}
+
 TEST(Conv2DNaive, McMahanShapes) {
   // The W2 layers at a small batch: 1x28x28 -> 32 (k5 p2), 32x14x14 -> 64 (k5 p2); and PLayer-FL's
   // third layer, 128x7x7 -> 256, on every kernel set.
-  onEveryKernelSet([] {
-    compareWithNaive<float>(Geometry{1, 28, 28, 32, 5, 1, 2}, 2, 0, 400, 2e-5);
-    compareWithNaive<float>(Geometry{32, 14, 14, 64, 5, 1, 2}, 2, 0, 401, 5e-5);
-    compareWithNaive<float>(Geometry{128, 7, 7, 256, 5, 1, 2}, 2, 0, 402, 1e-4);
-  });
+  compareOnEveryKernelSet({{Geometry{1, 28, 28, 32, 5, 1, 2}, 2, 0, 400, 2e-5},
+                           {Geometry{32, 14, 14, 64, 5, 1, 2}, 2, 0, 401, 5e-5},
+                           {Geometry{128, 7, 7, 256, 5, 1, 2}, 2, 0, 402, 1e-4}});
 }
 
 // 3x3 kernels padded by 2 (cnn_playerfl_cifar's layers, smaller): with at least 64 taps the GEMMs run on
 // positions reordered by their kernel spans and leave out the border taps (conv2d_direct.cpp: orderBySpans),
 // forward and input gradient, also at stride 2 and over several chunks, on every kernel set.
 TEST(Conv2DNaive, ThreeByThreePaddedByTwoShapes) {
-  onEveryKernelSet([] {
-    compareWithNaive<float>(Geometry{16, 9, 9, 32, 3, 1, 2}, 3, 0, 410, 5e-5);
-    compareWithNaive<float>(Geometry{64, 5, 6, 48, 3, 1, 2}, 2, 0, 411, 1e-4);
-    compareWithNaive<float>(Geometry{16, 9, 9, 32, 3, 2, 2}, 3, 0, 412, 5e-5);
-    compareWithNaive<float>(Geometry{32, 7, 7, 16, 3, 1, 2}, 5, 2 * 81 * 32 * 9, 413, 5e-5);
-  });
+  compareOnEveryKernelSet({{Geometry{16, 9, 9, 32, 3, 1, 2}, 3, 0, 410, 5e-5},
+                           {Geometry{64, 5, 6, 48, 3, 1, 2}, 2, 0, 411, 1e-4},
+                           {Geometry{16, 9, 9, 32, 3, 2, 2}, 3, 0, 412, 5e-5},
+                           {Geometry{32, 7, 7, 16, 3, 1, 2}, 5, 2 * 81 * 32 * 9, 413, 5e-5}});
 }
 
 TEST(Conv2D, ChunkSizesAreBalancedAndBounded) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -110,12 +111,12 @@ TEST(Memory, LayerWorkspacesNameTheLayer) {
                     {"the lstm 64 -> 1024 workspace for batches of 4096 sequences of 100"});
 }
 
-// Virtual memory of this process now, from /proc/self/status (VmSize, kB).
-std::uint64_t virtualBytes() {
+// A figure of this process now from /proc/self/status (VmSize: virtual memory, VmRSS: resident), bytes.
+std::uint64_t statusBytes(const std::string& field) {
   std::ifstream in("/proc/self/status");
   std::string key;
   while (in >> key) {
-    if (key == "VmSize:") {
+    if (key == field + ":") {
       std::uint64_t kb = 0;
       in >> kb;
       return kb * 1024;
@@ -124,6 +125,8 @@ std::uint64_t virtualBytes() {
   }
   return 0;
 }
+std::uint64_t virtualBytes() { return statusBytes("VmSize"); }
+std::uint64_t residentBytes() { return statusBytes("VmRSS"); }
 
 // The allocation is granted by the check (the memory looks available) but fails in the allocator,
 // as under a ulimit or a cgroup whose limit the check did not see: std::bad_alloc becomes the same
@@ -148,6 +151,54 @@ TEST(MemoryDeathTest, BadAllocBecomesOneLineError) {
   EXPECT_EXIT(child(), testing::ExitedWithCode(0),
               "^out of memory: allocating the model's parameters and gradients \\(100100000 parameters\\) "
               "\\(763\\.7 MB\\) failed\n$");
+}
+
+// An MLP 8-8192-10 whose activations and gradients for batches of 2048 samples take 256.2 MB: per
+// sample 8192 + 8192 + 10 activations, two gradient buffers of the widest layer (2 x 8192) and 10
+// logit gradients, 32788 floats. (The dense layers' own workspaces add 8202 floats, 64.1 MB.)
+constexpr int kBigBatch = 2048;
+const char* const kBigActivations = "the model's activations and gradients for batches of 2048 samples";
+std::unique_ptr<Model> wideMlp() {
+  ModelConfig cfg;
+  cfg.hidden = {8192};
+  return buildModel<float>(cfg, InputSpec{Shape{8, 1, 1}, 10, 0});
+}
+
+// reserve() allocates the activations but writes none of them: their pages come when a pass writes
+// them (a --dry-run, which never does, does not pay for them); a pass over the reserved batch finds
+// them in place (no allocation after reserve(): tests/nn/no_alloc_test.cpp).
+TEST(Memory, ReserveMapsNoActivationPageUntilAPassWritesIt) {
+  auto m = wideMlp();
+  const std::uint64_t before = residentBytes();
+  m->reserve(kBigBatch);
+  const std::uint64_t reserved = residentBytes();
+  EXPECT_LT(reserved - before, std::uint64_t(128) << 20) << "reserve() touched the 256.2 MB of activations";
+  std::vector<float> x(static_cast<std::size_t>(8) * kBigBatch, 0.25f);
+  EXPECT_EQ(m->forward(x.data(), kBigBatch, true).cols(), kBigBatch);
+  // (The ReLU's output, 64 MB: the dense layer's own output is not stored when it is fused with its ReLU.)
+  EXPECT_GT(residentBytes() - reserved, std::uint64_t(48) << 20) << "the forward pass wrote the activations";
+}
+
+// The activations are still allocated by reserve(), at start-up: an allocator that cannot give them
+// fails there with the one-line error (the check is passed, as under a limit it does not see).
+TEST(MemoryDeathTest, ActivationsAreAllocatedByReserve) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto child = [] {
+    auto m = wideMlp();
+    const std::uint64_t cap = virtualBytes() + (std::uint64_t(128) << 20);
+    const rlimit lim{cap, cap};
+    if (setrlimit(RLIMIT_AS, &lim) != 0) std::_Exit(2);
+    detail::setAvailableMemoryForTesting(std::uint64_t(1) << 50);
+    try {
+      m->reserve(kBigBatch);
+    } catch (const OutOfMemoryError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      std::_Exit(0);
+    }
+    std::_Exit(1);
+  };
+  EXPECT_EXIT(child(), testing::ExitedWithCode(0),
+              std::string("^out of memory: allocating ") + kBigActivations + " \\(256\\.2 MB\\) failed\n$");
 }
 
 }  // namespace
