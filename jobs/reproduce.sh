@@ -80,6 +80,7 @@ grid_lines() {
 selected_lines() {
   local cfg spec opts reduced line out files=()
   IFS='|' read -r cfg spec opts reduced <<<"$1"
+  [ -d "$GRID_OUT" ] || return 1  # no grid run has started (this spares a subshell per grid run)
   while read -r line; do
     read -r -a w <<<"$line"
     out=$(FEDSILO_OUT=$GRID_OUT fedsilo_sweep_output "${w[@]}")
