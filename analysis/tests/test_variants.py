@@ -1,7 +1,8 @@
 """Algorithm variants: runs of one algorithm and setting that differ in the algorithm's own options
 (settings.variant_labels) are listed apart as "algorithm (key=value, ...)"; seeds of one variant pool.
 
-The fedsilo tests run 13 tiny experiments ($FEDSILO_EXE, about a second each) in two settings:
+The fedsilo tests run 13 tiny experiments ($FEDSILO_EXE, about a second each; the four local and fedavg
+runs are test_fedsilo_runs's own when it ran first) in two settings:
 
 * A (test_fedsilo_runs.SETTING_A): qffl with q = 0 and q = 1 (the default), local and fedavg, seeds 0
   and 1, and one fedavg run with --qffl.q 0 (a second fedavg variant, seed 0);
@@ -47,7 +48,8 @@ SEEDS = {"fedavgq0": (0,)}  # the others: seeds 0 and 1
 
 @pytest.fixture(scope="module")
 def vruns(tmp_path_factory):
-    """{(prefix, seed): path} of the fedsilo results files, all in one directory."""
+    """{(prefix, seed): path} of the fedsilo results files (local and fedavg: test_fedsilo_runs's files of
+    the same runs when that module ran first)."""
     plan = {(prefix, s): args + ["--seed", str(s)]
             for prefix, (args, _) in VARIANTS.items() for s in SEEDS.get(prefix, (0, 1))}
     paths = run_all(tmp_path_factory.mktemp("variants"), {f"{p}_s{s}": args for (p, s), args in plan.items()})
