@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
-# cost: 120
+# cost: 110
 # Asynchronous aggregation on the simulated clock (docs/async.md) end to end:
 # - bad options and settings that need synchronous rounds exit 2 with one line naming the option;
 #   the asynchronous options with a synchronous algorithm (PLayer-FL, GEMS, alpha-FedAvg) too;
