@@ -20,12 +20,18 @@ SMALL=(--clients 4 --rounds 2 --model.hidden 16 --partition.samples_per_client 1
 # resume_across_ranks WHAT ROUND ROWS "DATASET..." ARGS...: a reference run at 2 ranks; then a run stopped
 # by an injected write failure on rank 0 at ROUND (which leaves the last checkpoint), resumed at 1 and at
 # 4 ranks (each from a copy of what the stopped run left: the stopped runs would be the same run twice):
-# each must equal the reference in every DATASET and hold ROWS rows of /rounds/sim_time.
+# each must equal the reference in every DATASET and hold ROWS rows of /rounds/sim_time. With
+# RESUME_REF=FILE, FILE is the reference: a finished 2-rank run of ARGS without their --checkpoint.every
+# (which must not change the results), not run again.
 resume_across_ranks() {
   local what=$1 round=$2 rows=$3 datasets=$4 np rc f
   shift 4
   rm -f "$TMP"/ref.h5* "$TMP"/stop.h5* "$TMP"/res[14].h5*  # an earlier call's files
-  "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$TMP/ref.h5" >"$TMP/log" 2>&1 || { cat "$TMP/log"; fail "reference run"; return; }
+  if [ -n "${RESUME_REF:-}" ]; then
+    cp "$RESUME_REF" "$TMP/ref.h5" || { fail "no reference run $RESUME_REF"; return; }
+  else
+    "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$TMP/ref.h5" >"$TMP/log" 2>&1 || { cat "$TMP/log"; fail "reference run"; return; }
+  fi
   rc=0
   FEDSILO_FAULT=io:rank=0,round=$round "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$TMP/stop.h5" >"$TMP/log" 2>&1 || rc=$?
   [ "$rc" -ne 0 ] && [ -f "$TMP/stop.h5.ckpt" ] || { fail "the injected failure left no checkpoint (exit $rc)"; return; }
