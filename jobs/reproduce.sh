@@ -80,9 +80,10 @@ grid_lines() {
 selected_lines() {
   local cfg spec opts reduced line out files=()
   IFS='|' read -r cfg spec opts reduced <<<"$1"
+  [ -d "$GRID_OUT" ] || return 1  # no grid run has started: nothing to look for
   while read -r line; do
     read -r -a w <<<"$line"
-    out=$(FEDSILO_OUT=$GRID_OUT fedsilo_sweep_output "${w[@]}")
+    FEDSILO_OUT=$GRID_OUT fedsilo_sweep_output_to out "${w[@]}"
     if fedsilo_task_done "$out"; then files+=("$out"); fi
   done < <(grid_lines "$1")
   [ "${#files[@]}" -gt 0 ] || return 1

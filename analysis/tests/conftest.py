@@ -52,3 +52,23 @@ def run_subprocess(*args, cwd=REPO):
 @pytest.fixture
 def subproc():
     return run_subprocess
+
+
+@pytest.fixture
+def inproc(capsys):
+    """inproc(*args) -> a CompletedProcess like subproc's, from the command line run in-process: for tests
+    of what a command computes from the files, the same main() without a second interpreter's start-up
+    and imports (about a second of CPU each); exit codes and messages of the module entry point are
+    subproc's tests (test_bad_input.py)."""
+    from analysis.cli import main
+
+    def run(*args):
+        capsys.readouterr()
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 1
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out, err)
+
+    return run

@@ -47,9 +47,9 @@ def test_the_records_have_the_documented_shapes(private_runs):
         assert "level = none" in f.attrs["config"].decode()
 
 
-def test_summary_shows_the_files_epsilon(private_runs, subproc):
+def test_summary_shows_the_files_epsilon(private_runs, inproc):
     names = ["client_z0.8_s0", "sample_s0", "none_s0"]
-    p = subproc("summary", "--format", "csv", *[private_runs[n] for n in names])
+    p = inproc("summary", "--format", "csv", *[private_runs[n] for n in names])
     assert p.returncode == 0, p.stderr
     rows = {r["file"]: r for r in _csv(p.stdout)}
     assert float(rows[private_runs["client_z0.8_s0"]]["epsilon"]) == pytest.approx(_epsilon(private_runs["client_z0.8_s0"])[-1])
@@ -57,10 +57,10 @@ def test_summary_shows_the_files_epsilon(private_runs, subproc):
     assert rows[private_runs["none_s0"]]["epsilon"] == "nan"
 
 
-def test_privacy_utility_from_the_files(private_runs, subproc, tmp_path):
+def test_privacy_utility_from_the_files(private_runs, inproc, tmp_path):
     paths = [p for n, p in private_runs.items() if n != "sample_s0"]
     out, data = tmp_path / "pu.png", tmp_path / "pu.csv"
-    p = subproc("plot", "privacy-utility", *paths, "--out", out, "--csv", data)
+    p = inproc("plot", "privacy-utility", *paths, "--out", out, "--csv", data)
     assert p.returncode == 0, p.stderr
     check_png(out, DOUBLE)
     with open(data, newline="") as fh:

@@ -61,8 +61,15 @@ def _plan():
     return plan
 
 
+# fedsilo's arguments (a tuple) -> the results file a fixture ran with them. The files are only read,
+# so a later fixture asking for the same run (test_variants repeats four of setting A's) gets the file
+# instead of a second run.
+_RESULTS = {}
+
+
 def run_all(d, plan):
-    """Run fedsilo once per {name: arguments}, two at a time, writing d/<name>.h5; {name: path}."""
+    """Run fedsilo once per {name: arguments}, two at a time, writing d/<name>.h5, unless an earlier
+    call ran the same arguments; {name: path}."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
@@ -75,8 +82,11 @@ def run_all(d, plan):
         assert out.exists() and not (d / f"{name}.h5.partial").exists()
         return name, str(out)
 
+    todo = {name: args for name, args in plan.items() if tuple(args) not in _RESULTS}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, plan.items()))
+        done = dict(pool.map(one, todo.items()))
+    _RESULTS.update({tuple(args): done[name] for name, args in todo.items()})
+    return {name: _RESULTS[tuple(args)] for name, args in plan.items()}
 
 
 @pytest.fixture(scope="module")
@@ -135,8 +145,8 @@ def ranks(values, best_high=True):
 # --------------------------------------------------------------------------- summary
 
 
-def test_summary_values(runs, subproc):
-    p = subproc("summary", "--format", "csv", *runs.values())
+def test_summary_values(runs, inproc):
+    p = inproc("summary", "--format", "csv", *runs.values())
     assert p.returncode == 0, p.stderr
     rows = {r["file"]: r for r in _csv(p.stdout)}
     assert set(rows) == set(runs.values())
@@ -160,7 +170,7 @@ def test_summary_values(runs, subproc):
             assert float(row["global_accuracy"]) == pytest.approx(ref["global"])
         assert float(row["seconds_per_round"]) == pytest.approx(ref["seconds"], rel=1e-12)
 
-    p = subproc("summary", *runs.values())
+    p = inproc("summary", *runs.values())
     assert p.returncode == 0 and p.stdout.count("\n| ") >= len(runs)
 
 
@@ -197,8 +207,8 @@ def _by_setting(runs):
             LABEL_C: [p for n, p in runs.items() if n.startswith("C_")]}
 
 
-def test_compare_groups_by_setting_and_values(runs, subproc):
-    p = subproc("compare", "--format", "csv", *runs.values())
+def test_compare_groups_by_setting_and_values(runs, inproc):
+    p = inproc("compare", "--format", "csv", *runs.values())
     assert p.returncode == 0, p.stderr
     rows = {(r["setting"], r["algorithm"]): r for r in _csv(p.stdout)}
     # same dataset, three settings: the MLP and logreg runs and the one-shot GEMS runs are not pooled
@@ -225,11 +235,11 @@ def test_compare_groups_by_setting_and_values(runs, subproc):
     assert "no local and no fedavg run of this setting" in rows[(LABEL_C, "gems")]["note"]
 
 
-def test_compare_ranks_and_friedman(runs, subproc):
+def test_compare_ranks_and_friedman(runs, inproc):
     from scipy.stats import friedmanchisquare
 
     paths = {s: ps for s, ps in _by_setting(runs).items() if s != LABEL_C}
-    p = subproc("compare", "--format", "csv", *[x for ps in paths.values() for x in ps])
+    p = inproc("compare", "--format", "csv", *[x for ps in paths.values() for x in ps])
     assert p.returncode == 0, p.stderr
     rows = {(r["setting"], r["algorithm"]): r for r in _csv(p.stdout)}
     expected = _expected_compare(paths)
@@ -246,7 +256,7 @@ def test_compare_ranks_and_friedman(runs, subproc):
         if np.isfinite(stat):
             assert float(rows[(LABEL_A, "fedavg")][stat_col]) == pytest.approx(stat), col
             assert float(rows[(LABEL_A, "fedavg")][p_col]) == pytest.approx(pval), col
-    p = subproc("compare", *[x for ps in paths.values() for x in ps])
+    p = inproc("compare", *[x for ps in paths.values() for x in ps])
     assert p.returncode == 0, p.stderr
     assert f"### Setting: {LABEL_A}" in p.stdout and f"### Setting: {LABEL_B}" in p.stdout
     assert "average fairness rank" in p.stdout and "Friedman test on the fairness ranks" in p.stdout
@@ -255,10 +265,10 @@ def test_compare_ranks_and_friedman(runs, subproc):
 # --------------------------------------------------------------------------- plots
 
 
-def test_every_plot(runs, subproc, tmp_path):
+def test_every_plot(runs, inproc, tmp_path):
     def plot(kind, *args, size):
         out = tmp_path / f"{kind}.png"
-        p = subproc("plot", kind, *args, "--out", out)
+        p = inproc("plot", kind, *args, "--out", out)
         assert p.returncode == 0, (kind, p.stderr)
         check_png(out, size)
 
@@ -332,7 +342,7 @@ def relayout(src, dst, per_round):
 
 
 @pytest.mark.parametrize("per_round", [True, False], ids=["one-row-per-round", "evaluated-rows-only"])
-def test_both_rounds_layouts(runs, tmp_path, subproc, per_round):
+def test_both_rounds_layouts(runs, tmp_path, inproc, per_round):
     """eval.every = 2 over 3 rounds: rounds 0 and 2 evaluated, in either /rounds layout."""
     from analysis.plots import convergence_curves
     from analysis.results import load_run
@@ -347,10 +357,10 @@ def test_both_rounds_layouts(runs, tmp_path, subproc, per_round):
     np.testing.assert_allclose(run.client_accuracy, read(src)["acc"])  # the last evaluated row
     assert run.seconds_per_round == pytest.approx(float(np.median(seconds)))
     out = tmp_path / "c.png"
-    p = subproc("plot", "convergence", dst, "--out", out)
+    p = inproc("plot", "convergence", dst, "--out", out)
     assert p.returncode == 0, p.stderr
     check_png(out, WIDE)
-    p = subproc("summary", "--format", "csv", dst)
+    p = inproc("summary", "--format", "csv", dst)
     assert p.returncode == 0, p.stderr
     assert float(_csv(p.stdout)[0]["acc_mean"]) == pytest.approx(float(np.mean(read(src)["acc"])))
 
@@ -358,7 +368,7 @@ def test_both_rounds_layouts(runs, tmp_path, subproc, per_round):
 # --------------------------------------------------------------------------- report
 
 
-def test_report(runs, subproc, tmp_path):
+def test_report(runs, inproc, tmp_path):
     root = tmp_path / "runs"
     root.mkdir()
     for name, path in runs.items():
@@ -366,7 +376,7 @@ def test_report(runs, subproc, tmp_path):
     (root / "scaling.csv").write_text(_scaling_csv(runs))
     out = tmp_path / "report" / "report.md"
     out.parent.mkdir()
-    p = subproc("report", root, "--out", out)
+    p = inproc("report", root, "--out", out)
     assert p.returncode == 0, p.stderr
     text = out.read_text()
     for label in (LABEL_A, LABEL_B, LABEL_C):
@@ -389,10 +399,10 @@ def test_report(runs, subproc, tmp_path):
 # --------------------------------------------------------------------------- the numbers behind the figures
 
 
-def _figure_rows(subproc, tmp_path, kind, *args):
+def _figure_rows(inproc, tmp_path, kind, *args):
     """Draw one figure with --csv and return its rows."""
     out, data = tmp_path / f"{kind}.png", tmp_path / f"{kind}.csv"
-    p = subproc("plot", kind, *args, "--out", out, "--csv", data)
+    p = inproc("plot", kind, *args, "--out", out, "--csv", data)
     assert p.returncode == 0, (kind, p.stderr)
     with open(data, newline="") as fh:
         return list(csv.DictReader(fh))
@@ -416,9 +426,9 @@ def _round_stats(path):
     return out
 
 
-def test_convergence_numbers_from_the_files(runs, subproc, tmp_path):
+def test_convergence_numbers_from_the_files(runs, inproc, tmp_path):
     a = [p for n, p in runs.items() if n.startswith("A_")]
-    rows = _figure_rows(subproc, tmp_path, "convergence", *a)
+    rows = _figure_rows(inproc, tmp_path, "convergence", *a)
     for algo in ("fedavg", "local", "playerfl", "alpha_fedavg"):
         per_seed = [_round_stats(runs[f"A_{algo}_s{s}"]) for s in (0, 1)]
         rounds = sorted(per_seed[0])
@@ -431,23 +441,23 @@ def test_convergence_numbers_from_the_files(runs, subproc, tmp_path):
             np.testing.assert_allclose(_points(rows, algo, stat + "_low")[1], values.min(axis=0), atol=1e-12)
             np.testing.assert_allclose(_points(rows, algo, stat + "_high")[1], values.max(axis=0), atol=1e-12)
     # setting B is evaluated every 2 of 3 rounds: points at rounds 0 and 2 only
-    rows = _figure_rows(subproc, tmp_path, "convergence", runs["B_fedavg_s0"])
+    rows = _figure_rows(inproc, tmp_path, "convergence", runs["B_fedavg_s0"])
     xs, ys = _points(rows, "fedavg", "mean")
     np.testing.assert_array_equal(xs, [0, 2])
     stats = _round_stats(runs["B_fedavg_s0"])
     np.testing.assert_allclose(ys, [stats[0][0], stats[2][0]])
 
 
-def test_histogram_sensitivity_and_one_shot_numbers_from_the_files(runs, subproc, tmp_path):
+def test_histogram_sensitivity_and_one_shot_numbers_from_the_files(runs, inproc, tmp_path):
     pair = (runs["A_alpha_fedavg_s0"], runs["A_fedavg_s0"])
-    rows = _figure_rows(subproc, tmp_path, "accuracy-hist", *pair)
+    rows = _figure_rows(inproc, tmp_path, "accuracy-hist", *pair)
     accs = [read(p)["acc"] for p in pair]
     both = np.concatenate([a[np.isfinite(a)] for a in accs])
     edges = np.linspace(both.min(), both.max(), 21)
     for name, acc in zip(("alpha_fedavg", "fedavg"), accs):
         np.testing.assert_array_equal(_points(rows, name, "clients_in_bin")[1], np.histogram(acc, bins=edges)[0])
 
-    rows = _figure_rows(subproc, tmp_path, "sensitivity", runs["A_playerfl_s0"])
+    rows = _figure_rows(inproc, tmp_path, "sensitivity", runs["A_playerfl_s0"])
     with h5py.File(runs["A_playerfl_s0"], "r") as f:
         s = np.asarray(f["sensitivity/round0"], dtype=float)
         layers = [x.decode() for x in f["sensitivity/layers"][()]]
@@ -462,14 +472,14 @@ def test_histogram_sensitivity_and_one_shot_numbers_from_the_files(runs, subproc
     assert (line["x"], int(line["y"])) == (layers[split - 1], split)
 
     c = [runs["C_gems_s0"], runs["C_average_s0"]]
-    rows = _figure_rows(subproc, tmp_path, "gems-finetune", *c)
+    rows = _figure_rows(inproc, tmp_path, "gems-finetune", *c)
     for name, path in zip(("gems", "average"), c):
         with h5py.File(path, "r") as f:
             samples, acc = np.asarray(f["gems/finetune/samples"]), np.asarray(f["gems/finetune/accuracy"])
         xs, ys = _points(rows, name, "mean")
         np.testing.assert_array_equal(xs, samples)
         np.testing.assert_allclose(ys, acc)
-    rows = _figure_rows(subproc, tmp_path, "oneshot", *c)
+    rows = _figure_rows(inproc, tmp_path, "oneshot", *c)
     for name, path in zip(("gems", "average"), c):
         with h5py.File(path, "r") as f:
             before, after = float(f["gems/accuracy_before"][()]), float(f["gems/accuracy_after"][()])
@@ -479,9 +489,9 @@ def test_histogram_sensitivity_and_one_shot_numbers_from_the_files(runs, subproc
         assert (xs, ys) == (pytest.approx([100]), pytest.approx([after]))  # SETTING_C: gems.public_samples 100
 
 
-def test_one_shot_table_from_the_files(runs, subproc):
+def test_one_shot_table_from_the_files(runs, inproc):
     c = [runs["C_gems_s0"], runs["C_average_s0"]]
-    p = subproc("compare", "--format", "csv", *c)
+    p = inproc("compare", "--format", "csv", *c)
     assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
     rows = {r["algorithm"]: r for r in _csv(p.stdout)}
     for name, path in zip(("gems", "average"), c):
@@ -515,7 +525,7 @@ def _floored_tradeoff(acc, alpha, floor):
     return (a ** b).sum() / (a ** (b - 1)).sum(), (a ** b).sum() ** 2 / (a.size * (a ** (2 * b)).sum())
 
 
-def test_alpha_tradeoff_with_the_runs_floor(extra_runs, subproc, tmp_path):
+def test_alpha_tradeoff_with_the_runs_floor(extra_runs, inproc, tmp_path):
     path = extra_runs["D_alpha_floor"]
     with h5py.File(path, "r") as f:
         config = f.attrs["config"].decode()
@@ -523,7 +533,7 @@ def test_alpha_tradeoff_with_the_runs_floor(extra_runs, subproc, tmp_path):
     assert "accuracy_floor = 0.9" in config
     acc = read(path)["acc"]
     assert (acc < 0.9).any()  # the floor binds
-    rows = _figure_rows(subproc, tmp_path, "alpha-tradeoff", path)
+    rows = _figure_rows(inproc, tmp_path, "alpha-tradeoff", path)
     alphas, es = _points(rows, "alpha_fedavg", "E")
     _, js = _points(rows, "alpha_fedavg", "J")
     for alpha, e, j in list(zip(alphas, es, js))[::25]:
@@ -534,7 +544,7 @@ def test_alpha_tradeoff_with_the_runs_floor(extra_runs, subproc, tmp_path):
     assert float(star["y"]) != pytest.approx(_floored_tradeoff(acc, chosen, 1e-6)[0])
 
 
-def test_sensitivity_of_clients_not_selected(extra_runs, subproc, tmp_path):
+def test_sensitivity_of_clients_not_selected(extra_runs, inproc, tmp_path):
     from analysis.plots.sensitivity import absence_reason
     from analysis.results import load_run
 
@@ -543,7 +553,7 @@ def test_sensitivity_of_clients_not_selected(extra_runs, subproc, tmp_path):
         took_part = np.asarray(f["rounds/participated"][0]) == 1
         s = np.asarray(f["sensitivity/round0"], dtype=float)
     assert took_part.sum() == 2
-    rows = _figure_rows(subproc, tmp_path, "sensitivity", path)
+    rows = _figure_rows(inproc, tmp_path, "sensitivity", path)
     drawn = {int(r["statistic"].split()[1]) for r in rows if r["statistic"].startswith("client ")}
     assert drawn == set(np.flatnonzero(took_part & (s[:, 0] > 0)))
     run = load_run(path)
@@ -551,14 +561,14 @@ def test_sensitivity_of_clients_not_selected(extra_runs, subproc, tmp_path):
         assert absence_reason(run, "round0", int(k), s[k, 0]) == "not selected in round 0"
 
 
-def test_report_commands_rerun_the_runs(runs, subproc, tmp_path):
+def test_report_commands_rerun_the_runs(runs, inproc, tmp_path):
     root = tmp_path / "runs"
     root.mkdir()
     for name in ("A_fedavg_s0", "A_local_s0", "C_gems_s0"):
         shutil.copy(runs[name], root / f"{name}.h5")
     out = tmp_path / "report" / "report.md"
     out.parent.mkdir()
-    p = subproc("report", root, "--out", out)
+    p = inproc("report", root, "--out", out)
     assert p.returncode == 0, p.stderr
     text = out.read_text()
     assert "fedsilo 0.1.0" in text or "| 0.1.0 |" in text

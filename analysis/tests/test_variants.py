@@ -1,7 +1,8 @@
 """Algorithm variants: runs of one algorithm and setting that differ in the algorithm's own options
 (settings.variant_labels) are listed apart as "algorithm (key=value, ...)"; seeds of one variant pool.
 
-The fedsilo tests run 13 tiny experiments ($FEDSILO_EXE, about a second each) in two settings:
+The fedsilo tests run 13 tiny experiments ($FEDSILO_EXE, about a second each; the four local and fedavg
+runs are test_fedsilo_runs's own when it ran first) in two settings:
 
 * A (test_fedsilo_runs.SETTING_A): qffl with q = 0 and q = 1 (the default), local and fedavg, seeds 0
   and 1, and one fedavg run with --qffl.q 0 (a second fedavg variant, seed 0);
@@ -47,7 +48,8 @@ SEEDS = {"fedavgq0": (0,)}  # the others: seeds 0 and 1
 
 @pytest.fixture(scope="module")
 def vruns(tmp_path_factory):
-    """{(prefix, seed): path} of the fedsilo results files, all in one directory."""
+    """{(prefix, seed): path} of the fedsilo results files (local and fedavg: test_fedsilo_runs's files of
+    the same runs when that module ran first)."""
     plan = {(prefix, s): args + ["--seed", str(s)]
             for prefix, (args, _) in VARIANTS.items() for s in SEEDS.get(prefix, (0, 1))}
     paths = run_all(tmp_path_factory.mktemp("variants"), {f"{p}_s{s}": args for (p, s), args in plan.items()})
@@ -55,8 +57,8 @@ def vruns(tmp_path_factory):
 
 
 @fedsilo_exe
-def test_summary_labels_each_run_with_its_variant(vruns, subproc):
-    p = subproc("summary", "--format", "csv", *vruns.values())
+def test_summary_labels_each_run_with_its_variant(vruns, inproc):
+    p = inproc("summary", "--format", "csv", *vruns.values())
     assert p.returncode == 0, p.stderr
     rows = {r["file"]: r for r in _csv(p.stdout)}
     assert set(rows) == set(vruns.values())
@@ -67,8 +69,8 @@ def test_summary_labels_each_run_with_its_variant(vruns, subproc):
 
 
 @fedsilo_exe
-def test_compare_lists_variants_apart_and_pools_their_seeds(vruns, subproc):
-    p = subproc("compare", "--format", "csv", *vruns.values())
+def test_compare_lists_variants_apart_and_pools_their_seeds(vruns, inproc):
+    p = inproc("compare", "--format", "csv", *vruns.values())
     assert p.returncode == 0, p.stderr
     rows = {(r["setting"], r["algorithm"]): r for r in _csv(p.stdout)}
     setting = {prefix: LABEL_C if prefix.startswith("po") else LABEL_A for prefix in VARIANTS}
@@ -98,14 +100,14 @@ def test_compare_lists_variants_apart_and_pools_their_seeds(vruns, subproc):
         row = rows[(LABEL_A, VARIANTS[prefix][1])]
         assert math.isnan(float(row["ipr_percent"])) and row["note"].startswith("baseline"), prefix
 
-    p = subproc("compare", *vruns.values())
+    p = inproc("compare", *vruns.values())
     assert p.returncode == 0, p.stderr
     for prefix, (_, label) in VARIANTS.items():
         assert f"| {label} " in p.stdout, label  # the per-setting and the average-rank tables
 
 
 @fedsilo_exe
-def test_figures_have_one_entry_per_variant(vruns, subproc, tmp_path):
+def test_figures_have_one_entry_per_variant(vruns, inproc, tmp_path):
     from analysis.plots import group_by_algorithm
     from analysis.results import load_runs
 
@@ -123,19 +125,19 @@ def test_figures_have_one_entry_per_variant(vruns, subproc, tmp_path):
 
     for kind, files, size in (("convergence", a, WIDE), ("gems-finetune", c, SINGLE)):
         out = tmp_path / f"{kind}.png"
-        p = subproc("plot", kind, *files, "--out", out)
+        p = inproc("plot", kind, *files, "--out", out)
         assert p.returncode == 0, (kind, p.stderr)
         check_png(out, size)
 
 
 @fedsilo_exe
-def test_report_uses_variant_labels(vruns, subproc, tmp_path):
+def test_report_uses_variant_labels(vruns, inproc, tmp_path):
     root = tmp_path / "runs"
     root.mkdir()
     for path in vruns.values():
         shutil.copy(path, root / os.path.basename(path))
     out = tmp_path / "report.md"
-    p = subproc("report", root, "--out", out)
+    p = inproc("report", root, "--out", out)
     assert p.returncode == 0, p.stderr
     text = out.read_text()
     for _, label in VARIANTS.values():

@@ -195,13 +195,23 @@ fedsilo_manifest_count() {
 # the extra options appended when there are any (out/w1_fedprox_s0_fedprox.mu-0.01.h5), so that
 # every task of a sweep has its own file.
 fedsilo_sweep_output() {
+  local path
+  fedsilo_sweep_output_to path "$@"
+  echo "$path"
+}
+
+# fedsilo_sweep_output_to VAR CONFIG ALGORITHM SEED [EXTRA...]: the same path into the variable VAR,
+# without the subshell of $(fedsilo_sweep_output ...) (for loops over a whole manifest).
+fedsilo_sweep_output_to() {
+  local -n _fso_path=$1
+  shift
   local base tag="" a
   base=${1##*/}
   for a in "${@:4}"; do
     a=${a#--}
     tag+="${tag:+-}${a//[^A-Za-z0-9._=-]/_}"
   done
-  echo "${FEDSILO_OUT:-$FEDSILO_ROOT/out}/${base%.ini}_$2_s$3${tag:+_$tag}.h5"
+  _fso_path="${FEDSILO_OUT:-$FEDSILO_ROOT/out}/${base%.ini}_$2_s$3${tag:+_$tag}.h5"
 }
 
 # fedsilo_seconds_per_round FILE: /summary/seconds_per_round of a results file.

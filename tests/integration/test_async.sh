@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: integration
 # timeout: 900
-# cost: 120
+# cost: 110
 # Asynchronous aggregation on the simulated clock (docs/async.md) end to end:
 # - bad options and settings that need synchronous rounds exit 2 with one line naming the option;
 #   the asynchronous options with a synchronous algorithm (PLayer-FL, GEMS, alpha-FedAvg) too;
@@ -149,7 +149,8 @@ fi
 resume_across_ranks "with silos in flight: identical to the uninterrupted run" 3 8 \
   "rounds/sim_time rounds/staleness rounds/client_accuracy rounds/weight model/global summary/client_accuracy" \
   "${SMALL[@]}" "${HET[@]}" --algorithm fedbuff --fedbuff.buffer_size 2 --checkpoint.every 1
-resume_across_ranks "FedCompass with groups in flight and a late update buffered: identical to the uninterrupted run" 7 12 \
+# Its reference is fc_np2.h5 above: the same run without checkpoints.
+RESUME_REF="$TMP/fc_np2.h5" resume_across_ranks "FedCompass with groups in flight and a late update buffered: identical to the uninterrupted run" 7 12 \
   "rounds/sim_time rounds/staleness rounds/participated rounds/client_accuracy model/global summary/client_accuracy" \
   "${SMALL[@]}" "${COMPASS[@]}" --rounds 12 --checkpoint.every 1
 

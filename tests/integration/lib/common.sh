@@ -17,21 +17,30 @@ finish() {
 # A small, fast experiment: 100 FashionMNIST samples per client, a 16-unit MLP.
 SMALL=(--clients 4 --rounds 2 --model.hidden 16 --partition.samples_per_client 100 --train.batch 16 --eval.batch 100)
 
-# resume_across_ranks WHAT ROUND ROWS "DATASET..." ARGS...: a reference run at 2 ranks; then runs stopped
-# by an injected write failure on rank 0 at ROUND (which leaves the last checkpoint) and resumed at 1 and
-# at 4 ranks: each must equal the reference in every DATASET and hold ROWS rows of /rounds/sim_time.
+# resume_across_ranks WHAT ROUND ROWS "DATASET..." ARGS...: a reference run at 2 ranks; then a run stopped
+# by an injected write failure on rank 0 at ROUND (which leaves the last checkpoint), resumed at 1 and at
+# 4 ranks (each from a copy of what the stopped run left: the stopped runs would be the same run twice):
+# each must equal the reference in every DATASET and hold ROWS rows of /rounds/sim_time. With
+# RESUME_REF=FILE, FILE is the reference: a finished 2-rank run of ARGS without their --checkpoint.every
+# (which must not change the results), not run again.
 resume_across_ranks() {
-  local what=$1 round=$2 rows=$3 datasets=$4 np rc
+  local what=$1 round=$2 rows=$3 datasets=$4 np rc f
   shift 4
-  rm -f "$TMP"/ref.h5* "$TMP"/res[14].h5*  # an earlier call's files
-  "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$TMP/ref.h5" >"$TMP/log" 2>&1 || { cat "$TMP/log"; fail "reference run"; return; }
+  rm -f "$TMP"/ref.h5* "$TMP"/stop.h5* "$TMP"/res[14].h5*  # an earlier call's files
+  if [ -n "${RESUME_REF:-}" ]; then
+    cp "$RESUME_REF" "$TMP/ref.h5" || { fail "no reference run $RESUME_REF"; return; }
+  else
+    "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$TMP/ref.h5" >"$TMP/log" 2>&1 || { cat "$TMP/log"; fail "reference run"; return; }
+  fi
+  rc=0
+  FEDSILO_FAULT=io:rank=0,round=$round "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$TMP/stop.h5" >"$TMP/log" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] && [ -f "$TMP/stop.h5.ckpt" ] || { fail "the injected failure left no checkpoint (exit $rc)"; return; }
+  [ ! -e "$TMP/stop.h5" ] || { fail "the stopped run left a results file"; return; }
   for np in 1 4; do
-    rc=0
-    FEDSILO_FAULT=io:rank=0,round=$round "$MPIEXEC" -n 2 "$FEDSILO_EXE" "$@" --output "$TMP/res$np.h5" \
-      >"$TMP/log" 2>&1 || rc=$?
-    [ "$rc" -ne 0 ] && [ -f "$TMP/res$np.h5.ckpt" ] || { fail "np=$np: the injected failure left no checkpoint (exit $rc)"; continue; }
+    for f in "$TMP"/stop.h5.*; do cp "$f" "$TMP/res$np.h5.${f#"$TMP/stop.h5."}"; done
     "$MPIEXEC" -n $np "$FEDSILO_EXE" "$@" --output "$TMP/res$np.h5" --resume >"$TMP/log" 2>&1 ||
       { cat "$TMP/log"; fail "resume at np=$np"; continue; }
+    grep -q '^resuming from' "$TMP/log" || { fail "np=$np: the run did not resume from the checkpoint"; continue; }
     # shellcheck disable=SC2086 # datasets is a word list
     "$PY" - "$TMP/ref.h5" "$TMP/res$np.h5" "$rows" $datasets <<'PYEOF' && pass "resumed at $np ranks: $what" || fail "resume at np=$np"
 import sys, h5py, numpy as np
