@@ -10,6 +10,18 @@
 
 namespace fedsilo {
 
+namespace {
+
+// The value of FEDSILO_FAULT's patience key: whole seconds, 1 to an hour.
+int parsePatience(const std::string& value, const std::string& text) {
+  const long long s = parseInt(value, "FEDSILO_FAULT patience");
+  if (s < 1 || s > 3600)
+    throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": patience = ", value, ", expected seconds in 1..3600"));
+  return static_cast<int>(s);
+}
+
+}  // namespace
+
 FaultPlan parseFaultPlan(const std::string& text) {
   FaultPlan p;
   const std::string t = trim(text);
@@ -34,7 +46,8 @@ FaultPlan parseFaultPlan(const std::string& text) {
     if (key == "rank") p.rank = static_cast<int>(parseInt(val, "FEDSILO_FAULT rank"));
     else if (key == "round") p.round = static_cast<int>(parseInt(val, "FEDSILO_FAULT round"));
     else if (key == "ms") p.ms = static_cast<int>(parseInt(val, "FEDSILO_FAULT ms"));
-    else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": unknown key '", key, "' (expected rank, round or ms)"));
+    else if (key == "patience") p.patience = parsePatience(val, text);
+    else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": unknown key '", key, "' (expected rank, round, ms or patience)"));
   }
   if (p.rank < 0) throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": needs rank=R with R >= 0"));
   return p;

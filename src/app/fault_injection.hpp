@@ -27,7 +27,11 @@
 //                                       results file (round=-1: while it creates the results file),
 //                                       as a write stuck inside parallel HDF5 would: only the storage
 //                                       watchdog can end the run (tests/integration/test_stuck_writes.sh)
+//   ...,patience=S                      with any of the above: the storage watchdog ends a stuck write
+//                                       phase after S s on rank 0 (S + 3 s on the others) instead of
+//                                       10 s, so that test_stuck_writes need not wait out the default
 #pragma once
+#include <chrono>
 #include <string>
 
 #include "app/forwarding_sink.hpp"
@@ -40,9 +44,14 @@ struct FaultPlan {
   int ms = 0;
   int rank = -1;
   int round = 0;
+  int patience = 0;  // seconds; 0: the storage watchdog's own
   bool on(Kind k, int r) const { return kind == k && rank == r; }
   // The learning rate rank r trains with from `round` on under the nan or inf fault, or 0 (no change).
   double divergentLr(int r) const;
+  // The storage watchdog's patience on rank 0: `patience` when it was given, else `normal`.
+  std::chrono::seconds watchdogPatience(std::chrono::seconds normal) const {
+    return patience > 0 ? std::chrono::seconds(patience) : normal;
+  }
 };
 
 // Parses FEDSILO_FAULT (unset or empty: no fault). ConfigError on a malformed value.
