@@ -33,6 +33,10 @@ TEST(FaultPlan, ParsesEachKindAndRejectsMalformedValues) {
             std::chrono::seconds(3));
   EXPECT_THROW(parseFaultPlan("stall:rank=0,patience=0"), ConfigError);
   EXPECT_THROW(parseFaultPlan("stall:rank=0,patience=2s"), ConfigError);
+  EXPECT_EQ(stall.unagreedReportDelay(std::chrono::milliseconds(3000)), std::chrono::milliseconds(3000));
+  EXPECT_EQ(parseFaultPlan("io:rank=1,round=1,report_delay_ms=0").unagreedReportDelay(std::chrono::milliseconds(3000)),
+            std::chrono::milliseconds(0));
+  EXPECT_THROW(parseFaultPlan("io:rank=1,report_delay_ms=-1"), ConfigError);
   EXPECT_THROW(parseFaultPlan("melt:rank=0"), ConfigError);
   EXPECT_THROW(parseFaultPlan("io:round=2"), ConfigError);  // no rank
   EXPECT_THROW(parseFaultPlan("io:rank=0,when=2"), ConfigError);
