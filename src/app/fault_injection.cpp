@@ -10,6 +10,27 @@
 
 namespace fedsilo {
 
+namespace {
+
+// The value of FEDSILO_FAULT's patience key: whole seconds, 1 to an hour.
+int parsePatience(const std::string& value, const std::string& text) {
+  const long long s = parseInt(value, "FEDSILO_FAULT patience");
+  if (s < 1 || s > 3600)
+    throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": patience = ", value, ", expected seconds in 1..3600"));
+  return static_cast<int>(s);
+}
+
+// The value of FEDSILO_FAULT's report_delay_ms key: 0 to 60000 ms.
+int parseReportDelay(const std::string& value, const std::string& text) {
+  const long long ms = parseInt(value, "FEDSILO_FAULT report_delay_ms");
+  if (ms < 0 || ms > 60000)
+    throw ConfigError(
+        fmt("FEDSILO_FAULT = ", text, ": report_delay_ms = ", value, ", expected milliseconds in 0..60000"));
+  return static_cast<int>(ms);
+}
+
+}  // namespace
+
 FaultPlan parseFaultPlan(const std::string& text) {
   FaultPlan p;
   const std::string t = trim(text);
@@ -34,7 +55,9 @@ FaultPlan parseFaultPlan(const std::string& text) {
     if (key == "rank") p.rank = static_cast<int>(parseInt(val, "FEDSILO_FAULT rank"));
     else if (key == "round") p.round = static_cast<int>(parseInt(val, "FEDSILO_FAULT round"));
     else if (key == "ms") p.ms = static_cast<int>(parseInt(val, "FEDSILO_FAULT ms"));
-    else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": unknown key '", key, "' (expected rank, round or ms)"));
+    else if (key == "patience") p.patience = parsePatience(val, text);
+    else if (key == "report_delay_ms") p.reportDelayMs = parseReportDelay(val, text);
+    else throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": unknown key '", key, "' (expected rank, round, ms, patience or report_delay_ms)"));
   }
   if (p.rank < 0) throw ConfigError(fmt("FEDSILO_FAULT = ", text, ": needs rank=R with R >= 0"));
   return p;

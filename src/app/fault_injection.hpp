@@ -1,9 +1,11 @@
 // TEST-ONLY fault injection, read from the environment variable FEDSILO_FAULT in this one place
-// (used by app/run_control only). It exists so that tests/integration/test_failures.sh can make ONE
-// rank fail in each way a real run can fail, and check that every rank exits promptly with one
-// error line and no results file. Not a user feature: undocumented in --help, see docs/hpc.md.
-// It acts only through the round driver's hooks (FaultInjection, a RunHooks) and a sink decorator
-// in front of the results file (FaultySink); the configuration the experiment reads is never changed.
+// (used by app/run_control, and by app/run_main for report_delay_ms). It exists so that
+// tests/integration/test_failures.sh can make ONE rank fail in each way a real run can fail, and
+// check that every rank exits promptly with one error line and no results file. Not a user feature:
+// undocumented in --help, see docs/hpc.md. It acts only through the round driver's hooks
+// (FaultInjection, a RunHooks), a sink decorator in front of the results file (FaultySink) and the
+// two waits its patience and report_delay_ms keys shorten; the configuration the experiment reads is
+// never changed.
 //
 //   FEDSILO_FAULT=data:rank=R           rank R reads its data from a directory that does not exist
 //                                       (the loader's own DataError, exit 3, on that rank only)
@@ -27,7 +29,15 @@
 //                                       results file (round=-1: while it creates the results file),
 //                                       as a write stuck inside parallel HDF5 would: only the storage
 //                                       watchdog can end the run (tests/integration/test_stuck_writes.sh)
+//   ...,patience=S                      with any of the above: the storage watchdog ends a stuck write
+//                                       phase after S s on rank 0 (S + 3 s on the others) instead of
+//                                       10 s, so that test_stuck_writes need not wait out the default
+//   ...,report_delay_ms=M               with any of the above: a rank other than 0 that fails alone,
+//                                       outside a coordinated region, waits M ms instead of 3 s before
+//                                       it reports and aborts (app/run_main), so that test_failures
+//                                       need not wait out the default where rank 0 cannot fail too
 #pragma once
+#include <chrono>
 #include <string>
 
 #include "app/forwarding_sink.hpp"
@@ -40,9 +50,19 @@ struct FaultPlan {
   int ms = 0;
   int rank = -1;
   int round = 0;
+  int patience = 0;        // seconds; 0: the storage watchdog's own
+  int reportDelayMs = -1;  // -1: run_main's own
   bool on(Kind k, int r) const { return kind == k && rank == r; }
   // The learning rate rank r trains with from `round` on under the nan or inf fault, or 0 (no change).
   double divergentLr(int r) const;
+  // The storage watchdog's patience on rank 0: `patience` when it was given, else `normal`.
+  std::chrono::seconds watchdogPatience(std::chrono::seconds normal) const {
+    return patience > 0 ? std::chrono::seconds(patience) : normal;
+  }
+  // How long a rank other than 0 waits before it reports a failure it did not agree on.
+  std::chrono::milliseconds unagreedReportDelay(std::chrono::milliseconds normal) const {
+    return reportDelayMs >= 0 ? std::chrono::milliseconds(reportDelayMs) : normal;
+  }
 };
 
 // Parses FEDSILO_FAULT (unset or empty: no fault). ConfigError on a malformed value.

@@ -175,9 +175,10 @@ class RunControl {
   bool ownsOutput_ = false;  // every rank: rank 0 holds the lock, the output's files are this run's
   const std::string* writing_ = &partialPath_;  // see fileBeingWritten()
   // Ends a collective write phase that a full disk has stuck inside parallel HDF5. Rank 0 waits
-  // kStuckWritePatience, the others kRankReportDelay longer, so that rank 0 reports it when every
-  // rank is stuck.
-  StorageWatchdog watchdog_{kStuckWritePatience + (comm_.isRoot() ? std::chrono::seconds(0) : kRankReportDelay),
+  // kStuckWritePatience (a test's FEDSILO_FAULT patience instead, when set), the others
+  // kRankReportDelay longer, so that rank 0 reports it when every rank is stuck.
+  StorageWatchdog watchdog_{faults_.plan().watchdogPatience(kStuckWritePatience) +
+                                (comm_.isRoot() ? std::chrono::seconds(0) : kRankReportDelay),
                             [this](const std::string& message) { abortStuckWrite(message); }};
   std::int64_t dataCrc_ = -1, partitionCrc_ = -1;  // the input fingerprint (app/input_fingerprint.hpp)
   const Placement countPlacement_;  // the placement a checkpoint is opened with, before the experiment's exists

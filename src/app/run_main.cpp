@@ -9,6 +9,7 @@
 
 #include "app/calibrate_command.hpp"
 #include "app/config_parser.hpp"
+#include "app/fault_injection.hpp"
 #include "app/launch_check.hpp"
 #include "app/run_control.hpp"
 #include "comm/communicator.hpp"
@@ -71,12 +72,22 @@ Outcome runOnRank(int argc, char** argv, const LaunchEnvironment& launch, const 
 // aborts the run. Several ranks can fail in the same collective call (a full disk inside a collective
 // HDF5 flush): rank 0, when it is one of them, reports first and its abort ends the others before they
 // print, so the failure is said once. A rank that fails alone reports after this wait.
-constexpr auto kUnagreedReportDelay = std::chrono::seconds(3);
+constexpr auto kUnagreedReportDelay = std::chrono::milliseconds(3000);
+
+// kUnagreedReportDelay, or a test's FEDSILO_FAULT report_delay_ms (app/fault_injection.hpp). A malformed
+// FEDSILO_FAULT may be the very failure being reported: then the default.
+std::chrono::milliseconds unagreedReportDelay() {
+  try {
+    return faultPlanFromEnvironment().unagreedReportDelay(kUnagreedReportDelay);
+  } catch (const std::exception&) {
+    return kUnagreedReportDelay;
+  }
+}
 
 // Prints this rank's error line ("fedsilo: error: ..."), if it has one.
 void reportFailure(const Outcome& out, const Communicator& comm) {
   if (out.error.empty()) return;
-  if (!out.agreed && !comm.isRoot()) std::this_thread::sleep_for(kUnagreedReportDelay);
+  if (!out.agreed && !comm.isRoot()) std::this_thread::sleep_for(unagreedReportDelay());
   std::fprintf(stderr, "fedsilo: error: %s\n", out.error.c_str());
 }
 

@@ -28,6 +28,15 @@ TEST(FaultPlan, ParsesEachKindAndRejectsMalformedValues) {
   const FaultPlan stall = parseFaultPlan("stall:rank=1,round=-1");
   EXPECT_EQ(stall.kind, FaultPlan::Kind::Stall);
   EXPECT_EQ(stall.round, -1);
+  EXPECT_EQ(stall.watchdogPatience(std::chrono::seconds(10)), std::chrono::seconds(10));  // the run's own
+  EXPECT_EQ(parseFaultPlan("stall:rank=0,round=1,patience=3").watchdogPatience(std::chrono::seconds(10)),
+            std::chrono::seconds(3));
+  EXPECT_THROW(parseFaultPlan("stall:rank=0,patience=0"), ConfigError);
+  EXPECT_THROW(parseFaultPlan("stall:rank=0,patience=2s"), ConfigError);
+  EXPECT_EQ(stall.unagreedReportDelay(std::chrono::milliseconds(3000)), std::chrono::milliseconds(3000));
+  EXPECT_EQ(parseFaultPlan("io:rank=1,round=1,report_delay_ms=0").unagreedReportDelay(std::chrono::milliseconds(3000)),
+            std::chrono::milliseconds(0));
+  EXPECT_THROW(parseFaultPlan("io:rank=1,report_delay_ms=-1"), ConfigError);
   EXPECT_THROW(parseFaultPlan("melt:rank=0"), ConfigError);
   EXPECT_THROW(parseFaultPlan("io:round=2"), ConfigError);  // no rank
   EXPECT_THROW(parseFaultPlan("io:rank=0,when=2"), ConfigError);

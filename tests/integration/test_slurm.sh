@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # label: slurm
 # timeout: 900
-# cost: 105
+# cost: 75
 # A private single-node SLURM cluster, started and stopped by this test (docs/hpc.md, "The SLURM test"):
 # slurm.conf generated from `hostname -s` and `slurmd -C` into a temporary directory (SLURM_CONF
 # points every daemon and command at it; nothing under /etc/slurm is used), its own munged with its
@@ -51,16 +51,25 @@ mkdir -p "$WORK" "$S/state" "$S/spool" "$S/log" "$S/sock"
 mkdir -m 700 "$S/munge"
 MUNGED_PID="" SLURMCTLD_PID="" SLURMD_PID="" JOBS=() PASSED=0
 
-stop_pid() {  # stop_pid PID NAME: TERM, up to 10 s, then KILL
-  local pid=$1 i
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 100); do
-    kill -0 "$pid" 2>/dev/null || return 0
+stop_daemons() {  # stop_daemons NAME=PID...: TERM to all at once, up to 10 s, then KILL those left
+  local d pid left
+  for d in "$@"; do
+    pid=${d#*=}
+    if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; fi
+  done
+  for _ in $(seq 100); do
+    left=()
+    for d in "$@"; do
+      pid=${d#*=}
+      if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then left+=("$d"); fi
+    done
+    [ "${#left[@]}" = 0 ] && return 0
     sleep 0.1
   done
-  echo "test_slurm: $2 (pid $pid) ignored SIGTERM; killing it" >&2
-  kill -KILL "$pid" 2>/dev/null || true
+  for d in "${left[@]}"; do
+    echo "test_slurm: ${d%%=*} (pid ${d#*=}) ignored SIGTERM; killing it" >&2
+    kill -KILL "${d#*=}" 2>/dev/null || true
+  done
 }
 
 cleanup() {
@@ -77,9 +86,9 @@ cleanup() {
       [ -f "$f" ] && { echo "---- $f (last lines)" >&2; tail -15 "$f" >&2; }
     done
   fi
-  stop_pid "$SLURMD_PID" slurmd
-  stop_pid "$SLURMCTLD_PID" slurmctld
-  stop_pid "$MUNGED_PID" munged
+  # slurmd and slurmctld together (1-2 s each to stop), munged after them: they authenticate through it.
+  stop_daemons slurmd="$SLURMD_PID" slurmctld="$SLURMCTLD_PID"
+  stop_daemons munged="$MUNGED_PID"
   rm -rf "$S"
 }
 trap cleanup EXIT
@@ -104,6 +113,12 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 PORT=$((20000 + ($$ * 7) % 20000))
 until port_free "$PORT" && port_free $((PORT + 1)); do PORT=$((PORT + 2)); done
 export SLURM_CONF=$S/slurm.conf
+# cred_expire=10: SLURM holds a requeued job this long (part 3 below). SLURM refuses values below 5
+# (AuthInfo=cred_expire=N invalid, and 120 instead); 10 leaves a margin because the same setting is the
+# lifetime of every job and step credential, which must outlast a launch on a loaded machine.
+# sched_interval=1: the main scheduling loop tests the pending jobs every second instead of every 60 s.
+# The backfill loop is no substitute: with bf_interval=1 instead, the requeued job started 12-14 s
+# after the requeue in two runs and 70 s after it in a third (the main loop's 60 s).
 cat >"$SLURM_CONF" <<EOF
 ClusterName=fedsilotest$$
 SlurmctldHost=$HOST(127.0.0.1)
@@ -113,13 +128,14 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$SOCK,cred_expire=30
+AuthInfo=socket=$SOCK,cred_expire=10
 MpiDefault=pmix
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
@@ -260,7 +276,9 @@ for name, alg, seed in (("tiny_fedavg_s0.h5", "fedavg", 0), ("tiny_local_s1_trai
 PYEOF
 
 # ---- walltime signal: SIGUSR1 to the batch shell -> checkpoint, exit 75, requeue, resume --------------
-# (AuthInfo cred_expire=30 above: SLURM holds a requeued job for cred_expire seconds, 120 by default.)
+# SLURM holds a requeued job for cred_expire seconds and a little more (120 by default, 10 above:
+# 11-12 s measured), and then the main scheduling loop starts it (sched_interval=1 above; with its
+# default, 60 s, the wait grew by up to as much again).
 sed -e 's/^rounds = 2/rounds = 30/' -e 's#^output = .*#output = out/long.h5#' "$WORK/tiny.ini" >"$WORK/long.ini"
 # A test-only 200 ms pause per round (sbatch exports the environment) keeps the job running until
 # the signal lands, however fast the rounds are.
