@@ -2,8 +2,8 @@
 // collective step of a flush or close after a metadata write that failed on one rank only, while the
 // other ranks still wait in the step before: no rank returns to fedsilo, so the failure can neither
 // be reported nor agreed on. Run control marks each collective write phase (a checkpoint; the results
-// file's creation, each of its records (app/watched_sink.hpp) and its close) with a Watch; a thread looks once a second, and a phase that has run longer
-// than the patience while the folder of its file cannot take writes (storageProblem: no space, a
+// file's creation, each of its records (app/watched_sink.hpp) and its close) with a Watch; a thread
+// looks every `lookEvery` (a second in a run), and a phase that has run longer than the patience while the folder of its file cannot take writes (storageProblem: no space, a
 // quota, a read-only file system) is handed to onStuck, which reports it and aborts every rank.
 // A slow phase on a healthy file system is never ended: the folder takes writes.
 #pragma once
@@ -21,7 +21,8 @@ class StorageWatchdog {
   // onStuck gets the message of the storage failure ("<phase> did not complete in N s: <reason>
   // (<file>)") on the watchdog's thread and must not return.
   using OnStuck = std::function<void(const std::string& message)>;
-  StorageWatchdog(std::chrono::seconds patience, OnStuck onStuck);
+  StorageWatchdog(std::chrono::milliseconds patience, OnStuck onStuck,
+                  std::chrono::milliseconds lookEvery = std::chrono::seconds(1));
   ~StorageWatchdog();
   StorageWatchdog(const StorageWatchdog&) = delete;
   StorageWatchdog& operator=(const StorageWatchdog&) = delete;
@@ -46,7 +47,7 @@ class StorageWatchdog {
   void end();
   void loop();
 
-  const std::chrono::seconds patience_;
+  const std::chrono::milliseconds patience_, lookEvery_;
   const OnStuck onStuck_;
   std::mutex mutex_;
   std::condition_variable wake_;

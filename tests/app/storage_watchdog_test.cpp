@@ -15,9 +15,14 @@
 namespace fedsilo {
 namespace {
 
+using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Collects the first message the watchdog hands over (it looks again every second while the phase
+// The tests' watchdog: patience 300 ms, a look every 50 ms (a run's: 10 s and 1 s), so that every
+// wait below is a few looks past the patience.
+constexpr milliseconds kPatience{300}, kLook{50};
+
+// Collects the first message the watchdog hands over (it looks again every kLook while the phase
 // lasts; the run's handler aborts, this one returns).
 struct StuckReport {
   std::promise<std::string> first;
@@ -33,13 +38,13 @@ struct StuckReport {
 // with a message that names the phase, the patience, the folder's problem and the file.
 TEST(StorageWatchdog, EndsAPhaseWhoseFolderCannotTakeWrites) {
   StuckReport report;
-  StorageWatchdog dog(seconds(1), report.handler());
+  StorageWatchdog dog(kPatience, report.handler(), kLook);
   const std::string file = test::tempDir("watchdog_missing") + "/no_such_folder/r.h5.ckpt.tmp";
   const StorageWatchdog::Watch watch(dog, "writing the checkpoint", file);
   std::future<std::string> message = report.first.get_future();
   ASSERT_EQ(message.wait_for(seconds(30)), std::future_status::ready) << "the stuck phase was never reported";
   const std::string text = message.get();
-  EXPECT_NE(text.find("writing the checkpoint did not complete in 1 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("writing the checkpoint did not complete in 0.3 s"), std::string::npos) << text;
   EXPECT_NE(text.find("No such file or directory"), std::string::npos) << text;
   EXPECT_EQ(text.substr(text.size() - file.size() - 2), "(" + file + ")") << text;
 }
@@ -48,10 +53,10 @@ TEST(StorageWatchdog, EndsAPhaseWhoseFolderCannotTakeWrites) {
 // full one: it is never ended.
 TEST(StorageWatchdog, LeavesASlowPhaseOnAWritableFolderAlone) {
   StuckReport report;
-  StorageWatchdog dog(seconds(1), report.handler());
+  StorageWatchdog dog(kPatience, report.handler(), kLook);
   {
     const StorageWatchdog::Watch watch(dog, "writing the checkpoint", test::tempDir("watchdog_ok") + "/r.h5.ckpt.tmp");
-    std::this_thread::sleep_for(seconds(3));
+    std::this_thread::sleep_for(seconds(1));
   }
   EXPECT_EQ(report.calls.load(), 0);
 }
@@ -59,9 +64,9 @@ TEST(StorageWatchdog, LeavesASlowPhaseOnAWritableFolderAlone) {
 // Outside a phase nothing is watched, whatever the folder.
 TEST(StorageWatchdog, WatchesOnlyWhileAPhaseLasts) {
   StuckReport report;
-  StorageWatchdog dog(seconds(1), report.handler());
+  StorageWatchdog dog(kPatience, report.handler(), kLook);
   { const StorageWatchdog::Watch watch(dog, "closing the results file", "/proc/no_such_folder/r.h5.partial"); }
-  std::this_thread::sleep_for(seconds(3));
+  std::this_thread::sleep_for(seconds(1));
   EXPECT_EQ(report.calls.load(), 0);
 }
 
@@ -69,22 +74,22 @@ TEST(StorageWatchdog, WatchesOnlyWhileAPhaseLasts) {
 // take `stall` each.
 class SlowRowsSink : public test::MemorySink {
  public:
-  explicit SlowRowsSink(seconds stall) : stall_(stall) {}
+  explicit SlowRowsSink(milliseconds stall) : stall_(stall) {}
   void appendRoundClients(const std::string& name, const std::vector<double>& local) override {
     std::this_thread::sleep_for(stall_);
     MemorySink::appendRoundClients(name, local);
   }
 
  private:
-  seconds stall_;
+  milliseconds stall_;
 };
 
 // Each record through a WatchedSink is a write phase: one that blocks past the patience on a folder
 // that cannot take writes is reported under the sink's phase and file; the records reach the target.
 TEST(WatchedSink, ReportsARecordStuckOnAFolderThatCannotTakeWrites) {
   StuckReport report;
-  StorageWatchdog dog(seconds(1), report.handler());
-  SlowRowsSink file(seconds(4));
+  StorageWatchdog dog(kPatience, report.handler(), kLook);
+  SlowRowsSink file(milliseconds(1500));
   const std::string partial = test::tempDir("watched_missing") + "/no_such_folder/r.h5.partial";
   WatchedSink sink(file, dog, "writing the results file", partial);
   sink.appendRoundInt("round", 0);
@@ -92,7 +97,7 @@ TEST(WatchedSink, ReportsARecordStuckOnAFolderThatCannotTakeWrites) {
   std::future<std::string> message = report.first.get_future();
   ASSERT_EQ(message.wait_for(seconds(0)), std::future_status::ready) << "the stuck record was not reported";
   const std::string text = message.get();
-  EXPECT_NE(text.find("writing the results file did not complete in 1 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("writing the results file did not complete in 0.3 s"), std::string::npos) << text;
   EXPECT_EQ(text.substr(text.size() - partial.size() - 2), "(" + partial + ")") << text;
   EXPECT_EQ(file.scalars["round"], std::vector<double>{0});
   EXPECT_EQ(file.rows["client_accuracy"], (std::vector<std::vector<double>>{{0.25, 0.75}}));
@@ -101,12 +106,12 @@ TEST(WatchedSink, ReportsARecordStuckOnAFolderThatCannotTakeWrites) {
 // Between the records (training, the round line) nothing is watched, however long it lasts.
 TEST(WatchedSink, WatchesOnlyWhileARecordIsWritten) {
   StuckReport report;
-  StorageWatchdog dog(seconds(1), report.handler());
+  StorageWatchdog dog(kPatience, report.handler(), kLook);
   test::MemorySink file;
   WatchedSink sink(file, dog, "writing the results file", "/proc/no_such_folder/r.h5.partial");
   sink.appendRoundInt("round", 0);
   sink.writeScalar("/summary/mean", 0.5);
-  std::this_thread::sleep_for(seconds(3));
+  std::this_thread::sleep_for(seconds(1));
   EXPECT_EQ(report.calls.load(), 0);
   EXPECT_EQ(file.values["/summary/mean"], std::vector<double>{0.5});
 }
