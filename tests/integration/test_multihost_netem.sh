@@ -39,10 +39,13 @@ EOF
 read -r ref_min ref_median <<<"$(round_ms "$WORK/ref.h5")"
 declare -a ROWS=("| single host (shared memory) | - | - | $ref_min | $ref_median | - |")
 base_ms=
+run=0
 for setting in $SETTINGS; do
   delay=${setting%%:*} rate=${setting##*:}
   netns_shape 1 "$delay" "$rate"
-  out="$WORK/d${delay}_r${rate}.h5"
+  # Numbered: the first setting comes again at the end, and fedsilo refuses to replace a finished file.
+  run=$((run + 1))
+  out="$WORK/run${run}_d${delay}_r${rate}.h5"
   t0=$(now_ms)
   rc=0
   netns_mpirun fs-h0:2,fs-h1:2 -n 4 "$FEDSILO_EXE" "${A[@]}" --output "$out" >"$out.log" 2>&1 || rc=$?
