@@ -3,8 +3,9 @@
 // other ranks still wait in the step before: no rank returns to fedsilo, so the failure can neither
 // be reported nor agreed on. Run control marks each collective write phase (a checkpoint; the results
 // file's creation, each of its records (app/watched_sink.hpp) and its close) with a Watch; a thread
-// looks every `lookEvery` (a second in a run), and a phase that has run longer than the patience while the folder of its file cannot take writes (storageProblem: no space, a
-// quota, a read-only file system) is handed to onStuck, which reports it and aborts every rank.
+// looks every `lookEvery` (a second in a run), and a phase that has run longer than the patience
+// while the folder of its file cannot take writes (storageProblem: no space, a quota, a read-only
+// file system) is handed to onStuck, which reports it and aborts every rank.
 // A slow phase on a healthy file system is never ended: the folder takes writes.
 #pragma once
 #include <chrono>

@@ -298,6 +298,22 @@ void Communicator::allreduceExact(ExactSum& acc) const {
   });
 }
 
+namespace {
+
+// Each rank's offset in a concatenation of pieces of `counts` elements, into displ (as long as
+// counts); returns the total, which MPI's int displacements must be able to hold.
+std::size_t offsetsOf(const std::vector<int>& counts, std::vector<int>& displ, const char* what) {
+  long long total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displ[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  FEDSILO_ASSERT(total < (1LL << 31), what, " total too large");
+  return static_cast<std::size_t>(total);
+}
+
+}  // namespace
+
 template <typename T>
 std::vector<T> Communicator::gatherv(const std::vector<T>& mine, int root, std::vector<int>* counts) const {
   if (!handle_) {
@@ -310,13 +326,7 @@ std::vector<T> Communicator::gatherv(const std::vector<T>& mine, int root, std::
   checkMpi(MPI_Gather(&n, 1, MPI_INT, cnt.data(), 1, MPI_INT, root, commOf(*this)), "MPI_Gather");
   std::vector<T> out;
   if (rank_ == root) {
-    long long total = 0;
-    for (int r = 0; r < size_; ++r) {
-      displ[r] = static_cast<int>(total);
-      total += cnt[r];
-    }
-    FEDSILO_ASSERT(total < (1LL << 31), "gatherv total too large");
-    out.resize(static_cast<std::size_t>(total));
+    out.resize(offsetsOf(cnt, displ, "gatherv"));
   }
   checkMpi(MPI_Gatherv(mine.data(), n, mpiType<T>(), out.data(), cnt.data(), displ.data(), mpiType<T>(), root,
                        commOf(*this)),
@@ -335,13 +345,7 @@ void allgathervInto(const Communicator& comm, const std::vector<T>& mine, std::v
   const int n = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<std::size_t>(comm.size())), displ(counts.size());
   checkMpi(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, commOf(comm)), "MPI_Allgather");
-  long long total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    displ[r] = static_cast<int>(total);
-    total += counts[r];
-  }
-  FEDSILO_ASSERT(total < (1LL << 31), "allgatherv total too large");
-  all.resize(static_cast<std::size_t>(total));
+  all.resize(offsetsOf(counts, displ, "allgatherv"));
   checkMpi(MPI_Allgatherv(mine.data(), n, mpiType<T>(), all.data(), counts.data(), displ.data(), mpiType<T>(),
                           commOf(comm)),
            "MPI_Allgatherv");
